@@ -1,0 +1,284 @@
+"""Attention as PyTorch custom ops (flash-style: forward saves O and the row log-sum-exp), with autograd, fake
+impls and the public function.
+
+Notation: q (B, Hq, Sq, D), k/v (B, Hkv, Sk, D), G = Hq // Hkv query heads share one kv head.
+S = scale · q kᵀ + mask, P = softmax(S) row-wise, O = dropout(P) v; LSE[b, h, i] = log Σ_j exp(S_ij) (fp32).
+
+Note [attention backward recomputes P]: ``attention_bwd`` gets q, k, v, O and LSE, recomputes S tile by tile and
+P = exp(S − LSE) with the whole row's LSE, and replays dropout from ``seed`` and the logical index (b, h, i, j).
+Nothing of size Sq × Sk is saved, so the autograd function saves q, k, v, mask, O, LSE and seed only, and under
+torch.compile the partitioner saves the same. Cited from kernels/attention.py and lowerings/attention.py.
+
+Declared extension: a query row with no allowed key (all False / −inf, or empty under ``is_causal`` when Sq > Sk
+is impossible here since causal is top-left aligned, but a bool mask can empty a row) returns zeros and zero
+gradients, where eager SDPA returns NaN. Finite "minus infinity" masks (``finfo.min``) behave exactly as eager.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from inductor_conv import config
+
+_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+# Seeds are drawn in [0, 2**31) so they fit Triton's philox seed argument on every backend.
+_SEED_HIGH = 2**31 - 1
+
+
+def _use_triton(q: Tensor) -> bool:
+    if q.device.type == "cuda":
+        return True
+    return q.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1" and q.dtype != torch.float64
+
+
+def _empty_mask_grad(q: Tensor) -> Tensor:
+    return q.new_empty((0,))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Custom ops
+# ---------------------------------------------------------------------------------------------------------------
+@torch.library.custom_op("inductor_conv::attention_fwd", mutates_args=())
+def attention_fwd(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Optional[Tensor],
+    dropout_p: float,
+    is_causal: bool,
+    scale: float,
+    seed: Optional[Tensor],
+) -> tuple[Tensor, Tensor]:
+    """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok)."""
+    if _use_triton(q):
+        from inductor_conv.kernels.attention import attention_fwd as launch
+
+        return launch(q, k, v, attn_mask, dropout_p, is_causal, scale, seed)
+    return _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed)
+
+
+@attention_fwd.register_fake
+def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
+    B, Hq, Sq, _ = q.shape
+    out = q.new_empty((B, Hq, Sq, v.shape[-1]))
+    lse = q.new_empty((B, Hq, Sq), dtype=torch.float32)
+    return out, lse
+
+
+@torch.library.custom_op("inductor_conv::attention_bwd", mutates_args=())
+def attention_bwd(
+    dout: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Optional[Tensor],
+    out: Tensor,
+    lse: Tensor,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float,
+    seed: Optional[Tensor],
+    mask_grad: bool,
+    deterministic: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above."""
+    if _use_triton(q):
+        from inductor_conv.kernels.attention import attention_bwd as launch
+
+        dq, dk, dv, dmask = launch(
+            dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
+            mask_grad=mask_grad, deterministic=deterministic,
+        )
+    else:
+        dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad)
+    if dmask is None:
+        dmask = _empty_mask_grad(q)
+    return dq, dk, dv, dmask
+
+
+@attention_bwd.register_fake
+def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic):
+    if mask_grad:
+        B, Hq, Sq, _ = q.shape
+        dmask = q.new_empty((B, Hq, Sq, k.shape[-2]), dtype=attn_mask.dtype)
+    else:
+        dmask = _empty_mask_grad(q)
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dmask
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, attn_mask, dropout_p, is_causal, scale, seed = inputs
+    out, lse = output
+    # Note [attention backward recomputes P]: O and LSE, never P.
+    ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed)
+    ctx.args = (dropout_p, is_causal, scale)
+    ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
+
+
+def _backward(ctx, dout, dlse):
+    q, k, v, attn_mask, out, lse, seed = ctx.saved_tensors
+    dropout_p, is_causal, scale = ctx.args
+    dq, dk, dv, dmask = torch.ops.inductor_conv.attention_bwd(
+        dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, ctx.mask_grad, config.deterministic
+    )
+    return dq, dk, dv, dmask if ctx.mask_grad else None, None, None, None, None
+
+
+attention_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Public function
+# ---------------------------------------------------------------------------------------------------------------
+def attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Optional[Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """Fused attention with the semantics of ``F.scaled_dot_product_attention``.
+
+    Args:
+        q: ``[B, Hq, Sq, D]``; k, v: ``[B, Hkv, Sk, D]``; any strides; float32/float16/bfloat16; 16 <= D <= 256.
+        attn_mask: bool (True = attend) or additive float, broadcastable to ``[B, Hq, Sq, Sk]``. A float mask that
+            requires grad (a learned bias) gets its gradient, summed over its broadcast dims.
+        dropout_p: dropout on the probabilities; the keep mask is a pure function of a seed drawn from torch's
+            generator and the logical index (b, h, i, j), so ``torch.manual_seed`` reproduces a step.
+        is_causal: key j attends to query i iff j <= i (top-left aligned, like SDPA). Not with attn_mask.
+        scale: score scale, default ``1 / sqrt(D)``.
+        enable_gqa: allow Hq = G · Hkv (grouped-query attention); K/V are never repeated per query head.
+
+    Returns:
+        ``[B, Hq, Sq, D]`` in q's dtype. A row with no allowed key is zero (eager would give NaN).
+    """
+    _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    B, Hq, Sq, D = q.shape
+    Sk = k.shape[-2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(D)
+    if attn_mask is not None:
+        attn_mask = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0, nothing is copied
+    seed = None
+    if dropout_p > 0.0:
+        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
+    out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed)
+    return out
+
+
+def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name} must have shape (B, H, S, D), got a {t.dim()}-d tensor {tuple(t.shape)}")
+        if t.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"{name} must be float32, float16 or bfloat16, got {t.dtype}")
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if k.device != q.device or v.device != q.device:
+        raise ValueError(f"q, k and v must share a device, got {q.device}, {k.device}, {v.device}")
+    B, Hq, Sq, D = q.shape
+    if k.shape[0] != B or v.shape[0] != B:
+        raise ValueError(f"k and v must have batch size {B}, got {k.shape[0]} and {v.shape[0]}")
+    if k.shape != v.shape[:3] + (k.shape[3],) or v.shape[:3] != k.shape[:3]:
+        raise ValueError(f"k and v must agree on (B, Hkv, Sk), got {tuple(k.shape)} and {tuple(v.shape)}")
+    if k.shape[-1] != D or v.shape[-1] != D:
+        raise ValueError(f"q, k and v must share the head dim D={D}, got k {k.shape[-1]} and v {v.shape[-1]}")
+    if not 16 <= D <= 256:
+        raise ValueError(f"head dim D must be in [16, 256], got {D}")
+    Hkv = k.shape[1]
+    if Hkv != Hq:
+        if not enable_gqa:
+            raise ValueError(f"q has {Hq} heads but k/v have {Hkv}: pass enable_gqa=True for grouped-query attention")
+        if Hq % Hkv != 0:
+            raise ValueError(f"q's heads ({Hq}) must be a multiple of k/v's heads ({Hkv})")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale)):
+        raise TypeError(f"scale must be a finite float or None, got {scale!r}")
+    if attn_mask is not None:
+        if not isinstance(attn_mask, Tensor):
+            raise TypeError(f"attn_mask must be a Tensor, got {type(attn_mask).__name__}")
+        if is_causal:
+            raise ValueError("attn_mask and is_causal cannot both be set (as in scaled_dot_product_attention)")
+        if attn_mask.dtype != torch.bool and attn_mask.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"attn_mask must be bool or floating point, got {attn_mask.dtype}")
+        if attn_mask.device != q.device:
+            raise ValueError(f"attn_mask is on {attn_mask.device} but q is on {q.device}")
+        try:
+            torch.broadcast_shapes(attn_mask.shape, (B, Hq, Sq, k.shape[-2]))
+        except RuntimeError:
+            raise ValueError(
+                f"attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to {(B, Hq, Sq, k.shape[-2])}"
+            ) from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Torch fallback (CPU without the Triton interpreter, float64): same math, materialised
+# ---------------------------------------------------------------------------------------------------------------
+def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
+    """Keep mask as a pure function of (seed, b, h, i, j): a splitmix64-style hash of the flat logical index.
+
+    Used only by the torch fallback; the Triton kernels use philox (kernels/attn_math.py). Both are pure functions
+    of the seed and the logical index, so forward and backward agree on each backend.
+    """
+    idx = torch.arange(math.prod(shape), dtype=torch.int64, device=device).view(shape)
+    z = idx * 0x9E3779B97F4A7C15 + seed.to(device)  # int64 arithmetic wraps, as the hash wants
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+    z = z ^ (z >> 31)
+    u = ((z >> 11) & ((1 << 53) - 1)).to(torch.float64) / float(1 << 53)
+    return u >= p
+
+
+def _torch_probs(q, k, attn_mask, is_causal, scale):
+    G = q.shape[1] // k.shape[1]
+    kk = k.repeat_interleave(G, dim=1) if G > 1 else k
+    s = (q.double() @ kk.double().transpose(-2, -1)) * scale
+    Sq, Sk = s.shape[-2:]
+    if is_causal:
+        allowed = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device).tril()
+        s = s.masked_fill(~allowed, -math.inf)
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == torch.bool else s + attn_mask.double()
+    empty = torch.isneginf(s).all(dim=-1, keepdim=True)
+    p = torch.softmax(s.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+    lse = torch.logsumexp(s, dim=-1)
+    return p, lse
+
+
+def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
+    p, lse = _torch_probs(q, k, attn_mask, is_causal, scale)
+    if dropout_p > 0.0:
+        p = p * _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p)
+    G = q.shape[1] // k.shape[1]
+    vv = v.repeat_interleave(G, dim=1) if G > 1 else v
+    out = (p @ vv.double()).to(q.dtype)
+    return out, lse.float()
+
+
+def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad):
+    """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head."""
+    p, _ = _torch_probs(q, k, attn_mask, is_causal, scale)
+    B, Hq, Sq, Sk = p.shape
+    G = Hq // k.shape[1]
+    keep = _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p) if dropout_p > 0 else 1.0
+    vv = v.double().repeat_interleave(G, dim=1) if G > 1 else v.double()
+    kk = k.double().repeat_interleave(G, dim=1) if G > 1 else k.double()
+    do = dout.double()
+    out = (p * keep) @ vv
+    dv = ((p * keep).transpose(-2, -1) @ do).unflatten(1, (-1, G)).sum(2)
+    dp = (do @ vv.transpose(-2, -1)) * keep
+    ds = p * (dp - (do * out).sum(-1, keepdim=True))
+    dq = scale * ds @ kk
+    dk = (scale * ds.transpose(-2, -1) @ q.double()).unflatten(1, (-1, G)).sum(2)
+    dmask = ds.to(attn_mask.dtype) if mask_grad else None
+    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dmask

@@ -1,0 +1,251 @@
+"""Causal depthwise conv1d (+SiLU) as PyTorch custom ops, with autograd, fake impls and the public function.
+
+Notation: x (B, C, L), weight w (C, K), bias β (C,), z = β + Σ_k w[:, k] · x̃[..., t − K + 1 + k] where x̃ is x
+left-padded with K − 1 zeros (or ``initial_states``), y = SiLU(z) or z.
+
+Note [conv backward recomputes z]: ``causal_conv1d_bwd`` takes the forward's *inputs* (x, w, β) and recomputes z
+inside its one fused pass, because SiLU'(z) needs z (never y) and z is as large as x: saving it would double the
+activation memory and the backward's reads. The autograd function therefore saves only the inputs, and under
+torch.compile the partitioner saves only them too. Cited from kernels/causal_conv1d.py and
+lowerings/causal_conv1d_silu.py.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from inductor_conv import config
+
+_ACTIVATIONS = {None: "none", "silu": "silu", "swish": "silu"}
+_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+def _use_triton(x: Tensor) -> bool:
+    """GPU tensors run the Triton kernels; CPU tensors run them through the Triton interpreter when it is on."""
+    if x.device.type == "cuda":
+        return True
+    return x.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1" and x.dtype != torch.float64
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Custom ops: forward and backward
+# ---------------------------------------------------------------------------------------------------------------
+@torch.library.custom_op("inductor_conv::causal_conv1d_fwd", mutates_args=())
+def causal_conv1d_fwd(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    seq_idx: Optional[Tensor],
+    initial_states: Optional[Tensor],
+    activation: str,
+) -> Tensor:
+    """y = act(conv1d(left-pad(x), weight, bias, groups=C)); x (B, C, L) any strides, weight (C, K)."""
+    if _use_triton(x):
+        from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd as launch
+
+        return launch(x, weight, bias, seq_idx, initial_states, activation)
+    z, _, _ = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
+    y = z * torch.sigmoid(z) if activation == "silu" else z
+    return torch.empty_like(x).copy_(y)
+
+
+@causal_conv1d_fwd.register_fake
+def _(x, weight, bias, seq_idx, initial_states, activation):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("inductor_conv::causal_conv1d_bwd", mutates_args=())
+def causal_conv1d_bwd(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    seq_idx: Optional[Tensor],
+    initial_states: Optional[Tensor],
+    dy: Tensor,
+    activation: str,
+    deterministic: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(dx, dweight, dbias, dinitial_states) from the forward's inputs and dy; recomputes z (Note above).
+
+    dbias has shape (C,) even when bias is None (then it is unused); dinitial_states has shape (0,) when
+    initial_states is None.
+    """
+    if _use_triton(x):
+        from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd as launch
+
+        dx, dw, db, dinit = launch(
+            x, weight, bias, seq_idx, initial_states, dy, activation, deterministic=deterministic
+        )
+    else:
+        dx, dw, db, dinit = _torch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation)
+    if db is None:
+        db = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+    if dinit is None:
+        dinit = x.new_empty((0,))
+    return dx, dw, db, dinit
+
+
+# Torch fallback (CPU without the Triton interpreter, float64): the same math, written with windows of x̃.
+def _torch_pre_activation(x, weight, bias, seq_idx, initial_states):
+    """z in float64, the windows X[b, c, t, k] = x̃[b, c, t − K + 1 + k] and the tap mask M[b, t, k]."""
+    B, C, L = x.shape
+    K = weight.shape[-1]
+    head = initial_states if initial_states is not None else x.new_zeros((B, C, K - 1))
+    x_pad = torch.cat([head.double(), x.double()], dim=-1)  # (B, C, L + K - 1)
+    windows = x_pad.unfold(-1, K, 1)  # (B, C, L, K)
+    taps = torch.ones(B, L, K, dtype=torch.bool, device=x.device)
+    if seq_idx is not None:
+        s = torch.arange(L, device=x.device)[:, None] - (K - 1) + torch.arange(K, device=x.device)  # (L, K)
+        seq_s = seq_idx[:, s.clamp(min=0)]  # (B, L, K)
+        taps = (s >= 0) & (seq_s == seq_idx[:, :, None])
+    windows = windows * taps[:, None]
+    z = (windows * weight.double()[None, :, None, :]).sum(-1)
+    if bias is not None:
+        z = z + bias.double()[None, :, None]
+    return z, windows, taps
+
+
+def _torch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation):
+    K = weight.shape[-1]
+    z, windows, taps = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
+    delta = dy.double()
+    if activation == "silu":
+        sig = torch.sigmoid(z)
+        delta = delta * sig * (1 + z * (1 - sig))  # SiLU'(z): needs z, not y
+    dw = torch.einsum("bct,bctk->ck", delta, windows)
+    db = delta.sum(dim=(0, 2))
+    # dx̃[t − K + 1 + k] += w[k] · δ[t] on allowed taps: scatter each tap's column into the padded input.
+    contrib = delta[..., None] * weight.double()[None, :, None, :] * taps[:, None]  # (B, C, L, K)
+    B, C, L = x.shape
+    dx_pad = x.new_zeros((B, C, L + K - 1), dtype=torch.float64)
+    for k in range(K):
+        dx_pad[..., k : k + L] += contrib[..., k]
+    dx = torch.empty_like(x).copy_(dx_pad[..., K - 1 :])
+    dinit = torch.empty_like(initial_states).copy_(dx_pad[..., : K - 1]) if initial_states is not None else None
+    return dx, dw.to(weight.dtype), db.to(bias.dtype) if bias is not None else None, dinit
+
+
+@causal_conv1d_bwd.register_fake
+def _(x, weight, bias, seq_idx, initial_states, dy, activation, deterministic):
+    dbias = torch.empty(weight.shape[0], dtype=(bias if bias is not None else weight).dtype, device=weight.device)
+    dinit = torch.empty_like(initial_states) if initial_states is not None else x.new_empty((0,))
+    return torch.empty_like(x), torch.empty_like(weight), dbias, dinit
+
+
+def _setup_context(ctx, inputs, output):
+    x, weight, bias, seq_idx, initial_states, activation = inputs
+    # Inputs only: see Note [conv backward recomputes z].
+    ctx.save_for_backward(x, weight, bias, seq_idx, initial_states)
+    ctx.activation = activation
+
+
+def _backward(ctx, dy):
+    x, weight, bias, seq_idx, initial_states = ctx.saved_tensors
+    dx, dw, db, dinit = torch.ops.inductor_conv.causal_conv1d_bwd(
+        x, weight, bias, seq_idx, initial_states, dy, ctx.activation, config.deterministic
+    )
+    return (
+        dx,
+        dw,
+        db if bias is not None else None,
+        None,
+        dinit if initial_states is not None else None,
+        None,
+    )
+
+
+causal_conv1d_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Public function
+# ---------------------------------------------------------------------------------------------------------------
+def causal_conv1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    *,
+    activation: Optional[str] = None,
+    seq_idx: Optional[Tensor] = None,
+    initial_states: Optional[Tensor] = None,
+    return_final_states: bool = False,
+):
+    """Causal depthwise conv1d with optional fused SiLU — the contract of Dao-AILab's ``causal_conv1d_fn``.
+
+    Args:
+        x: ``[B, C, L]`` float32/float16/bfloat16, any strides (the channel-last view
+            ``[B, L, C].transpose(1, 2)`` is read in place, without a copy).
+        weight: ``[C, K]`` or ``[C, 1, K]``, K >= 1; may be float32 while x is bf16/fp16.
+        bias: ``[C]`` or None.
+        activation: None (no activation), ``"silu"`` or ``"swish"`` (the same).
+        seq_idx: ``[B, L]`` int32 sequence ids of packed sequences: a tap never crosses a change of id.
+        initial_states: ``[B, C, K - 1]``, the K − 1 inputs that precede x (zeros when None). Not with seq_idx.
+        return_final_states: also return the last K − 1 inputs, ``[B, C, K - 1]``, to continue the sequence.
+
+    Returns:
+        y ``[B, C, L]`` in x's dtype (and x's layout), or ``(y, final_states)``.
+    """
+    act = _check_args(x, weight, bias, activation, seq_idx, initial_states)
+    if weight.dim() == 3:
+        weight = weight.squeeze(1)
+    y = torch.ops.inductor_conv.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, act)
+    if not return_final_states:
+        return y
+    return y, _final_states(x, initial_states, weight.shape[-1])
+
+
+def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor:
+    """The last K − 1 entries of the padded input sequence (initial_states or zeros, then x)."""
+    B, C, _ = x.shape
+    if initial_states is None:
+        initial_states = x.new_zeros((B, C, K - 1))
+    return torch.cat([initial_states.to(x.dtype), x], dim=-1)[..., x.shape[-1] :]
+
+
+def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a Tensor, got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (B, C, L), got a {x.dim()}-d tensor of shape {tuple(x.shape)}")
+    if x.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"x must be float32, float16 or bfloat16, got {x.dtype}")
+    B, C, L = x.shape
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"weight must be a Tensor, got {type(weight).__name__}")
+    if weight.dim() == 3 and weight.shape[1] != 1:
+        raise ValueError(f"weight of shape (C, 1, K) expected for a depthwise conv, got {tuple(weight.shape)}")
+    if weight.dim() not in (2, 3) or weight.shape[0] != C:
+        raise ValueError(f"weight must have shape (C, K) or (C, 1, K) with C={C}, got {tuple(weight.shape)}")
+    K = weight.shape[-1]
+    if K < 1:
+        raise ValueError(f"weight's width K must be >= 1, got K={K}")
+    if weight.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"weight must be a floating-point tensor, got {weight.dtype}")
+    if bias is not None:
+        if not isinstance(bias, Tensor) or bias.shape != (C,):
+            raise ValueError(f"bias must have shape ({C},), got {getattr(bias, 'shape', type(bias).__name__)}")
+        if bias.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
+    if seq_idx is not None:
+        if seq_idx.shape != (B, L):
+            raise ValueError(f"seq_idx must have shape ({B}, {L}), got {tuple(seq_idx.shape)}")
+        if seq_idx.dtype != torch.int32:
+            raise TypeError(f"seq_idx must be int32, got {seq_idx.dtype}")
+    if initial_states is not None:
+        if initial_states.shape != (B, C, K - 1):
+            raise ValueError(
+                f"initial_states must have shape ({B}, {C}, {K - 1}), got {tuple(initial_states.shape)}"
+            )
+        if initial_states.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"initial_states must be a floating-point tensor, got {initial_states.dtype}")
+        if seq_idx is not None:
+            raise ValueError("initial_states cannot be combined with seq_idx (as in causal_conv1d_fn)")
+    for name, t in (("weight", weight), ("bias", bias), ("seq_idx", seq_idx), ("initial_states", initial_states)):
+        if t is not None and t.device != x.device:
+            raise ValueError(f"{name} is on {t.device} but x is on {x.device}")
+    return _ACTIVATIONS[activation]

@@ -1,0 +1,1 @@
+"""Float64 references: the math every kernel is tested against."""

@@ -1,0 +1,105 @@
+"""The one graph pass inductor_conv installs: a ``joint_custom_pre_pass`` that runs our pattern replacements.
+
+Why the joint pre-pass: it sees the AOTAutograd joint forward+backward graph before the partitioner, so a rewrite
+to our custom op also replaces the eager backward with our fused backward op, and the partitioner then saves only
+the op's inputs. The joint passes also run for inference (no-grad) graphs, so inference patterns live here too.
+
+It runs before Inductor's own ``remove_noop_ops``, so it first removes alias/clone no-ops itself (they sit between
+the ops of a pattern and make it miss), and calls ``stable_topological_sort`` after replacing.
+
+Inductor's FX graph cache skips custom passes on a hit, so the pass is a ``CustomGraphPass`` whose ``uuid()`` hashes
+every source file that can change a rewrite, plus the config values the rewrites read.
+"""
+from __future__ import annotations
+
+import importlib
+import pathlib
+
+from inductor_conv import config
+from inductor_conv._compat import (
+    CustomGraphPass,
+    PatternMatcherPass,
+    get_hash_for_files,
+    get_joint_custom_pre_pass,
+    remove_noop_ops,
+    set_joint_custom_pre_pass,
+    stable_topological_sort,
+)
+
+PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
+# Callables run on each graph right after our rewrites (tests record golden graphs with them).
+GRAPH_OBSERVERS: list = []
+_PATTERN_MODULES = ("inductor_conv.patterns.causal_conv1d_silu", "inductor_conv.patterns.attention")
+
+
+def _ensure_registered() -> None:
+    """Register every capability's search/replace pairs (each module's ``register`` is functools.cache'd)."""
+    for name in _PATTERN_MODULES:
+        importlib.import_module(name).register(PATTERNS)
+
+
+def _source_files() -> tuple[str, ...]:
+    """Every file whose text can change what the pass produces: patterns, ops and config."""
+    package = pathlib.Path(importlib.import_module("inductor_conv").__file__).parent
+    here = pathlib.Path(__file__).parent
+    files = sorted(here.glob("*.py")) + sorted((package / "ops").glob("*.py")) + [package / "config.py"]
+    return tuple(str(f) for f in files)
+
+
+def _as_tuple(passes) -> tuple:
+    if passes is None:
+        return ()
+    if isinstance(passes, (list, tuple)):
+        return tuple(passes)
+    return (passes,)
+
+
+class InductorConvPass(CustomGraphPass):
+    """Runs the pass that was installed before us (chained, never overwritten), then our patterns."""
+
+    def __init__(self, previous) -> None:
+        self.previous = previous
+        self.active = True
+
+    def __call__(self, graph) -> None:
+        for previous in _as_tuple(self.previous):
+            previous(graph)
+        if not self.active or not (config.causal_conv1d or config.attention):
+            return
+        _ensure_registered()
+        remove_noop_ops(graph)
+        if PATTERNS.apply(graph):
+            stable_topological_sort(graph)
+            graph.lint()
+        for observe in GRAPH_OBSERVERS:
+            observe(graph)
+
+    def uuid(self):
+        previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
+        settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic)
+        return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
+
+
+def install() -> None:
+    """Chain our pass in front of the currently installed ``joint_custom_pre_pass``. Idempotent."""
+    current = get_joint_custom_pre_pass()
+    if isinstance(current, InductorConvPass):
+        current.active = True
+        return
+    set_joint_custom_pre_pass(InductorConvPass(current))
+
+
+def uninstall() -> None:
+    """Put back the pass we found. If another pass was later chained on top of ours, ours becomes a pass-through."""
+    current = get_joint_custom_pre_pass()
+    if isinstance(current, InductorConvPass):
+        set_joint_custom_pre_pass(current.previous)
+        return
+    for entry in _as_tuple(current):
+        if isinstance(entry, InductorConvPass):
+            entry.active = False
+
+
+def installed() -> bool:
+    current = get_joint_custom_pre_pass()
+    return isinstance(current, InductorConvPass) and current.active

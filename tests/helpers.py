@@ -1,0 +1,56 @@
+"""Shared test helpers: compile with our passes on CPU, count rewrites, record and normalise rewritten graphs.
+
+Like ``TestPatternMatcher.common`` in PyTorch's test_pattern_matcher.py: caches off (a cache hit skips custom
+passes), counters cleared, eager vs compiled compared, exact rewrite counts asserted by the caller.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+
+import torch
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv.patterns import graph_pass
+
+
+@contextlib.contextmanager
+def recording_graphs():
+    """Yield a list that receives, for every graph our pass sees, its normalised text after the rewrite."""
+    seen: list[str] = []
+
+    def observe(graph):
+        seen.append(normalize_graph(graph))
+
+    graph_pass.GRAPH_OBSERVERS.append(observe)
+    try:
+        yield seen
+    finally:
+        graph_pass.GRAPH_OBSERVERS.remove(observe)
+
+
+def normalize_graph(graph: torch.fx.Graph) -> str:
+    """Readable graph text without file paths, device strings or memory addresses, stable across runs."""
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    text = gm.print_readable(print_output=False)
+    text = re.sub(r"\s*#.*", "", text)  # drop per-node comments (source file paths)
+    text = re.sub(r"device\(type='(cpu|cuda)'(, index=\d+)?\)", "device", text)
+    text = re.sub(r"0x[0-9a-f]+", "0x?", text)
+    text = re.sub(r"class GraphModule\(torch.nn.Module\)", "class Graph", text)
+    text = re.sub(r"\n\s*\n", "\n", text)
+    return text.strip() + "\n"
+
+
+def compile_and_run(fn, *args, dynamic=False, device_types=("cpu",), fullgraph=True):
+    """Run fn compiled with our passes (caches off); return (output, counters, recorded graph texts)."""
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types), recording_graphs() as graphs:
+        out = torch.compile(fn, backend="inductor", dynamic=dynamic, fullgraph=fullgraph)(*args)
+    return out, inductor_conv.counters(), graphs
+
+
+def ops_in(graph_text: str) -> list[str]:
+    """The inductor_conv ops a recorded graph calls, in order."""
+    return re.findall(r"torch\.ops\.inductor_conv\.(\w+)", graph_text)

@@ -1,0 +1,111 @@
+"""enable() / disable() / enabled() / counters(): install, chain, restore."""
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv import _counters
+from inductor_conv._compat import CustomGraphPass, dynamo_counters, get_joint_custom_pre_pass, has_lowering
+
+
+class _UserPass(CustomGraphPass):
+    """Another user's joint pass: it must keep running while we are enabled, and be put back by disable()."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, graph):
+        self.calls += 1
+
+    def uuid(self):
+        return "user-pass"
+
+
+@pytest.fixture
+def clean_state():
+    inductor_conv.disable()
+    inductor_conv.reset_counters()
+    saved_devices = inductor_conv.config.device_types
+    inductor_conv.config.device_types = ("cuda",)
+    yield
+    inductor_conv.disable()
+    inductor_conv.config.device_types = saved_devices
+
+
+def _our_ops():
+    return [
+        torch.ops.inductor_conv.causal_conv1d_fwd.default,
+        torch.ops.inductor_conv.attention_fwd.default,
+    ]
+
+
+def test_enable_is_idempotent_and_disable_restores_none(clean_state):
+    assert get_joint_custom_pre_pass() is None
+    inductor_conv.enable(("cpu",))
+    first = get_joint_custom_pre_pass()
+    inductor_conv.enable(("cpu",))
+    assert get_joint_custom_pre_pass() is first
+    assert inductor_conv.is_enabled()
+    inductor_conv.disable()
+    assert get_joint_custom_pre_pass() is None
+    assert not inductor_conv.is_enabled()
+    assert not any(has_lowering(op) for op in _our_ops())
+
+
+def test_user_pass_is_chained_and_restored(clean_state):
+    from inductor_conv._compat import set_joint_custom_pre_pass
+
+    user = _UserPass()
+    set_joint_custom_pre_pass(user)
+    try:
+        inductor_conv.enable(("cpu",))
+        ours = get_joint_custom_pre_pass()
+        assert ours is not user and ours.previous is user
+        graph = torch.fx.Graph()
+        graph.output(None)
+        ours(graph)
+        assert user.calls == 1
+        assert "user-pass" in repr(ours.uuid())
+        inductor_conv.disable()
+        assert get_joint_custom_pre_pass() is user
+    finally:
+        set_joint_custom_pre_pass(None)
+
+
+def test_enabled_context_restores_previous_state(clean_state):
+    with inductor_conv.enabled(("cpu",)):
+        assert inductor_conv.is_enabled()
+        assert inductor_conv.config.device_types == ("cpu",)
+    assert not inductor_conv.is_enabled()
+    assert inductor_conv.config.device_types == ("cuda",)
+
+    inductor_conv.enable(("cuda",))
+    with inductor_conv.enabled(("cpu",)):
+        assert inductor_conv.config.device_types == ("cpu",)
+    assert inductor_conv.is_enabled() and inductor_conv.config.device_types == ("cuda",)
+
+
+def test_uuid_changes_with_config(clean_state):
+    inductor_conv.enable(("cpu",))
+    ours = get_joint_custom_pre_pass()
+    before = ours.uuid()
+    inductor_conv.config.deterministic = False
+    try:
+        assert ours.uuid() != before
+    finally:
+        inductor_conv.config.deterministic = True
+
+
+def test_bad_device_type_names_argument(clean_state):
+    with pytest.raises(ValueError, match="device_types"):
+        inductor_conv.enable(("tpu",))
+
+
+def test_counters_are_mirrored_in_dynamo_counters(clean_state):
+    _counters.bump("attention", 2)
+    assert inductor_conv.counters() == {"causal_conv1d": 0, "attention": 2}
+    assert dynamo_counters["inductor_conv"]["attention"] == 2
+    inductor_conv.reset_counters()
+    assert inductor_conv.counters() == {"causal_conv1d": 0, "attention": 0}
+    assert dynamo_counters["inductor_conv"]["attention"] == 0
+    with pytest.raises(KeyError):
+        _counters.bump("conv2d")

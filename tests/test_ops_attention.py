@@ -1,0 +1,160 @@
+"""The public ``inductor_conv.attention``: SDPA semantics, declared extension, errors, autograd, torch.compile.
+
+Kernel numerics in depth (tiles, dropout replay, large scores) live in test_kernels_attention.py; here the op is
+checked end to end against eager ``F.scaled_dot_product_attention`` evaluated in float64.
+"""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import inductor_conv
+
+# fp32 kernels (fp32 dot products of length D <= 32 and an fp32 online softmax) vs float64 SDPA.
+FP32_TOL = dict(rtol=2e-4, atol=2e-5)
+
+
+def _qkv(B=2, Hq=4, Hkv=2, Sq=9, Sk=13, D=16, dtype=torch.float32, requires_grad=False):
+    q = torch.randn(B, Hq, Sq, D, dtype=dtype)
+    k = torch.randn(B, Hkv, Sk, D, dtype=dtype)
+    v = torch.randn(B, Hkv, Sk, D, dtype=dtype)
+    return [t.requires_grad_(requires_grad) for t in (q, k, v)]
+
+
+def _sdpa64(q, k, v, **kw):
+    q, k, v = (t.detach().double().requires_grad_(True) for t in (q, k, v))
+    G = q.shape[1] // k.shape[1]
+    kk, vv = (t.repeat_interleave(G, dim=1) for t in (k, v))
+    mask = kw.pop("attn_mask", None)
+    if mask is not None and mask.is_floating_point():
+        mask = mask.detach().double().requires_grad_(mask.requires_grad)
+    out = F.scaled_dot_product_attention(q, kk, vv, attn_mask=mask, **kw)
+    return out, (q, k, v, mask)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["plain", "causal", "scale", "bool_mask", "float_mask_b11k", "float_mask_1hqk", "gqa4"],
+)
+def test_matches_sdpa_with_grads(case):
+    Hq, Hkv = (4, 1) if case == "gqa4" else (4, 2)
+    q, k, v = _qkv(Hq=Hq, Hkv=Hkv, requires_grad=True)
+    B, _, Sq, _ = q.shape
+    Sk = k.shape[2]
+    kw = {}
+    if case == "causal":
+        kw["is_causal"] = True
+    elif case == "scale":
+        kw["scale"] = 0.3
+    elif case == "bool_mask":
+        mask = torch.rand(B, 1, Sq, Sk) > 0.3
+        mask[..., 0] = True  # every row keeps a key: eager SDPA is NaN on empty rows
+        kw["attn_mask"] = mask
+    elif case == "float_mask_b11k":
+        kw["attn_mask"] = torch.randn(B, 1, 1, Sk)
+    elif case == "float_mask_1hqk":
+        kw["attn_mask"] = torch.randn(1, Hq, Sq, Sk)
+    out = inductor_conv.attention(q, k, v, enable_gqa=True, **kw)
+    g = torch.randn_like(out)
+    out.backward(g)
+    ref, leaves = _sdpa64(q, k, v, **dict(kw))
+    ref.backward(g.double())
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    for ours, leaf in zip((q, k, v), leaves[:3]):
+        torch.testing.assert_close(ours.grad.double(), leaf.grad, **FP32_TOL)
+
+
+def test_learned_bias_gets_its_gradient_reduced_over_broadcast_dims():
+    q, k, v = _qkv(Hq=2, Hkv=2, requires_grad=True)
+    bias = torch.randn(1, 2, q.shape[2], k.shape[2], requires_grad=True)
+    out = inductor_conv.attention(q, k, v, attn_mask=bias)
+    g = torch.randn_like(out)
+    out.backward(g)
+    assert bias.grad.shape == bias.shape
+    ref, leaves = _sdpa64(q, k, v, attn_mask=bias)
+    ref.backward(g.double())
+    torch.testing.assert_close(bias.grad.double(), leaves[3].grad, **FP32_TOL)
+    # Softmax is shift-invariant per row, so each row of the bias gradient sums to zero.
+    torch.testing.assert_close(bias.grad.sum(-1), torch.zeros_like(bias.grad.sum(-1)), rtol=0, atol=1e-5)
+
+
+def test_fully_masked_row_is_zero_with_zero_grads():
+    """Declared extension: eager gives NaN, we give zeros (and zero gradients)."""
+    q, k, v = _qkv(Hq=2, Hkv=2, requires_grad=True)
+    mask = torch.ones(1, 1, q.shape[2], k.shape[2], dtype=torch.bool)
+    mask[..., 3, :] = False
+    out = inductor_conv.attention(q, k, v, attn_mask=mask)
+    assert torch.isfinite(out).all()
+    assert (out[:, :, 3] == 0).all()
+    out.sum().backward()
+    assert (q.grad[:, :, 3] == 0).all()
+    assert torch.isfinite(k.grad).all() and torch.isfinite(v.grad).all()
+
+
+def test_finfo_min_mask_row_is_uniform_like_eager():
+    q, k, v = _qkv(Hq=2, Hkv=2)
+    mask = torch.zeros(1, 1, q.shape[2], k.shape[2])
+    mask[..., 2, :] = torch.finfo(torch.float32).min
+    out = inductor_conv.attention(q, k, v, attn_mask=mask)
+    ref, _ = _sdpa64(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    torch.testing.assert_close(out[:, :, 2], v.mean(dim=2), **FP32_TOL)
+
+
+def test_gradcheck_float64():
+    torch.manual_seed(0)
+    q, k, v = _qkv(B=1, Hq=2, Hkv=1, Sq=3, Sk=5, D=16, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(1, 1, 3, 5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda q, k, v: inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True), (q, k, v))
+    assert torch.autograd.gradcheck(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, enable_gqa=True), (q, k, v, bias))
+
+
+def test_dropout_reproduces_under_manual_seed():
+    q, k, v = _qkv(Hq=2, Hkv=2, Sq=16, Sk=16, requires_grad=True)
+    torch.manual_seed(123)
+    a = inductor_conv.attention(q, k, v, dropout_p=0.25)
+    torch.manual_seed(123)
+    b = inductor_conv.attention(q, k, v, dropout_p=0.25)
+    c = inductor_conv.attention(q, k, v, dropout_p=0.25)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+    plain = inductor_conv.attention(q, k, v)
+    assert not torch.allclose(a, plain)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, needle",
+    [
+        (dict(q=torch.randn(2, 8, 16)), ValueError, "q must have shape"),
+        (dict(k=torch.randn(1, 2, 8, 16).half()), TypeError, "share a dtype"),
+        (dict(q=torch.randn(1, 4, 8, 16)), ValueError, "enable_gqa"),
+        (dict(q=torch.randn(1, 2, 8, 8), k=torch.randn(1, 2, 8, 8), v=torch.randn(1, 2, 8, 8)), ValueError, "head dim"),
+        (dict(dropout_p=1.0), ValueError, "dropout_p"),
+        (dict(attn_mask=torch.randn(3, 8)), ValueError, "attn_mask of shape"),
+        (dict(attn_mask=torch.ones(8, 8, dtype=torch.int32)), TypeError, "attn_mask must be bool"),
+        (dict(attn_mask=torch.ones(8, 8, dtype=torch.bool), is_causal=True), ValueError, "is_causal"),
+    ],
+)
+def test_errors_name_the_argument(kwargs, exc, needle):
+    args = dict(q=torch.randn(1, 2, 8, 16), k=torch.randn(1, 2, 8, 16), v=torch.randn(1, 2, 8, 16))
+    args.update(kwargs)
+    with pytest.raises(exc, match=needle):
+        inductor_conv.attention(**args)
+
+
+def test_compiles_fullgraph_without_break():
+    torch._dynamo.reset()
+    q, k, v = _qkv(Hq=4, Hkv=2, requires_grad=True)
+
+    def f(q, k, v):
+        return inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True, scale=1 / math.sqrt(16))
+
+    out = torch.compile(f, fullgraph=True, backend="inductor")(q, k, v)
+    out.sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    f(q, k, v).sum().backward()
+    for ours, eager in zip(grads, (q.grad, k.grad, v.grad)):
+        torch.testing.assert_close(ours, eager, **FP32_TOL)

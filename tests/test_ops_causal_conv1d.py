@@ -1,0 +1,182 @@
+"""The public ``inductor_conv.causal_conv1d``: contract, errors, autograd wiring, torch.compile without breaks.
+
+Kernel numerics in depth live in test_kernels_causal_conv1d.py; here the op is checked end to end against the
+float64 reference (``inductor_conv.reference.conv``).
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import inductor_conv
+from inductor_conv.reference.conv import causal_conv1d_ref
+
+# fp32 kernels vs a float64 reference: a handful of fp32 roundings per output of O(1) size.
+FP32_TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def _inputs(B=2, C=5, L=9, K=4, dtype=torch.float32, channel_last=False, requires_grad=False):
+    if channel_last:
+        x = torch.randn(B, L, C, dtype=dtype).transpose(1, 2)
+    else:
+        x = torch.randn(B, C, L, dtype=dtype)
+    w = torch.randn(C, K, dtype=dtype)
+    b = torch.randn(C, dtype=dtype)
+    return [t.requires_grad_(requires_grad) for t in (x, w, b)]
+
+
+def test_worked_example_from_the_derivation():
+    """x=[1,2,3,4], w=[2,3,5], β=1, g=[1,2,3,4], no activation (seeds/000, chapter 3)."""
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([[[1.0, 2, 3, 4]]], dtype=dtype, requires_grad=True)
+        w = torch.tensor([[2.0, 3, 5]], dtype=dtype, requires_grad=True)
+        b = torch.tensor([1.0], dtype=dtype, requires_grad=True)
+        g = torch.tensor([[[1.0, 2, 3, 4]]], dtype=dtype)
+        y = inductor_conv.causal_conv1d(x, w, b)
+        loss = (y * g).sum()
+        loss.backward()
+        assert loss.item() == 242
+        assert x.grad.flatten().tolist() == [17, 27, 27, 20]
+        assert w.grad.flatten().tolist() == [11, 20, 30]
+        assert b.grad.tolist() == [10]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_silu_derivative_uses_z(dtype):
+    """z = 0 gives SiLU'(0) = 1/2 (not 1: dout is not δ); z = 2 gives SiLU'(2) = 1.0908 (not SiLU'(y) = 1.0736)."""
+    x = torch.tensor([[[1.0, -1.0, 3.0]]], dtype=dtype, requires_grad=True)
+    w = torch.tensor([[1.0, 1.0]], dtype=dtype)
+    b = torch.tensor([-2.0], dtype=dtype, requires_grad=True)
+    # z = [x0 + b, x0 + x1 + b, x1 + x2 + b] = [-1, -2, 0]; shift to get 0 and 2:
+    b.data.fill_(0.0)  # z = [1, 0, 2]
+    y = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    y.sum().backward()
+    sig2 = torch.sigmoid(torch.tensor(2.0, dtype=torch.float64))
+    silu_grad_2 = (sig2 * (1 + 2 * (1 - sig2))).item()
+    sig1 = torch.sigmoid(torch.tensor(1.0, dtype=torch.float64))
+    silu_grad_1 = (sig1 * (1 + (1 - sig1))).item()
+    # dβ = Σ_t SiLU'(z_t) with g = 1.
+    assert b.grad.item() == pytest.approx(silu_grad_1 + 0.5 + silu_grad_2, rel=1e-5)
+    assert silu_grad_2 == pytest.approx(1.0908, abs=1e-4)
+
+
+@pytest.mark.parametrize("activation", [None, "silu", "swish"])
+@pytest.mark.parametrize("channel_last", [False, True])
+@pytest.mark.parametrize("K", [1, 3, 4])
+def test_matches_reference_with_grads(activation, channel_last, K):
+    x, w, b = _inputs(K=K, channel_last=channel_last, requires_grad=True)
+    y = inductor_conv.causal_conv1d(x, w, b, activation=activation)
+    assert y.stride() == x.stride()  # output keeps x's layout (channel-last stays channel-last)
+    g = torch.randn_like(y)
+    y.backward(g)
+    x64, w64, b64 = (t.detach().double().requires_grad_(True) for t in (x, w, b))
+    y64 = causal_conv1d_ref(x64, w64, b64, activation={"swish": "silu"}.get(activation, activation))
+    y64.backward(g.double())
+    torch.testing.assert_close(y.double(), y64, **FP32_TOL)
+    for ours, ref in ((x.grad, x64.grad), (w.grad, w64.grad), (b.grad, b64.grad)):
+        torch.testing.assert_close(ours.double(), ref, **FP32_TOL)
+
+
+def test_weight_3d_and_no_bias_and_short_sequences():
+    for L in (1, 2):  # L < K
+        x, w, _ = _inputs(L=L, K=4)
+        y = inductor_conv.causal_conv1d(x, w.unsqueeze(1), None, activation="silu")
+        torch.testing.assert_close(y.double(), causal_conv1d_ref(x.double(), w.double(), activation="silu"), **FP32_TOL)
+
+
+def test_final_states_and_initial_states_continue_a_sequence():
+    """Running two halves with carried state equals running the whole sequence."""
+    x, w, b = _inputs(L=10, K=4)
+    whole = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    y1, state = inductor_conv.causal_conv1d(x[..., :6], w, b, activation="silu", return_final_states=True)
+    y2, state2 = inductor_conv.causal_conv1d(
+        x[..., 6:], w, b, activation="silu", initial_states=state, return_final_states=True
+    )
+    torch.testing.assert_close(torch.cat([y1, y2], -1), whole, **FP32_TOL)
+    torch.testing.assert_close(state2, x[..., -3:])
+    # L < K - 1: the final state still holds K - 1 entries, the older ones from initial_states.
+    _, short_state = inductor_conv.causal_conv1d(x[..., :1], w, b, initial_states=state, return_final_states=True)
+    torch.testing.assert_close(short_state, torch.cat([state[..., 1:], x[..., :1]], -1))
+
+
+def test_gradcheck_float64_all_inputs():
+    torch.manual_seed(0)
+    B, C, L, K = 2, 3, 7, 3
+    x = torch.randn(B, C, L, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(C, K, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(C, dtype=torch.float64, requires_grad=True)
+    init = torch.randn(B, C, K - 1, dtype=torch.float64, requires_grad=True)
+    seq_idx = torch.tensor([[0, 0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 1, 1, 1]], dtype=torch.int32)
+    for act in (None, "silu"):
+        assert torch.autograd.gradcheck(
+            lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation=act, initial_states=i), (x, w, b, init)
+        )
+        assert torch.autograd.gradcheck(
+            lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation=act, seq_idx=seq_idx), (x, w, b)
+        )
+
+
+def test_seq_idx_taps_never_cross_a_boundary():
+    """Each packed sequence equals the op run on that sequence alone."""
+    x, w, b = _inputs(B=1, L=11, K=4)
+    lengths = [4, 2, 5]
+    seq_idx = torch.repeat_interleave(torch.arange(3, dtype=torch.int32), torch.tensor(lengths))[None]
+    packed = inductor_conv.causal_conv1d(x, w, b, activation="silu", seq_idx=seq_idx)
+    pieces = [inductor_conv.causal_conv1d(p, w, b, activation="silu") for p in x.split(lengths, dim=-1)]
+    torch.testing.assert_close(packed, torch.cat(pieces, -1), **FP32_TOL)
+
+
+def test_mixed_dtypes_fp32_weights_bf16_input():
+    x, w, b = _inputs(L=16)
+    xb = x.bfloat16()
+    y = inductor_conv.causal_conv1d(xb, w, b, activation="silu")
+    assert y.dtype == torch.bfloat16
+    ref = causal_conv1d_ref(xb.double(), w.double(), b.double(), activation="silu")
+    # One bf16 rounding of the output (rel 2^-8) dominates.
+    torch.testing.assert_close(y.double(), ref, rtol=8e-3, atol=8e-3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, needle",
+    [
+        (dict(x=torch.randn(2, 3)), ValueError, "x must have shape"),
+        (dict(x=torch.randint(0, 3, (2, 3, 4))), TypeError, "x must be"),
+        (dict(weight=torch.randn(4, 3)), ValueError, "weight must have shape"),
+        (dict(weight=torch.randn(3, 2, 3)), ValueError, "weight of shape"),
+        (dict(weight=torch.randn(3, 0)), ValueError, "K must be >= 1"),
+        (dict(bias=torch.randn(4)), ValueError, "bias must have shape"),
+        (dict(activation="relu"), ValueError, "activation"),
+        (dict(seq_idx=torch.zeros(2, 5, dtype=torch.int32)), ValueError, "seq_idx must have shape"),
+        (dict(seq_idx=torch.zeros(2, 4, dtype=torch.int64)), TypeError, "seq_idx must be int32"),
+        (dict(initial_states=torch.randn(2, 3, 3)), ValueError, "initial_states must have shape"),
+        (
+            dict(initial_states=torch.randn(2, 3, 2), seq_idx=torch.zeros(2, 4, dtype=torch.int32)),
+            ValueError,
+            "cannot be combined",
+        ),
+    ],
+)
+def test_errors_name_the_argument(kwargs, exc, needle):
+    args = dict(x=torch.randn(2, 3, 4), weight=torch.randn(3, 3), bias=torch.randn(3), activation=None)
+    args.update(kwargs)
+    x, weight, bias = args.pop("x"), args.pop("weight"), args.pop("bias")
+    with pytest.raises(exc, match=needle):
+        inductor_conv.causal_conv1d(x, weight, bias, **args)
+
+
+def test_compiles_fullgraph_without_break():
+    torch._dynamo.reset()
+    x, w, b = _inputs(requires_grad=True)
+
+    def f(x, w, b):
+        y, state = inductor_conv.causal_conv1d(x, w, b, activation="silu", return_final_states=True)
+        return y.sum() + state.sum()
+
+    compiled = torch.compile(f, fullgraph=True, backend="inductor")
+    out = compiled(x, w, b)
+    out.backward()
+    grads = [t.grad.clone() for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    f(x, w, b).backward()
+    for ours, eager in zip(grads, (x.grad, w.grad, b.grad)):
+        torch.testing.assert_close(ours, eager, **FP32_TOL)

@@ -107,3 +107,59 @@ __all__ = [
     "remove_lowering",
     "fx_graph_cache_disabled",
 ]
+
+
+# --- pattern tracing and symbolic-shape checks (added by the conv pattern helper, H3) ------------------------------
+# Used by patterns/causal_conv1d_silu.py (tracing search functions once, under a fresh fake mode, as Inductor's own
+# ``init_once_fakemode`` does) and patterns/checks.py (proving sizes equal without adding guards).
+from torch._guards import tracing  # noqa: E402
+from torch._inductor.pattern_matcher import MULTIPLE, MultiOutputPattern  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily  # noqa: E402
+from torch.fx.experimental.symbolic_shapes import statically_known_true  # noqa: E402
+
+__all__ += [
+    "tracing",
+    "MULTIPLE",
+    "MultiOutputPattern",
+    "FakeTensorMode",
+    "unset_fake_temporarily",
+    "statically_known_true",
+]
+
+
+# --- pattern-matcher internals used by patterns/attention.py (appended by helper H4) ---------------------------
+# ``PatternExpr``/``FailedMatch``/``is_match`` (with H3's ``MULTIPLE``/``MultiOutputPattern``): the relaxed search
+# patterns of Note [relaxed attention search patterns] subclass PatternExpr; ``guard_or_false`` decides head-dim
+# limits on symbolic sizes.
+from torch._inductor.pattern_matcher import FailedMatch, PatternExpr, is_match  # noqa: E402
+from torch.fx.experimental.symbolic_shapes import guard_or_false  # noqa: E402
+
+__all__ += ["FailedMatch", "PatternExpr", "is_match", "guard_or_false"]
+
+
+# --- attention lowering (appended by helper H2) ------------------------------------------------------------------
+# lowerings/attention.py builds Triton templates with several outputs the way FlexAttention does (extra outputs are
+# mutated inputs); these are the Inductor names it needs, with the 2.11 / 2.13 differences papered over.
+import inspect as _inspect  # noqa: E402
+
+from torch._inductor.kernel.flex.common import infer_dense_strides  # noqa: E402
+from torch._inductor.lowering import empty_strided  # noqa: E402
+from torch._inductor.select_algorithm import SymbolicGridFn, realize_inputs  # noqa: E402
+
+
+def triton_template(name: str, grid, source: str):
+    """A TritonTemplate whose input layouts are frozen at codegen (2.13's always_freeze_layout, as FlexAttention;
+    2.11 has no such flag and freezes them anyway)."""
+    params = _inspect.signature(TritonTemplate.__init__).parameters
+    extra = {"always_freeze_layout": True} if "always_freeze_layout" in params else {}
+    return TritonTemplate(name=name, grid=grid, source=source, **extra)
+
+
+def select_algorithm(*args, **kwargs):
+    """autotune_select_algorithm returning the chosen node only (2.13 returns (node, choice), 2.11 the node)."""
+    result = autotune_select_algorithm(*args, **kwargs)
+    return result[0] if isinstance(result, tuple) else result
+
+
+__all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
+            "select_algorithm"]

@@ -1,10 +1,231 @@
-"""PLACEHOLDER written by the lead so enable() works; the kernel helper replaces this file with the real lowering."""
+"""Lowerings of inductor_conv::attention_fwd / attention_bwd into Inductor Triton templates.
+
+On CUDA (fp16 / bf16 / fp32, head dim <= 256) each op becomes an `inductor_conv_attention_*` TritonTemplate choice
+whose tile comes from lowerings/heuristics/attention.py (several tiles and an ExternKernelChoice running the eager
+op under max-autotune); elsewhere the op stays a fallback kernel.  The templates append kernels/attn_math.py, so the
+math is the eager kernels' math.  Extra outputs (LSE; dQ, dV, dS) are mutated inputs, as FlexAttention's lowering
+does (NOTE:[TritonTemplates with multiple outputs] in torch/_inductor/ir.py); Note [attention backward recomputes
+P] in ops/attention.py says what the backward gets.
+"""
+import math
+from pathlib import Path
+
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv._compat import (
+    ExternKernelChoice,
+    SymbolicGridFn,
+    V,
+    empty_strided,
+    fallback_handler,
+    has_lowering,
+    inductor_config,
+    inductor_lowerings,
+    infer_dense_strides,
+    ir,
+    realize_inputs,
+    register_lowering,
+    select_algorithm,
+    triton_template,
+)
+from inductor_conv.kernels import attn_math
+from inductor_conv.lowerings.heuristics.attention import (
+    attn_bwd_autotune_tiles,
+    attn_bwd_tile,
+    attn_fwd_autotune_tiles,
+    attn_fwd_tile,
+)
 
-OPS = ()
+aten, prims = torch.ops.aten, torch.ops.prims
+FWD_OP = torch.ops.inductor_conv.attention_fwd.default
+BWD_OP = torch.ops.inductor_conv.attention_bwd.default
+OPS = (FWD_OP, BWD_OP)
+_DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
+
+
+def _load(name: str) -> str:
+    """A template file followed by attn_math's helpers (raw: their text is not jinja)."""
+    template = (Path(__file__).parent / "templates" / f"{name}.py.jinja").read_text()
+    return template + "\n{% raw %}\n" + Path(attn_math.__file__).read_text() + "\n{% endraw %}\n"
+
+
+@SymbolicGridFn
+def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
+    """One program per BLOCK_M query rows of one (batch, query head); row blocks of a head are adjacent."""
+    return (cdiv(q_len, meta["BLOCK_M"]), batch * q_heads, 1)
+
+
+@SymbolicGridFn
+def attention_bwd_grid(batch, q_heads, q_len, head_dim, kv_heads, kv_len, meta, *, cdiv):
+    """cdiv(Sk, BLOCK_N) dK/dV programs then G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head)."""
+    return (cdiv(kv_len, meta["BLOCK_N"]) + (q_heads // kv_heads) * cdiv(q_len, meta["BLOCK_N"]), batch * kv_heads, 1)
+
+
+FWD_TEMPLATE = triton_template("inductor_conv_attention_fwd", attention_fwd_grid, _load("inductor_conv_attention_fwd"))
+BWD_TEMPLATE = triton_template("inductor_conv_attention_bwd", attention_bwd_grid, _load("inductor_conv_attention_bwd"))
+
+
+# ---------------------------------------------------------------- fallback choices (max-autotune)
+def _unwrap(node):
+    while isinstance(node, (ir.TensorBox, ir.StorageBox)):
+        node = node.data
+    return node
+
+
+def _fwd_eager(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout):
+    """The eager op (for benchmarking the fallback choice)."""
+    return FWD_OP(q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None)[0]
+
+
+def _fwd_fallback_ir(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout):
+    """The eager op as a fallback kernel; its LSE is copied into the buffer the templates would have written."""
+    out, lse_eager = fallback_handler(FWD_OP, add_to_fallback_set=False)(
+        q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None)
+    inductor_lowerings[aten.copy_](lse, lse_eager)
+    return _unwrap(out)
+
+
+def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
+               has_dropout, mask_grad):
+    return BWD_OP(do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
+                  seed if has_dropout else None, mask_grad, True)[1]
+
+
+def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
+                     has_dropout, mask_grad):
+    grads = fallback_handler(BWD_OP, add_to_fallback_set=False)(
+        do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
+        seed if has_dropout else None, mask_grad, True)
+    copy = inductor_lowerings[aten.copy_]
+    copy(dq, grads[0])
+    copy(dv, grads[2])
+    if mask_grad:
+        copy(ds, grads[3])
+    return _unwrap(grads[1])
+
+
+FWD_FALLBACK = ExternKernelChoice(_fwd_eager, name="inductor_conv_attention_fwd_eager", has_out_variant=False,
+                                  kernel_creator=_fwd_fallback_ir)
+BWD_FALLBACK = ExternKernelChoice(_bwd_eager, name="inductor_conv_attention_bwd_eager", has_out_variant=False,
+                                  kernel_creator=_bwd_fallback_ir)
+
+
+# ---------------------------------------------------------------- lowerings
+def _use_template(q, k, v) -> bool:
+    """CUDA, a dtype the templates take, and a static head dim <= 256 (it sizes BLOCK_D)."""
+    if q.get_device().type != "cuda" or q.get_dtype() not in _DOT_DTYPES:
+        return False
+    return V.graph.sizevars.guard_int(q.get_size()[-1]) <= 256  # specialises a dynamic head dim, as Flex does
+
+
+def _options(q, attn_mask, dropout_p, is_causal, scale):
+    """Constexprs shared by both templates (kernel options become `NAME : tl.constexpr = value` lines)."""
+    head_dim = V.graph.sizevars.guard_int(q.get_size()[-1])
+    mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
+    fp32 = q.get_dtype() == torch.float32
+    return dict(
+        HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
+        IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
+        PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
+        QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
+        DROPOUT_THRESHOLD=min(int(round(dropout_p * 65536.0)), 65536), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
+    ), head_dim
+
+
+def _placeholder(dtype, device):
+    return empty_strided([1], None, dtype=dtype, device=device)
+
+
+def _dense_like(node, dtype=None):
+    """An empty buffer shaped and ordered like `node` (torch.empty_like)."""
+    size = node.get_size()
+    return empty_strided(size, infer_dense_strides(size, node.get_stride()), dtype=dtype or node.get_dtype(),
+                         device=node.get_device())
+
+
+def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
+    if not _use_template(q, k, v):
+        return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
+                                                                    seed)
+    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
+    q, k, v = realize_inputs(q, k, v)
+    device = q.get_device()
+    mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
+    seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
+    B, Hq, Sq, D = q.get_size()
+    layout = ir.FixedLayout(device, q.get_dtype(), [B, Hq, Sq, D], stride=infer_dense_strides([B, Hq, Sq, D], q.get_stride()))
+    lse = empty_strided([B, Hq, Sq], None, dtype=torch.float32, device=device)
+    inputs = [q, k, v, mask, seed_node, lse]
+
+    autotune = inductor_config.max_autotune
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal)]
+    choices = []
+    for tile in tiles:
+        FWD_TEMPLATE.maybe_append_choice(
+            choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
+            BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
+            **options)
+    if autotune or not choices:
+        FWD_FALLBACK.maybe_append_choice(
+            choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+            has_mask=attn_mask is not None, has_dropout=dropout_p > 0)
+    out = select_algorithm("inductor_conv_attention_fwd", choices, inputs, layout, return_multi_template=False)
+    return out, lse
+
+
+def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
+                           deterministic):
+    # Our backward is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).
+    if not _use_template(q, k, v):
+        return fallback_handler(BWD_OP, add_to_fallback_set=False)(
+            dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic)
+    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
+    f32 = torch.float32
+    convert = inductor_lowerings[prims.convert_element_type]
+    # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).
+    delta = inductor_lowerings[aten.sum](inductor_lowerings[aten.mul](convert(dout, f32), convert(out, f32)), axis=-1)
+    delta = ir.ExternKernel.require_contiguous(delta)
+    lse = ir.ExternKernel.require_contiguous(lse)
+    q, k, v, dout, out, lse, delta = realize_inputs(q, k, v, dout, out, lse, delta)
+    device = q.get_device()
+    mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
+    seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
+    B, Hq, Sq, D = q.get_size()
+    Hkv, Sk = k.get_size()[1:3]
+    dq, dv = _dense_like(q), _dense_like(v)
+    ds = empty_strided([B, Hq, Sq, Sk], None, dtype=f32, device=device) if mask_grad else _placeholder(f32, device)
+    k_size = k.get_size()
+    layout = ir.FixedLayout(device, k.get_dtype(), k_size, stride=infer_dense_strides(k_size, k.get_stride()))
+    inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dv, ds]
+    mutated = [dq, dv] + ([ds] if mask_grad else [])
+
+    autotune = inductor_config.max_autotune
+    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim) if autotune else [
+        attn_bwd_tile(q.get_dtype(), head_dim, "cuda")]
+    choices = []
+    for tile in tiles:
+        BWD_TEMPLATE.maybe_append_choice(
+            choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
+            BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
+            STORE_DS=bool(mask_grad), **options)
+    if autotune or not choices:
+        BWD_FALLBACK.maybe_append_choice(
+            choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,
+            is_causal=is_causal, scale=scale, has_mask=attn_mask is not None, has_dropout=dropout_p > 0,
+            mask_grad=bool(mask_grad))
+    dk = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
+    if mask_grad:  # the op returns dmask in the mask's dtype, shape [B, Hq, Sq, Sk] (its mask is the 4-D view)
+        dmask = convert(ds, attn_mask.get_dtype())
+    else:
+        dmask = empty_strided([0], None, dtype=q.get_dtype(), device=device)
+    return dq, dk, dv, dmask
 
 
 def register() -> None:
-    pass
+    """Install both lowerings (idempotent; enable() calls it, disable() removes them)."""
+    if not has_lowering(FWD_OP):
+        register_lowering(FWD_OP, type_promotion_kind=None)(attention_fwd_lowering)
+    if not has_lowering(BWD_OP):
+        register_lowering(BWD_OP, type_promotion_kind=None)(attention_bwd_lowering)

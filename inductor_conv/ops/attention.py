@@ -64,9 +64,8 @@ def attention_fwd(
 @attention_fwd.register_fake
 def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     B, Hq, Sq, _ = q.shape
-    out = q.new_empty((B, Hq, Sq, v.shape[-1]))
-    lse = q.new_empty((B, Hq, Sq), dtype=torch.float32)
-    return out, lse
+    # O takes q's layout (the kernels and templates write it with empty_like(q) strides).
+    return torch.empty_like(q), q.new_empty((B, Hq, Sq), dtype=torch.float32)
 
 
 @torch.library.custom_op("inductor_conv::attention_bwd", mutates_args=())
@@ -261,7 +260,7 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
         p = p * _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p)
     G = q.shape[1] // k.shape[1]
     vv = v.repeat_interleave(G, dim=1) if G > 1 else v
-    out = (p @ vv.double()).to(q.dtype)
+    out = torch.empty_like(q).copy_(p @ vv.double())
     return out, lse.float()
 
 
@@ -281,4 +280,5 @@ def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask
     dq = scale * ds @ kk
     dk = (scale * ds.transpose(-2, -1) @ q.double()).unflatten(1, (-1, G)).sum(2)
     dmask = ds.to(attn_mask.dtype) if mask_grad else None
-    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), dmask
+    dq, dk, dv = (torch.empty_like(t).copy_(g) for t, g in ((q, dq), (k, dk), (v, dv)))
+    return dq, dk, dv, dmask

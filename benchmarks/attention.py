@@ -1,0 +1,177 @@
+"""Attention on the GPU: ours vs SDPA backends, FlexAttention and Inductor default, TFLOP/s and memory held.
+
+    python benchmarks/attention.py [--quick] [--out results.md]
+
+Cases: bf16 (B, H, S, D) = (4, 16, 2048, 128), (2, 16, 8192, 128), (8, 16, 1024, 64), causal and not, dropout
+p in {0, 0.1}, and GQA 32/8 at (4, ., 2048, 128). Implementations:
+  ours-op        inductor_conv.attention called eagerly
+  ours-compiled  the hand-written eager attention below compiled with inductor_conv enabled
+  inductor       the same eager code compiled by plain Inductor (its own fuse_attention may rewrite it to SDPA)
+  sdpa-flash / sdpa-cudnn / sdpa-efficient   F.scaled_dot_product_attention pinned to one backend
+  flex           FlexAttention compiled (p = 0 only: it has no dropout)
+FLOPs: forward 4·B·H·S²·D (half when causal), forward+backward 3.5× that. "held" = device memory a forward leaves
+allocated besides its output, in units of |q|.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import math
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
+
+
+def eager_attention(q, k, v, causal: bool, p: float):
+    """Hand-written attention in the HF style: repeat_kv for GQA, scaled scores, causal mask, softmax, dropout."""
+    n_rep = q.shape[1] // k.shape[1]
+    if n_rep > 1:
+        B, H, S, D = k.shape
+        k = k[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
+        v = v[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        S = q.shape[-2]
+        mask = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    probs = F.dropout(probs, p=p, training=p > 0)
+    return probs @ v
+
+
+def bench(fn, rep=60):
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=10, rep=rep, return_mode="median")
+
+
+def sdpa(backend):
+    def run(q, k, v, causal, p):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal, enable_gqa=True)
+
+    return run
+
+
+def flex():
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    compiled_flex = torch.compile(flex_attention, dynamic=False)
+
+    def run(q, k, v, causal, p):
+        if p > 0:
+            raise NotImplementedError("FlexAttention has no dropout")
+        block_mask = None
+        if causal:
+            S = q.shape[-2]
+            block_mask = create_block_mask(lambda b, h, i, j: j <= i, None, None, S, S, device=q.device)
+        return compiled_flex(q, k, v, block_mask=block_mask, enable_gqa=True)
+
+    return run
+
+
+def compiled(plugin: bool):
+    torch._dynamo.reset()
+    if plugin:
+        inductor_conv.enable(("cuda",))
+    else:
+        inductor_conv.disable()
+    fn = torch.compile(eager_attention, dynamic=False)
+    return lambda q, k, v, causal, p: fn(q, k, v, causal, p)
+
+
+def implementations():
+    impls = {
+        "ours-op": lambda q, k, v, causal, p: inductor_conv.attention(
+            q, k, v, dropout_p=p, is_causal=causal, enable_gqa=True
+        ),
+        "ours-compiled": "compiled-on",
+        "inductor": "compiled-off",
+        "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
+        "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+        "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION),
+    }
+    with contextlib.suppress(Exception):
+        impls["flex"] = flex()
+    return impls
+
+
+def measure(fn, shape, causal, p):
+    B, Hq, Hkv, S, D = shape
+    dtype = torch.bfloat16
+    q = torch.randn(B, Hq, S, D, device="cuda", dtype=dtype, requires_grad=True)
+    k = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype, requires_grad=True)
+    v = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype, requires_grad=True)
+    with torch.no_grad():
+        fwd_ms = bench(lambda: fn(q, k, v, causal, p))
+    do = torch.randn(B, Hq, S, D, device="cuda", dtype=dtype)
+
+    def fwd_bwd():
+        out = fn(q, k, v, causal, p)
+        torch.autograd.grad(out, (q, k, v), do)
+
+    fb_ms = bench(fwd_bwd)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = fn(q, k, v, causal, p)
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
+    del out
+    flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0)
+    return flops / fwd_ms / 1e9, 3.5 * flops / fb_ms / 1e9, held / (q.numel() * q.element_size())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="first case only")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    lines = [
+        f"# attention benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
+        "",
+        "| B Hq/Hkv S D | causal | p | impl | fwd TFLOP/s | fwd+bwd TFLOP/s | held (×|q|) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    cases = CASES[:1] if args.quick else CASES
+    rewrites = {}
+    with fx_graph_cache_disabled():
+        for shape in cases:
+            for causal in (False, True):
+                for p in (0.0, 0.1):
+                    for name, fn in implementations().items():
+                        if isinstance(fn, str):
+                            inductor_conv.reset_counters()
+                            fn = compiled(fn == "compiled-on")
+                        try:
+                            fwd, fb, held = measure(fn, shape, causal, p)
+                        except Exception as e:  # one failing implementation must not hide the others
+                            msg = f"{type(e).__name__}: {str(e)[:80]}"
+                            lines.append(f"| {shape} | {causal} | {p} | {name} | n/a ({msg}) | | |")
+                            print(lines[-1], flush=True)
+                            continue
+                        if name == "ours-compiled":
+                            rewrites[(shape, causal, p)] = inductor_conv.counters()["attention"]
+                        B, Hq, Hkv, S, D = shape
+                        lines.append(
+                            f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | {held:.2f} |"
+                        )
+                        print(lines[-1], flush=True)
+    inductor_conv.disable()
+    lines += ["", f"rewrites by ours-compiled (must be 1 per case): {rewrites}"]
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Causal depthwise conv1d + SiLU on the GPU: ours vs Inductor default, fla and Dao, in both layouts.
+
+    python benchmarks/conv.py [--quick] [--out results.md]
+
+For each (B, C, L, K) and layout — (B, C, L) contiguous, and the channel-last view (B, L, C).transpose(1, 2) — it
+times (median of triton.testing.do_bench) the forward and forward+backward of:
+  ours-op        inductor_conv.causal_conv1d called eagerly
+  ours-compiled  the eager pattern below compiled with inductor_conv enabled (the rewrite + our templates)
+  inductor       the same eager pattern compiled by plain Inductor
+  fla            fla's Triton causal_conv1d (fla-core, when importable; it takes (B, T, D))
+  dao            Dao-AILab's causal_conv1d_fn (when importable)
+and prints GB/s (forward moves 2·|x| bytes: read x, write y), % of the device-copy bandwidth measured in the same
+run, forward+backward against the 5·|x| byte floor, and the bytes each forward holds for backward.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+
+import torch
+import torch.nn.functional as F
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+SHAPES = [(8, 5120, 2048, 4), (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]
+
+
+def eager_pattern(x, w, b):
+    """The Mamba-style short conv as users write it: pad left, depthwise conv, SiLU."""
+    K = w.shape[-1]
+    return F.silu(F.conv1d(F.pad(x, (K - 1, 0)), w, b, groups=x.shape[1]))
+
+
+def bench(fn, rep=60):
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=15, rep=rep, return_mode="median")
+
+
+def copy_bandwidth() -> float:
+    """Device-to-device copy, bytes read + written per second (GB/s)."""
+    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src))
+    return 2 * src.numel() / ms / 1e6
+
+
+def saved_bytes(run_forward) -> int:
+    """Bytes of device memory a forward leaves allocated besides its output (what it holds for backward)."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = run_forward()
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
+    del out
+    return held
+
+
+def make_inputs(B, C, L, K, channel_last, requires_grad):
+    dtype = torch.bfloat16
+    if channel_last:
+        x = torch.randn(B, L, C, device="cuda", dtype=dtype).transpose(1, 2)
+    else:
+        x = torch.randn(B, C, L, device="cuda", dtype=dtype)
+    w = torch.randn(C, 1, K, device="cuda", dtype=dtype) / K
+    b = torch.randn(C, device="cuda", dtype=dtype)
+    return [t.requires_grad_(requires_grad) for t in (x, w, b)]
+
+
+def implementations():
+    impls = {
+        "ours-op": lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation="silu"),
+        "ours-compiled": "compiled-on",
+        "inductor": "compiled-off",
+    }
+    with contextlib.suppress(Exception):
+        from fla.modules.causal_conv1d import causal_conv1d as fla_conv
+
+        impls["fla"] = lambda x, w, b: fla_conv(
+            x.transpose(1, 2), w.squeeze(1), b, activation="silu", backend="triton"
+        )[0].transpose(1, 2)
+    with contextlib.suppress(Exception):
+        from causal_conv1d import causal_conv1d_fn
+
+        impls["dao"] = lambda x, w, b: causal_conv1d_fn(x, w.squeeze(1), b, activation="silu")
+    return impls
+
+
+def compiled(plugin: bool):
+    torch._dynamo.reset()
+    if plugin:
+        inductor_conv.enable(("cuda",))
+    else:
+        inductor_conv.disable()
+    return torch.compile(eager_pattern, dynamic=False)
+
+
+def measure(fn, shape, channel_last):
+    B, C, L, K = shape
+    x, w, b = make_inputs(B, C, L, K, channel_last, requires_grad=False)
+    fwd_ms = bench(lambda: fn(x, w, b))
+    xg, wg, bg = make_inputs(B, C, L, K, channel_last, requires_grad=True)
+    dy = torch.randn_like(xg)
+
+    def fwd_bwd():
+        y = fn(xg, wg, bg)
+        torch.autograd.grad(y, (xg, wg, bg), dy)
+
+    fb_ms = bench(fwd_bwd)
+    held = saved_bytes(lambda: fn(xg, wg, bg))
+    return fwd_ms, fb_ms, held
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="first shape only")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    copy_gbs = copy_bandwidth()
+    lines = [
+        f"# conv benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
+        f"device copy: {copy_gbs:.0f} GB/s (read + write)",
+        "",
+        "| B C L K | layout | impl | fwd ms | fwd GB/s | % copy | fwd+bwd ms | × floor (5·|x|) | held after fwd |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    shapes = SHAPES[:1] if args.quick else SHAPES
+    rewrites = {}
+    with fx_graph_cache_disabled():
+        for shape in shapes:
+            B, C, L, K = shape
+            x_bytes = B * C * L * 2
+            for channel_last in (False, True):
+                for name, fn in implementations().items():
+                    if isinstance(fn, str):
+                        inductor_conv.reset_counters()
+                        fn = compiled(fn == "compiled-on")
+                    try:
+                        fwd_ms, fb_ms, held = measure(fn, shape, channel_last)
+                    except Exception as e:  # an anchor failing must not hide the others
+                        print(f"| {shape} | {'CL' if channel_last else 'BCL'} | {name} | failed: {type(e).__name__}: {e} |")
+                        continue
+                    if name == "ours-compiled":
+                        rewrites[(shape, channel_last)] = inductor_conv.counters()["causal_conv1d"]
+                    gbs = 2 * x_bytes / fwd_ms / 1e6
+                    floor_ms = 5 * x_bytes / copy_gbs / 1e6
+                    line = (
+                        f"| {B} {C} {L} {K} | {'channel-last' if channel_last else '(B,C,L)'} | {name} | "
+                        f"{fwd_ms:.3f} | {gbs:.0f} | {100 * gbs / copy_gbs:.0f}% | {fb_ms:.3f} | "
+                        f"{fb_ms / floor_ms:.2f} | {held / x_bytes:.2f}·|x| |"
+                    )
+                    lines.append(line)
+                    print(line, flush=True)
+    inductor_conv.disable()
+    lines.append("")
+    lines.append(f"rewrites by ours-compiled (must be 1 per case): {rewrites}")
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""Flash-attention Triton kernels (forward, backward, dropout replay) and their eager launchers.
+
+Semantics are those of `F.scaled_dot_product_attention` with native GQA; the math lives in kernels/attn_math.py
+(shared with the Inductor templates), this file only indexes, launches and stores.
+
+Shapes: q [B, Hq, Sq, D], k / v [B, Hkv, Sk, D], Hq % Hkv == 0 (query head h reads kv head h // (Hq // Hkv)),
+attn_mask broadcastable to [B, Hq, Sq, Sk] (bool: True = attend, or additive float), out [B, Hq, Sq, D] with q's
+stride order (`torch.empty_like(q)`), lse [B, Hq, Sq] fp32 (natural log; see attn_math's Note [finite-floor rows]).
+Any strides are read as given (no hidden copies); broadcast mask dims are read with stride 0.
+"""
+import math
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, load_tile
+
+MASK_NONE, MASK_BOOL, MASK_ADDITIVE = 0, 1, 2
+# float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
+_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
+
+
+# ================================================================ kernels
+@triton.jit
+def _attn_fwd_kernel(
+    Q, K, V, MASK, SEED, OUT, LSE,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_ob, stride_oh, stride_om, stride_od,
+    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+):
+    """Grid (cdiv(Sq, BLOCK_M), B * Hq): one program = BLOCK_M query rows of one (b, h); the row blocks of a
+    head run together (K/V stay in L2), the longest causal rows first."""
+    i_m = tl.num_programs(0) - 1 - tl.program_id(0)
+    i_bh = tl.program_id(1)
+    i_b, i_h = i_bh // H_Q, i_bh % H_Q
+    b_o, b_lse = attn_fwd_rows(
+        Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
+        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+        SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
+        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE)
+    o_i, o_d = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
+    m_i = o_i < SEQ_Q
+    p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
+    tl.store(p_o, b_o.to(OUT.dtype.element_ty), mask=m_i[:, None] & (o_d < HEAD_DIM)[None, :])
+    tl.store(LSE + i_bh.to(tl.int64) * SEQ_Q + o_i, b_lse, mask=m_i)
+
+
+@triton.jit
+def _attn_bwd_delta_kernel(
+    OUT, DO, DELTA, stride_ob, stride_oh, stride_om, stride_od, stride_dob, stride_doh, stride_dom, stride_dod,
+    H_Q, SEQ_Q, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, ACC_DTYPE: tl.constexpr,
+):
+    """Δ_i = Σ_d dO_id O_id (fp32): the softmax-backward row term, since Σ_j P_ij dP_ij = dO_i · O_i."""
+    i_bh = tl.program_id(1)
+    i_b, i_h = i_bh // H_Q, i_bh % H_Q
+    o_i, o_d = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
+    m_i, m_d = o_i < SEQ_Q, o_d < HEAD_DIM
+    p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
+    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_d[None, :] * stride_dod
+    b_o = load_tile(p_o, m_i, m_d, True, True).to(ACC_DTYPE)
+    b_do = load_tile(p_do, m_i, m_d, True, True).to(ACC_DTYPE)
+    tl.store(DELTA + i_bh.to(tl.int64) * SEQ_Q + o_i, tl.sum(b_o * b_do, 1), mask=m_i)
+
+
+@triton.jit
+def _attn_bwd_kernel(
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+):
+    """Grid (cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N), B * Hkv), two kinds of program in one launch (as
+    FlexAttention's backward): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV (query tiles of
+    BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of BLOCK_M)."""
+    pid = tl.program_id(0)
+    i_bhk = tl.program_id(1)
+    i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
+    n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
+    o_d = tl.arange(0, BLOCK_D)
+    m_d = o_d < HEAD_DIM
+    if pid < n_kv_blocks:
+        dk, dv = attn_bwd_dkdv_cols(
+            Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, pid * BLOCK_N,
+            stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+            stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+            stride_dob, stride_doh, stride_dom, stride_dod,
+            H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+            HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
+            IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+            ACC_DTYPE=ACC_DTYPE)
+        o_j = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+        m_out = (o_j < SEQ_K)[:, None] & m_d[None, :]
+        p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
+        p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_d[None, :] * stride_dvd
+        tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
+        tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
+    else:
+        n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
+        i_g, i_m = (pid - n_kv_blocks) // n_q_blocks, (pid - n_kv_blocks) % n_q_blocks
+        i_m = n_q_blocks - 1 - i_m  # the longest causal rows first
+        i_h = i_hk * GROUP + i_g
+        dq = attn_bwd_dq_rows(
+            Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, i_m * BLOCK_N,
+            stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+            stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+            stride_dob, stride_doh, stride_dom, stride_dod,
+            H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+            HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
+            IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
+            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE)
+        o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
+        p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
+        tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
+
+
+# ================================================================ launchers
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
+    """Validate SDPA-style inputs; returns (B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d)."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"{name} must be a 4-D tensor (B, H, S, D), got {getattr(t, 'shape', type(t))}")
+        if t.dtype not in _DTYPES:
+            raise TypeError(f"{name} must be float16, bfloat16, float32 (or float64), got {t.dtype}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k, v must share a device, got {q.device}, {k.device}, {v.device}")
+    B, Hq, Sq, D = q.shape
+    Bk, Hkv, Sk, Dk = k.shape
+    if k.shape != v.shape or Bk != B or Dk != D:
+        raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, Hkv, Sk, D) with q {tuple(q.shape)}")
+    if Hkv == 0 or Hq % Hkv != 0:
+        raise ValueError(f"query heads ({Hq}) must be a multiple of key/value heads ({Hkv})")
+    if not 1 <= D <= 256:
+        raise ValueError(f"head dim must be in 1..256, got {D}")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if dropout_p > 0.0 and (not isinstance(seed, torch.Tensor) or seed.dtype != torch.int64
+                            or seed.numel() != 1 or seed.device != q.device):
+        raise ValueError(f"seed must be an int64 tensor of one element on {q.device} when dropout_p > 0")
+    scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    if not scale > 0.0:
+        raise ValueError(f"scale must be positive (the kernels fold it into exp2 after the row max), got {scale}")
+    mask_kind, mask4d = MASK_NONE, None
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            mask_kind = MASK_BOOL
+        elif attn_mask.dtype.is_floating_point:
+            mask_kind = MASK_ADDITIVE
+        else:
+            raise TypeError(f"attn_mask must be bool or floating point, got {attn_mask.dtype}")
+        if attn_mask.device != q.device or attn_mask.dim() > 4:
+            raise ValueError(f"attn_mask must be on {q.device} with at most 4 dims, got {attn_mask.shape}")
+        try:
+            mask4d = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0
+        except RuntimeError as e:
+            raise ValueError(f"attn_mask {tuple(attn_mask.shape)} is not broadcastable to {(B, Hq, Sq, Sk)}") from e
+    return B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d
+
+
+def _kernel_options(dtype, dropout_p):
+    """Constexprs shared by every launch: dot operand dtype / precision and dropout threshold and scale."""
+    # The interpreter's bf16/fp16 tl.dot is wrong, so it multiplies fp32 operands; fp32 on GPU stays IEEE fp32
+    # (no tf32) so fp32 results compare with fp64 at fp32 accuracy.
+    dot_dtype = _DTYPES[dtype]
+    if _interpreting() and dtype.itemsize == 2:
+        dot_dtype = tl.float32
+    precision = "ieee" if dtype.itemsize >= 4 or _interpreting() else "tf32"
+    acc_dtype = tl.float64 if dtype == torch.float64 else tl.float32
+    threshold = min(int(round(dropout_p * 65536.0)), 65536)
+    return dict(DOT_DTYPE=dot_dtype, PRECISION=precision, ACC_DTYPE=acc_dtype), threshold, 1.0 / (1.0 - dropout_p)
+
+
+def _tiles(kind, q, config, is_causal):
+    """(block_m, block_n, num_warps, num_stages): the override, else the table in lowerings/heuristics."""
+    if config is not None:
+        c = config
+    else:
+        from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+
+        device = "interpreter" if _interpreting() else q.device.type
+        if kind == "fwd":
+            c = attn_fwd_tile(q.dtype, q.shape[-1], device, causal=bool(is_causal))
+        else:
+            c = attn_bwd_tile(q.dtype, q.shape[-1], device, eager=True)
+    tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
+        c.block_m, c.block_n, c.num_warps, c.num_stages)
+    outer, inner = (tile[0], tile[1]) if kind == "fwd" else (tile[1], tile[0])
+    if min(outer, inner) < 16 or outer % inner or any(b & (b - 1) for b in (outer, inner)):
+        raise ValueError(f"{kind} config {c}: tiles must be powers of two >= 16 (tl.dot's K >= 16), with "
+                         f"{'BLOCK_M % BLOCK_N' if kind == 'fwd' else 'BLOCK_N % BLOCK_M'} == 0")
+    return tile
+
+
+def _mask_strides(mask4d):
+    return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
+
+
+def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: float, seed, *, config=None):
+    """Flash-attention forward.  Returns (out [B, Hq, Sq, D] like q, lse [B, Hq, Sq] fp32).
+
+    dropout_p > 0 needs seed (int64 tensor of shape (1,) on q's device); the keep mask is a pure function of
+    (seed, b, h, i, j) (attn_math Note [dropout replay]).  lse is the log-sum-exp of the undropped scores (natural
+    log); -inf for rows with no allowed key (whose output is 0), a sentinel <= -2^120 for rows whose keys all carry a
+    finite "minus infinity" mask (Note [finite-floor rows]).  config: AttnFwdTile or dict(BLOCK_M, BLOCK_N,
+    num_warps, num_stages) overriding the heuristic tile (powers of two >= 16, BLOCK_M % BLOCK_N == 0).
+    """
+    B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    out = torch.empty_like(q)
+    lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
+    if out.numel() == 0:
+        return out, lse.fill_(float("-inf"))
+    opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
+    block_m, block_n, num_warps, num_stages = _tiles("fwd", q, config, is_causal)
+    grid = (triton.cdiv(Sq, block_m), B * Hq)
+    _attn_fwd_kernel[grid](
+        q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
+        *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),
+        H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=scale * math.log2(math.e),
+        dropout_threshold=threshold, dropout_scale=dropout_scale,
+        HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
+        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0,
+        num_warps=num_warps, num_stages=num_stages, **opts)
+    return out, lse
+
+
+def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, *, mask_grad: bool,
+                  deterministic=True, config=None):
+    """Flash-attention backward from (q, k, v, out, lse) and the same seed: returns (dq, dk, dv, dmask or None).
+
+    dq/dk/dv follow q/k/v's stride order.  mask_grad=True (float attn_mask that requires grad) also writes dS as a
+    [B, Hq, Sq, Sk] fp32 buffer and sums it over the mask's broadcast dims.  The backward is deterministic by
+    construction (one owner per output row, no atomics); `deterministic` is accepted for the op's signature.
+    config: AttnBwdTile or dict; dK/dV programs use (BLOCK_M queries x BLOCK_N keys), dQ programs the swap.
+    """
+    del deterministic
+    B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    if mask_grad and mask_kind != MASK_ADDITIVE:
+        raise ValueError("mask_grad=True needs a floating-point attn_mask")
+    if dout.shape != q.shape or out.shape != q.shape or lse.shape != (B, Hq, Sq):
+        raise ValueError(f"dout {tuple(dout.shape)} / out {tuple(out.shape)} must be {tuple(q.shape)}, "
+                         f"lse {tuple(lse.shape)} must be {(B, Hq, Sq)}")
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    ds_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
+    ds = torch.zeros((B, Hq, Sq, Sk), device=q.device, dtype=ds_dtype) if mask_grad else None
+    if q.numel() == 0 or k.numel() == 0:
+        dq.zero_(), dk.zero_(), dv.zero_()
+        return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+    lse = lse.contiguous()  # (B, Hq, Sq) fp32 rows, written contiguous by attention_fwd
+    opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
+    block_m, block_n, num_warps, num_stages = _tiles("bwd", q, config, is_causal)
+    block_d = max(16, triton.next_power_of_2(D))
+    common = dict(HEAD_DIM=D, BLOCK_D=block_d, MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal),
+                  HAS_DROPOUT=dropout_p > 0, num_warps=num_warps, num_stages=num_stages, **opts)
+    seed = seed if dropout_p > 0 else None
+    qk_scale2 = scale * math.log2(math.e)
+
+    delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
+    _attn_bwd_delta_kernel[(triton.cdiv(Sq, 64), B * Hq)](
+        out, dout, delta, *out.stride(), *dout.stride(), H_Q=Hq, SEQ_Q=Sq, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=64,
+        ACC_DTYPE=opts["ACC_DTYPE"])
+    grid = (triton.cdiv(Sk, block_n) + (Hq // Hkv) * triton.cdiv(Sq, block_n), B * Hkv)
+    _attn_bwd_kernel[grid](
+        q, k, v, mask4d, seed, dout, lse, delta, dq, dk, dv, ds,
+        *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
+        *dk.stride(), *dv.stride(),
+        H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2, scale=scale,
+        dropout_threshold=threshold, dropout_scale=dropout_scale, BLOCK_M=block_m, BLOCK_N=block_n,
+        STORE_DS=mask_grad, **common)
+    return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+
+
+def _reduce_dmask(ds, attn_mask):
+    """dS [B, Hq, Sq, Sk] summed over the dims the mask broadcasts along, in the mask's shape and dtype."""
+    shape4 = (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape)
+    dims = [d for d in range(4) if shape4[d] == 1 and ds.shape[d] != 1]
+    red = ds.sum(dim=dims, keepdim=True) if dims else ds
+    return red.reshape(attn_mask.shape).to(attn_mask.dtype)

@@ -1,0 +1,463 @@
+"""Attention math shared by the eager Triton kernels (kernels/attention.py) and the Inductor templates.
+
+The templates append this file's text to theirs, so everything here is a `@triton.jit` helper that uses only the
+names `triton` and `tl`: constants are local `tl.constexpr`s, never Python globals.
+
+Notation (one (batch b, query head h) slice; the kv head is h // GROUP):
+    i, j          query row, key column (absolute indices);  Sq = SEQ_Q, Sk = SEQ_K
+    qk            Q Kᵀ tile (fp32);  scale = softmax scale;  LOG2E = log2(e)
+    s2            log2-domain score, s2 = log2(e) * (scale * qk + mask);  softmax(S) = 2^(s2 - max) / sum
+    s, c          what the helpers pass around: s2 = s * c.  Without an additive mask s = qk (or -inf where a key
+                  is not allowed) and c = scale*LOG2E, so the scale folds into the FFMA before exp2; with an
+                  additive mask s = s2 already and c = 1.
+    m, l          running row max of s2 and running sum of 2^(s2 - m) (online softmax)
+    lse           stored row log-sum-exp (natural log, fp32), see Note [finite-floor rows]
+    MASK_KIND     0 none, 1 bool (True = attend), 2 additive float
+    Tile index blocks o_i / o_j are passed already shaped for broadcasting ([BM, 1] / [1, BN], or transposed in the
+    dK/dV kernel whose tiles have keys as rows), so one helper serves both orientations.
+
+Note [finite-floor rows]: eager softmax on `scale*qk + finfo.min` absorbs qk (finfo.min's ulp is ~2e31), so a row whose
+every key carries such a mask is uniform over those keys, and any ordinary key wins over them.  In fp32 this cannot be
+reproduced through an LSE: m + log2(l) rounds to m and backward would rebuild p = 1 instead of 1/l.  So an additive mask
+value <= -2^24 (whose ulp is >= 1: it can carry no score information in fp32) is a "floor" entry: its log2 score is
+the constant FLOOR2 = -2^126, qk dropped (as eager's rounding drops it).  A row whose max is FLOOR2 stores the sentinel
+lse = -2^120 * (1 + log2(l) / 64) (<= -2^120, far below any real LSE) and backward rebuilds p = 2^((s2 - FLOOR2) - log2 l).
+A row with no allowed key at all stores lse = -inf and gets zero output and zero gradients (declared extension).
+
+Note [dropout replay]: element (b, h, i, j) is kept iff the 16-bit lane (j % 8) of
+Philox4x32-7(key = seed, counter = (j // 8, i, h, b)) is >= threshold = round(p * 2^16); lane 2w is the low half of
+output word w, lane 2w+1 its high half.  The 128-bit counter holds every index whole, so there is no 2^32 wrap for any
+B*H*Sq*Sk, and the draw does not depend on tiles, grid order or pass.  The keep probability is 1 - threshold / 2^16
+(|error| <= 2^-17 against 1 - p); kept values are scaled by 1 / (1 - p).  Seven Philox rounds pass BigCrush (Salmon
+et al., SC'11, table 2); one call gives eight decisions.
+"""
+import triton
+import triton.language as tl
+
+
+# ---------------------------------------------------------------- loads
+@triton.jit
+def load_tile(p, m_rows, m_cols, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.constexpr):
+    """Load a [R, C] tile; m_rows [R] / m_cols [C] are the bounds, checked only where the constexpr asks."""
+    if CHECK_ROWS and CHECK_COLS:
+        return tl.load(p, mask=m_rows[:, None] & m_cols[None, :], other=0.0)
+    elif CHECK_ROWS:
+        return tl.load(p, mask=m_rows[:, None], other=0.0)
+    elif CHECK_COLS:
+        return tl.load(p, mask=m_cols[None, :], other=0.0)
+    else:
+        return tl.load(p)
+
+
+@triton.jit
+def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr):
+    """The attn_mask tile at rows o_i, cols o_j (broadcast-shaped); MASK is None when MASK_KIND == 0.
+
+    mask_off is the int64 offset of this (b, h) slice; broadcast dims have stride 0, so nothing is materialised.
+    """
+    if MASK_KIND == 0:
+        return 0.0
+    else:
+        p = MASK + mask_off + o_i.to(tl.int64) * stride_mm + o_j * stride_mn
+        m = (o_i < SEQ_Q) & (o_j < SEQ_K)
+        if MASK_KIND == 1:
+            return tl.load(p, mask=m, other=0) != 0
+        else:
+            b_mask = tl.load(p, mask=m, other=0.0)
+            return b_mask.to(tl.float64) if b_mask.dtype == tl.float64 else b_mask.to(tl.float32)
+
+
+# ---------------------------------------------------------------- scores
+@triton.jit
+def additive_mask_log2(b_mask):
+    """log2(e) * mask, except floor entries (mask <= -2^24) -> FLOOR2 and -inf -> -inf (Note [finite-floor rows])."""
+    LOG2E: tl.constexpr = 1.4426950408889634
+    FLOOR_MASK: tl.constexpr = -16777216.0  # -2^24
+    FLOOR2: tl.constexpr = -8.507059173023462e37  # -2^126
+    floor = tl.where(b_mask == float("-inf"), float("-inf"), FLOOR2)
+    return tl.where(b_mask > FLOOR_MASK, b_mask * LOG2E, floor)
+
+
+@triton.jit
+def score_scale(qk_scale2, MASK_KIND: tl.constexpr):
+    """c in s2 = s * c: the folded scale*log2(e), or 1 when the additive mask already put s in the log2 domain."""
+    if MASK_KIND == 2:
+        return 1.0
+    else:
+        return qk_scale2
+
+
+@triton.jit
+def attn_scores(qk, o_i, o_j, b_mask, qk_scale2, SEQ_K,
+                MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, MASKED: tl.constexpr):
+    """Scores s of one tile (s2 = s * score_scale(...)); -inf where key j is not allowed for query i.
+
+    MASKED tiles (causal band, ragged key end) also get j < Sk and, if IS_CAUSAL, j <= i (top-left aligned, as SDPA).
+    Whole tiles above the causal band are never visited (loop bounds), so they cost nothing.
+    """
+    if MASK_KIND == 2:
+        s = qk * qk_scale2 + additive_mask_log2(b_mask)
+    elif MASK_KIND == 1:
+        s = tl.where(b_mask, qk, float("-inf"))
+    else:
+        s = qk
+    if MASKED:
+        allowed = o_j < SEQ_K
+        if IS_CAUSAL:
+            allowed = allowed & (o_j <= o_i)
+        s = tl.where(allowed, s, float("-inf"))
+    return s
+
+
+# ---------------------------------------------------------------- softmax
+@triton.jit
+def online_softmax_step(s, c, m_i, l_i):
+    """One tile of the streaming softmax in the log2 domain (rows of s are queries).
+
+    Returns p = 2^(s*c - m_new) [BM, BN], alpha = 2^(m_i - m_new) (rescales the old accumulators), m_new, l_new.
+    A row with no allowed key so far keeps m = -inf; using 0 in its place avoids (-inf) - (-inf) = nan.
+    """
+    m_new = tl.maximum(m_i, tl.max(s, 1) * c)
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.math.exp2(s * c - m_safe[:, None])
+    alpha = tl.math.exp2(m_i - m_safe)
+    l_new = l_i * alpha + tl.sum(p, 1)
+    return p, alpha, m_new, l_new
+
+
+@triton.jit
+def lse_pack(m_i, l_i):
+    """Row LSE to store (natural log): -inf for a row with no allowed key, the floor sentinel (Note
+    [finite-floor rows]) for a row made only of floor entries, else (m + log2 l) * ln 2."""
+    LN2: tl.constexpr = 0.6931471805599453
+    FLOOR2: tl.constexpr = -8.507059173023462e37  # -2^126
+    SENTINEL: tl.constexpr = -1.329227995784916e36  # -2^120
+    log2_l = tl.math.log2(l_i)
+    return tl.where(m_i == FLOOR2, SENTINEL * (1.0 + log2_l * 0.015625), (m_i + log2_l) * LN2)
+
+
+@triton.jit
+def lse_unpack(lse):
+    """Stored LSE -> (anchor, offset) such that p = 2^((s2 - anchor) - offset).
+
+    Normal rows: (0, lse*log2 e).  Floor rows: (FLOOR2, log2 l).  lse = -inf (no allowed key) decodes as a floor row
+    with offset +inf and lse = +inf (padding rows) as offset +inf: both give p = 0 everywhere.
+    """
+    LOG2E: tl.constexpr = 1.4426950408889634
+    FLOOR2: tl.constexpr = -8.507059173023462e37  # -2^126
+    SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119
+    INV_SENTINEL: tl.constexpr = -7.52316384526264e-37  # 1 / -2^120
+    is_floor = lse < SENTINEL_LIMIT
+    offset = tl.where(is_floor, (lse * INV_SENTINEL - 1.0) * 64.0, lse * LOG2E)
+    anchor = tl.where(is_floor, FLOOR2, 0.0)
+    return anchor, offset
+
+
+@triton.jit
+def probs_from_lse(s, c, anchor, offset, MASK_KIND: tl.constexpr):
+    """Backward's P = exp(S - LSE) with the whole row's LSE (anchor/offset broadcast-shaped like s)."""
+    if MASK_KIND == 2:
+        return tl.math.exp2((s - anchor) - offset)
+    else:
+        return tl.math.exp2(s * c - offset)
+
+
+# ---------------------------------------------------------------- dropout
+@triton.jit
+def dropout_keep(seed, i_b, i_h, o_i, start_j, threshold, BLOCK_J: tl.constexpr, TRANSPOSED: tl.constexpr):
+    """Keep mask for query rows o_i [BM] and keys start_j + [0, BLOCK_J) (start_j % 8 == 0): [BM, BLOCK_J] bool,
+    or [BLOCK_J, BM] if TRANSPOSED.  A pure function of (seed, b, h, i, j): Note [dropout replay]."""
+    tl.static_assert(BLOCK_J % 8 == 0, "dropout draws eight keys per Philox call")
+    G: tl.constexpr = BLOCK_J // 8
+    o_g = (start_j // 8 + tl.arange(0, G)).to(tl.uint32)
+    c0, c1 = tl.broadcast(o_g[None, :], o_i.to(tl.uint32)[:, None])  # [BM, G]
+    zero = c0 * 0
+    r0, r1, r2, r3 = tl.philox(seed, c0, c1, zero + i_h.to(tl.uint32), zero + i_b.to(tl.uint32), 7)
+    t = zero + threshold  # uint32; threshold is a runtime int (eager kernels) or a constexpr (templates)
+    # lane k of group g is key 8g + k; the interleave tree below puts lane k at position k.
+    k0 = ((r0 & 0xFFFF) >= t).to(tl.int8)
+    k1 = ((r0 >> 16) >= t).to(tl.int8)
+    k2 = ((r1 & 0xFFFF) >= t).to(tl.int8)
+    k3 = ((r1 >> 16) >= t).to(tl.int8)
+    k4 = ((r2 & 0xFFFF) >= t).to(tl.int8)
+    k5 = ((r2 >> 16) >= t).to(tl.int8)
+    k6 = ((r3 & 0xFFFF) >= t).to(tl.int8)
+    k7 = ((r3 >> 16) >= t).to(tl.int8)
+    even = tl.interleave(tl.interleave(k0, k4), tl.interleave(k2, k6))
+    odd = tl.interleave(tl.interleave(k1, k5), tl.interleave(k3, k7))
+    keep = tl.interleave(even, odd) != 0  # [BM, BLOCK_J]
+    if TRANSPOSED:
+        keep = tl.trans(keep)
+    return keep
+
+
+# ---------------------------------------------------------------- forward
+@triton.jit
+def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, lo, hi,
+                   stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+                   BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
+                   HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, DOT_DTYPE: tl.constexpr,
+                   PRECISION: tl.constexpr):
+    """Stream key tiles [lo, hi) into (acc [BM, BD], m_i, l_i).  p_k / p_v point at the [BN, BD] tile of key 0.
+
+    Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
+    the ragged end (Triton tutorial 06).  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
+    """
+    c = score_scale(qk_scale2, MASK_KIND)
+    o_jb = tl.arange(0, BLOCK_N)
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        o_j = start_n + o_jb
+        m_j = o_j < SEQ_K
+        k = load_tile(p_k + start_n * stride_kn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
+        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                MASK_KIND)
+        s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
+        acc = acc * alpha[:, None]
+        v = load_tile(p_v + start_n * stride_vn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        if HAS_DROPOUT:
+            p = tl.where(dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False), p, 0.0)
+        acc = tl.dot(p.to(DOT_DTYPE), v.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
+    return acc, m_i, l_i
+
+
+# ---------------------------------------------------------------- backward
+@triton.jit
+def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+                        lo, hi, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2,
+                        dropout_threshold, dropout_scale,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr,
+                        IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
+                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+    """Accumulate dK, dV [BN, BD] of the key tile at start_n over query tiles [lo, hi) of one query head.
+
+    Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
+        dV += (P∘Z)ᵀ dO,   dPᵀ = Z∘(V dOᵀ),   dSᵀ = Pᵀ∘(dPᵀ - Δ),   dK += dSᵀ Q   (Z = keep / (1-p))
+    dK misses the factor scale, applied once by the caller.  Ragged query rows load LSE = +inf, so their P is 0.
+    """
+    c = score_scale(qk_scale2, MASK_KIND)
+    o_ib = tl.arange(0, BLOCK_M)
+    for start_m in range(lo, hi, BLOCK_M):
+        start_m = tl.multiple_of(start_m, BLOCK_M)
+        o_i = start_m + o_ib
+        m_i = o_i < SEQ_Q
+        q = load_tile(p_q + start_m * stride_qm, m_i, m_d, MASKED, PAD_D)  # [BM, BD]
+        do = load_tile(p_do + start_m * stride_dom, m_i, m_d, MASKED, PAD_D)  # [BM, BD]
+        if MASKED:
+            lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
+            delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
+        else:
+            lse = tl.load(LSE + o_i)
+            delta = tl.load(DELTA + o_i)
+        anchor, offset = lse_unpack(lse)
+        qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+        b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                MASK_KIND)
+        s_t = attn_scores(qk_t, o_i[None, :], o_j[:, None], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
+        dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+        if HAS_DROPOUT:
+            keep_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True)
+            dv = tl.dot(tl.where(keep_t, p_t, 0.0).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                        out_dtype=dv.dtype)
+            dp_t = tl.where(keep_t, dp_t * dropout_scale, 0.0)
+        else:
+            dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                        out_dtype=dv.dtype)
+        ds_t = p_t * (dp_t - delta[None, :])
+        dk = tl.dot(ds_t.to(DOT_DTYPE), q.to(DOT_DTYPE), dk, input_precision=PRECISION, out_dtype=dk.dtype)
+    return dk, dv
+
+
+@triton.jit
+def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+                      lo, hi, stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2,
+                      dropout_threshold, dropout_scale,
+                      BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
+                      HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
+                      DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+    """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi):
+        dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
+    STORE_DS writes dS (fp32) through p_ds for the attn_mask gradient.  Ragged keys are masked in MASKED tiles.
+    """
+    c = score_scale(qk_scale2, MASK_KIND)
+    o_jb = tl.arange(0, BLOCK_N)
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        o_j = start_n + o_jb
+        m_j = o_j < SEQ_K
+        k = load_tile(p_k + start_n * stride_kn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        v = load_tile(p_v + start_n * stride_vn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
+        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                MASK_KIND)
+        s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
+        dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
+        if HAS_DROPOUT:
+            keep = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False)
+            dp = tl.where(keep, dp * dropout_scale, 0.0)
+        ds = p * (dp - delta[:, None])
+        if STORE_DS:
+            tl.store(p_ds + start_n * stride_dsn, ds, mask=(o_i < SEQ_Q)[:, None] & m_j[None, :])
+        dq = tl.dot(ds.to(DOT_DTYPE), k.to(DOT_DTYPE), dq, input_precision=PRECISION, out_dtype=dq.dtype)
+    return dq
+
+
+# ---------------------------------------------------------------- whole programs (eager kernels and templates)
+@triton.jit
+def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
+                  stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                  stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                  SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                  HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+                  DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr):
+    """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BD] (already
+    divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
+    the band and the ragged end masked; tiles right of the band are never visited."""
+    tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
+    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
+    m_d = o_d < HEAD_DIM
+    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
+    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_jb[:, None] * stride_kn + o_d[None, :] * stride_kd
+    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_jb[:, None] * stride_vn + o_d[None, :] * stride_vd
+    mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
+    seed = tl.load(SEED) if HAS_DROPOUT else 0
+    b_q = load_tile(p_q, o_i < SEQ_Q, m_d, True, PAD_D).to(DOT_DTYPE)  # [BM, BD]
+    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
+    b_m = tl.full([BLOCK_M], float("-inf"), dtype=ACC_DTYPE)
+    b_l = tl.zeros([BLOCK_M], dtype=ACC_DTYPE)
+    n_full = SEQ_K // BLOCK_N * BLOCK_N
+    if IS_CAUSAL:
+        full_end = tl.minimum(start_m, n_full)
+        hi = tl.minimum(start_m + BLOCK_M, SEQ_K)
+    else:
+        full_end = n_full
+        hi = SEQ_K
+    acc, b_m, b_l = attn_fwd_inner(
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, 0, full_end,
+        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    acc, b_m, b_l = attn_fwd_inner(
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, full_end, hi,
+        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
+    b_o = acc * (dropout_scale / tl.where(b_l == 0.0, 1.0, b_l))[:, None]
+    return b_o, lse_pack(b_m, b_l)
+
+
+@triton.jit
+def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
+                       stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                       stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                       stride_dob, stride_doh, stride_dom, stride_dod,
+                       H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+                       HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr):
+    """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
+    share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
+    LSE / DELTA are contiguous [B, Hq, Sq] fp32."""
+    tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
+    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
+    m_j, m_d = o_j < SEQ_K, o_d < HEAD_DIM
+    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_j[:, None] * stride_kn + o_d[None, :] * stride_kd
+    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_j[:, None] * stride_vn + o_d[None, :] * stride_vd
+    b_k = load_tile(p_k, m_j, m_d, True, PAD_D).to(DOT_DTYPE)  # [BN, BD]
+    b_v = load_tile(p_v, m_j, m_d, True, PAD_D).to(DOT_DTYPE)  # [BN, BD]
+    seed = tl.load(SEED) if HAS_DROPOUT else 0
+    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
+    dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
+    # query ranges: causal band [start_n, start_n + BN) masked, whole tiles unmasked, ragged tail masked
+    m_full = SEQ_Q // BLOCK_M * BLOCK_M
+    if IS_CAUSAL:
+        full_lo = start_n + BLOCK_N
+    else:
+        full_lo = 0
+    full_hi = tl.maximum(full_lo, m_full)
+    for g in range(GROUP):
+        i_h = i_hk * GROUP + g
+        i_bh = i_b * H_Q + i_h
+        p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_ib[:, None] * stride_qm + o_d[None, :] * stride_qd
+        p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_ib[:, None] * stride_dom + o_d[None, :] * stride_dod
+        p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
+        mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
+        if IS_CAUSAL:
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+                start_n, tl.minimum(start_n + BLOCK_N, SEQ_Q), stride_qm, stride_dom, stride_mm, stride_mn,
+                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        dk, dv = attn_bwd_dkdv_inner(
+            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+            full_lo, full_hi, stride_qm, stride_dom, stride_mm, stride_mn,
+            SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        dk, dv = attn_bwd_dkdv_inner(
+            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+            full_hi, SEQ_Q, stride_qm, stride_dom, stride_mm, stride_mn,
+            SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    return dk * scale, dv * dropout_scale
+
+
+@triton.jit
+def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, start_m,
+                     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                     stride_dob, stride_doh, stride_dom, stride_dod,
+                     H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+                     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+                     STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
+                     ACC_DTYPE: tl.constexpr):
+    """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
+    STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient)."""
+    tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
+    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    i_bh = i_b * H_Q + i_h
+    o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
+    m_i, m_d = o_i < SEQ_Q, o_d < HEAD_DIM
+    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
+    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_d[None, :] * stride_dod
+    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_jb[:, None] * stride_kn + o_d[None, :] * stride_kd
+    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_jb[:, None] * stride_vn + o_d[None, :] * stride_vd
+    p_ds = DS + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_jb[None, :] if STORE_DS else DS
+    mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
+    seed = tl.load(SEED) if HAS_DROPOUT else 0
+    b_q = load_tile(p_q, m_i, m_d, True, PAD_D).to(DOT_DTYPE)
+    b_do = load_tile(p_do, m_i, m_d, True, PAD_D).to(DOT_DTYPE)
+    anchor, offset = lse_unpack(tl.load(LSE + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=float("inf")))
+    delta = tl.load(DELTA + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=0.0)
+    dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
+    n_full = SEQ_K // BLOCK_N * BLOCK_N
+    if IS_CAUSAL:
+        full_end = tl.minimum(start_m, n_full)
+        hi = tl.minimum(start_m + BLOCK_M, SEQ_K)
+    else:
+        full_end = n_full
+        hi = SEQ_K
+    dq = attn_bwd_dq_inner(
+        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+        0, full_end, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
+        dropout_threshold, dropout_scale,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        MASKED=False, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    dq = attn_bwd_dq_inner(
+        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+        full_end, hi, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
+        dropout_threshold, dropout_scale,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        MASKED=True, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    return dq * scale

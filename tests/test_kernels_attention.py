@@ -1,0 +1,312 @@
+"""Flash-attention kernels (kernels/attention.py) against the float64 reference.
+
+On CPU the kernels run in the Triton interpreter (tests/conftest.py), with fp32 dots (exact IEEE products summed in
+fp32), so fp32 inputs are compared at fp32 accuracy.  With CUDA the same tests run compiled on the GPU (fp32 dots stay
+IEEE there; bf16 dots round P to bf16, inside the bf16 test's tolerance).  Shapes are tiny and tiles small (the interpreter default,
+lowerings/heuristics/attention.py) so that causal bands, ragged ends and several tiles per row are all exercised.
+"""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from inductor_conv.kernels.attention import attention_bwd, attention_fwd
+from inductor_conv.reference.attention import attention_ref, dropout_keep_mask, lse_ref
+
+# fp32 kernels against float64: scores and sums over <= 64 terms in fp32 with O(1) inputs, so errors are a few
+# hundred ulps of 1 at most; 2e-5 leaves room while still catching any wrong term (>= 1e-3 here).
+FP32_TOL = dict(atol=2e-5, rtol=2e-5)
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+CASES = {  # name: (B, Hq, Hkv, Sq, Sk, D)
+    "len1": (1, 2, 1, 1, 1, 16),
+    "odd17_gqa2_d24": (2, 4, 2, 17, 17, 24),
+    "sq37_sk29_gqa4": (1, 4, 1, 37, 29, 24),
+    "sq9_sk40_d40": (1, 2, 2, 9, 40, 40),
+}
+
+
+def _inputs(B, Hq, Hkv, Sq, Sk, D, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    shapes = ((B, Hq, Sq, D), (B, Hkv, Sk, D), (B, Hkv, Sk, D))
+    return [torch.randn(*shape, generator=g).to(device=DEVICE, dtype=dtype) for shape in shapes]
+
+
+def _randn(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype).to(DEVICE)
+
+
+def _seed(value):
+    return torch.tensor([value], dtype=torch.int64, device=DEVICE)
+
+
+def _ours(q, k, v, mask=None, causal=False, p=0.0, seed=None, scale=None, mask_grad=False, fwd_cfg=None,
+          bwd_cfg=None, do=None):
+    out, lse = attention_fwd(q, k, v, mask, p, causal, scale, seed, config=fwd_cfg)
+    do = torch.randn_like(out) if do is None else do
+    grads = attention_bwd(do, q, k, v, mask, out, lse, p, causal, scale, seed, mask_grad=mask_grad, config=bwd_cfg)
+    return out, lse, do, grads
+
+
+def _reference(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False):
+    """float64 output and gradients (dq, dk, dv, dmask or None) by autograd through attention_ref."""
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    m = mask
+    if mask_grad:
+        m = mask.detach().double().requires_grad_()
+        leaves.append(m)
+    out = attention_ref(*leaves[:3], attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale)
+    grads = torch.autograd.grad(out, leaves, do.double())
+    return out.detach(), list(grads) + ([] if mask_grad else [None])
+
+
+def _assert_close(actual, expected, atol, rtol, name):
+    assert torch.isfinite(actual).all(), f"{name}: non-finite values"
+    torch.testing.assert_close(actual.double(), expected, atol=atol, rtol=rtol, msg=lambda m: f"{name}: {m}")
+
+
+def _check(q, k, v, mask=None, causal=False, mask_grad=False, tol=FP32_TOL, **kw):
+    out, lse, do, grads = _ours(q, k, v, mask, causal, mask_grad=mask_grad, **kw)
+    ref_out, ref_grads = _reference(q, k, v, do, mask, causal, mask_grad=mask_grad, scale=kw.get("scale"))
+    _assert_close(out, ref_out, name="out", **tol)
+    for name, g, r in zip(("dq", "dk", "dv", "dmask"), grads, ref_grads):
+        if r is not None:
+            _assert_close(g, r, name=name, **tol)
+    return out, lse, grads
+
+
+# ---------------------------------------------------------------- shapes, GQA, causal
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("case", list(CASES))
+def test_matches_fp64(case, causal):
+    q, k, v = _inputs(*CASES[case])
+    out, lse, _ = _check(q, k, v, causal=causal)
+    _assert_close(lse, lse_ref(q, k, is_causal=causal), name="lse", **FP32_TOL)
+
+
+def test_any_strides_and_output_layout():
+    """(B, S, H, D) storage viewed as (B, H, S, D), K broadcast over batch (stride 0), V a column slice."""
+    B, H, S, D = 2, 2, 19, 24
+    q = _randn(B, S, H, D, seed=1).transpose(1, 2)
+    k = _randn(1, H, S, D, seed=2).expand(B, H, S, D)
+    v = _randn(B, H, S, 2 * D, seed=3)[..., ::2]
+    out, _, grads = _check(q, k, v, causal=True, scale=0.3)
+    assert out.stride() == q.stride()
+    assert grads[0].stride() == q.stride()
+
+
+def test_bf16_storage():
+    q, k, v = _inputs(1, 4, 2, 21, 33, 32, dtype=torch.bfloat16)
+    # bf16 inputs/outputs: one rounding of O and of dq/dk/dv (2^-8 relative) on top of fp32 math.
+    _check(q, k, v, causal=True, tol=dict(atol=2e-2, rtol=2e-2))
+
+
+# ---------------------------------------------------------------- masks
+def _bool_mask(B, H, Sq, Sk, gen):
+    m = torch.rand(B, H, Sq, Sk, generator=gen) > 0.3
+    m[..., 0, :] = False  # a row with no allowed key
+    return m.to(DEVICE)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_bool_mask_and_empty_rows(causal):
+    B, Hq, Hkv, Sq, Sk, D = 2, 4, 2, 13, 22, 16
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D)
+    mask = _bool_mask(B, 1, Sq, Sk, torch.Generator().manual_seed(1))
+    out, lse, (dq, _, _, _) = _check(q, k, v, mask, causal)
+    assert torch.equal(out[:, :, 0], torch.zeros_like(out[:, :, 0]))  # declared extension: zeros, not NaN
+    assert torch.isneginf(lse[:, :, 0]).all()
+    assert torch.equal(dq[:, :, 0], torch.zeros_like(dq[:, :, 0]))
+
+
+@pytest.mark.parametrize("shape", ["B11Sk", "1HSqSk", "SqSk"])
+def test_additive_mask_broadcast_and_grad(shape):
+    B, Hq, Hkv, Sq, Sk, D = 2, 2, 1, 11, 26, 24
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D)
+    mshape = {"B11Sk": (B, 1, 1, Sk), "1HSqSk": (1, Hq, Sq, Sk), "SqSk": (Sq, Sk)}[shape]
+    bias = _randn(*mshape, seed=2)
+    _, _, grads = _check(q, k, v, bias, causal=True, mask_grad=True)
+    assert grads[3].shape == bias.shape and grads[3].dtype == bias.dtype
+
+
+def test_finite_minus_infinity_rows():
+    """finfo.min behaves like eager: a row all finfo.min is uniform (and its gradients flow), finfo.min entries lose
+    against ordinary ones; a row all -inf gives zeros (extension)."""
+    B, Hq, Hkv, Sq, Sk, D = 1, 2, 1, 6, 21, 16
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D)
+    fmin = torch.finfo(torch.float32).min
+    mask = _randn(B, Hq, Sq, Sk, seed=3)
+    mask[:, :, 0] = fmin
+    mask[:, :, 1, ::2] = fmin
+    mask[:, :, 2] = float("-inf")
+    mask[:, :, 3, :5] = float("-inf")
+    mask[:, :, 3, 5:] = fmin  # -inf and finfo.min mixed: uniform over the finfo.min keys
+    mask[:, :, 4, 7] = -(2.0**24)  # at the floor threshold, beside ordinary keys
+    out, lse, grads = _check(q, k, v, mask, mask_grad=True)
+    torch.testing.assert_close(out[:, :, 0], v.mean(dim=2).expand(B, Hq, D), atol=1e-6, rtol=1e-6)
+    assert torch.equal(out[:, :, 2], torch.zeros_like(out[:, :, 2])) and torch.isneginf(lse[:, :, 2]).all()
+    assert torch.equal(grads[0][:, :, 2], torch.zeros_like(grads[0][:, :, 2]))
+
+
+@pytest.mark.parametrize("form", ["spread", "offset"])
+def test_large_scores(form):
+    """|S| ~ 1e4.  fp32 rounds such scores to ~1e-3 absolute, so P carries ~1e-3 relative error (tolerances 3e-3).
+    "spread": scores 1e4 apart, P is one-hot: no overflow / NaN; O, LSE, dV checked (dQ, dK vanish, their error
+    is that rounding times |K| and is not meaningful).  "offset": every score ~1e4 with O(1) differences, P is spread
+    out and every gradient is meaningful."""
+    q, k, v = _inputs(1, 2, 1, 23, 30, 16)
+    if form == "spread":
+        q, k = q * 100.0, k * 100.0
+    else:
+        q[..., 0], k[..., 0] = 400.0, 100.0  # scale * q.k = 1e4 + O(1): the same 1e4 for every key of a row
+    out, lse, do, grads = _ours(q, k, v, causal=True)
+    ref_out, ref_grads = _reference(q, k, v, do, causal=True)
+    assert lse.abs().max() > 3e3
+    _assert_close(lse, lse_ref(q, k, is_causal=True), atol=0.0, rtol=1e-6, name="lse")
+    _assert_close(out, ref_out, atol=3e-3, rtol=0.0, name="out")
+    checked = ("dv",) if form == "spread" else ("dq", "dk", "dv")
+    for name, g, r in zip(("dq", "dk", "dv"), grads, ref_grads):
+        assert torch.isfinite(g).all()
+        if name in checked:
+            _assert_close(g, r, atol=3e-3 * r.abs().max().item(), rtol=0.0, name=name)
+
+
+def test_row_shift_invariance_of_mask_grad():
+    """softmax(S + c_i) = softmax(S), so each row of dS (= d mask) sums to 0."""
+    q, k, v = _inputs(2, 2, 2, 15, 27, 24)
+    bias = _randn(2, 2, 15, 27, seed=4)
+    _, _, _, (_, _, _, dmask) = _ours(q, k, v, bias, causal=True, mask_grad=True)
+    row_sum, row_abs = dmask.sum(-1), dmask.abs().sum(-1)
+    assert (row_abs[..., 1:] > 1e-3).all()  # causal row 0 has one key: dS = 0 there
+    # dS_ij = P_ij (dP_ij - Δ_i) carries fp32 rounding of dP and Δ (~1e-7 of |dP| ~ 1), summed over <= 27 keys
+    assert (row_sum.abs() <= 1e-5 * row_abs + 2e-6).all()
+
+
+class _Attention(torch.autograd.Function):
+    """The launchers as one differentiable function, for gradcheck."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, bias, causal, p, seed):
+        out, lse = attention_fwd(q, k, v, bias, p, causal, None, seed)
+        ctx.save_for_backward(q, k, v, bias, out, lse)
+        ctx.causal, ctx.p, ctx.seed = causal, p, seed
+        return out
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, bias, out, lse = ctx.saved_tensors
+        dq, dk, dv, dbias = attention_bwd(do, q, k, v, bias, out, lse, ctx.p, ctx.causal, None, ctx.seed,
+                                          mask_grad=True)
+        return dq, dk, dv, dbias, None, None, None
+
+
+@pytest.mark.parametrize("p", [0.0, pytest.param(0.4, marks=pytest.mark.skipif(
+    DEVICE == "cuda", reason="Triton 3.6 fails ConvertTritonGPUToLLVM on fp64 MMA + the dropout mask's layout"))])
+def test_gradcheck_fp64(p):
+    """Finite differences in float64 (kernels accumulate in fp64; LSE and scale stay fp32, ~1e-7 relative, well
+    inside gradcheck's atol=1e-5 / rtol=1e-3).  A fixed seed makes dropout a fixed function of the inputs."""
+    q, k, v, bias = (_randn(*s, seed=i, dtype=torch.float64).requires_grad_()
+                     for i, s in enumerate(((1, 2, 5, 6), (1, 1, 7, 6), (1, 1, 7, 6), (1, 2, 1, 7))))
+    fn = lambda q, k, v, b: _Attention.apply(q, k, v, b, True, p, _seed(1234))  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (q, k, v, bias), fast_mode=True)
+
+
+# ---------------------------------------------------------------- dropout
+def _philox4x32(c, key, rounds=7):
+    """Reference Philox4x32 (Salmon et al. 2011) in numpy: counters c = 4 uint32 arrays, key = 2 uint32."""
+    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) for x in c)
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    m32 = np.uint64(0xFFFFFFFF)
+    for _ in range(rounds):
+        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = (p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & m32, (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & m32
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m32, (k1 + np.uint64(0xBB67AE85)) & m32
+    return c0, c1, c2, c3
+
+
+def test_dropout_mask_is_the_documented_philox_draw():
+    B, H, Sq, Sk, p, seed = 2, 3, 5, 19, 0.3, (7 << 32) + 11
+    keep = dropout_keep_mask(_seed(seed), B, H, Sq, Sk, p).cpu().numpy()
+    b, h, i, j = np.meshgrid(*(np.arange(n) for n in (B, H, Sq, Sk)), indexing="ij")
+    words = _philox4x32((j // 8, i, h, b), (seed & 0xFFFFFFFF, seed >> 32))
+    lane = j % 8
+    word = np.choose(lane // 2, words)
+    bits = (word >> (16 * (lane % 2)).astype(np.uint64)) & np.uint64(0xFFFF)
+    np.testing.assert_array_equal(keep, bits >= round(p * 65536))
+
+
+def test_dropout_keep_fraction_and_seeds():
+    B, H, Sq, Sk, p = 2, 3, 40, 72, 0.25
+    keep = dropout_keep_mask(_seed(5), B, H, Sq, Sk, p)
+    n = keep.numel()
+    assert abs(keep.sum().item() - n * (1 - p)) < 5 * math.sqrt(n * p * (1 - p))  # binomial, 5 sigma
+    assert torch.equal(keep, dropout_keep_mask(_seed(5), B, H, Sq, Sk, p, block=(32, 8)))  # other tiles
+    assert not torch.equal(keep, dropout_keep_mask(_seed(6), B, H, Sq, Sk, p))
+
+
+def test_dropout_forward_reveals_mask_for_any_tiles():
+    """q = k = 0 makes P uniform (1/Sk) and v = I makes out[i, j] = keep_ij / ((1-p) Sk)."""
+    B, H, Sq, Sk, p = 1, 2, 20, 24, 0.5
+    q, k = torch.zeros(B, H, Sq, Sk, device=DEVICE), torch.zeros(B, H, Sk, Sk, device=DEVICE)
+    v = torch.eye(Sk, device=DEVICE).expand(B, H, Sk, Sk)
+    expected = dropout_keep_mask(_seed(9), B, H, Sq, Sk, p)
+    for cfg in (dict(BLOCK_M=32, BLOCK_N=16, num_warps=4, num_stages=1),
+                dict(BLOCK_M=64, BLOCK_N=32, num_warps=4, num_stages=1)):
+        out, _ = attention_fwd(q, k, v, None, p, False, None, _seed(9), config=cfg)
+        torch.testing.assert_close(out * (1 - p) * Sk, expected.float(), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dropout_forward_backward_use_the_same_mask(causal):
+    B, Hq, Hkv, Sq, Sk, D, p = 1, 4, 2, 19, 27, 24, 0.3
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D)
+    keep = dropout_keep_mask(_seed(21), B, Hq, Sq, Sk, p)
+    out, _, do, grads = _ours(q, k, v, causal=causal, p=p, seed=_seed(21),
+                              fwd_cfg=dict(BLOCK_M=32, BLOCK_N=16, num_warps=4, num_stages=1),
+                              bwd_cfg=dict(BLOCK_M=16, BLOCK_N=64, num_warps=4, num_stages=1))
+    ref_out, ref_grads = _reference(q, k, v, do, causal=causal, keep=keep, p=p)
+    _assert_close(out, ref_out, name="out", **FP32_TOL)
+    for name, g, r in zip(("dq", "dk", "dv"), grads, ref_grads):
+        _assert_close(g, r, name=name, **FP32_TOL)
+
+
+def test_dropout_same_seed_bit_identical():
+    q, k, v = _inputs(1, 2, 1, 17, 23, 16)
+    do = torch.ones_like(q)
+    a = _ours(q, k, v, p=0.2, seed=_seed(3), do=do)
+    b = _ours(q, k, v, p=0.2, seed=_seed(3), do=do)
+    for x, y in zip([a[0], a[1], *a[3][:3]], [b[0], b[1], *b[3][:3]]):
+        assert torch.equal(x, y)
+    c, _ = attention_fwd(q, k, v, None, 0.2, False, None, _seed(4))
+    assert not torch.equal(a[0], c)
+
+
+def test_backward_deterministic():
+    q, k, v = _inputs(1, 8, 2, 25, 25, 16)
+    bias = _randn(1, 1, 25, 25, seed=5)
+    r1 = _ours(q, k, v, bias, causal=True, mask_grad=True, do=_randn(1, 8, 25, 16, seed=6))
+    r2 = _ours(q, k, v, bias, causal=True, mask_grad=True, do=r1[2])
+    for x, y in zip(r1[3], r2[3]):
+        assert torch.equal(x, y)
+
+
+# ---------------------------------------------------------------- errors
+def test_errors_name_the_argument():
+    q, k, v = _inputs(1, 3, 2, 4, 4, 16)
+    with pytest.raises(ValueError, match="multiple of key/value heads"):
+        attention_fwd(q, k, v, None, 0.0, False, None, None)
+    q, k, v = _inputs(1, 2, 1, 4, 4, 16)
+    with pytest.raises(ValueError, match="dropout_p"):
+        attention_fwd(q, k, v, None, 1.0, False, None, _seed(0))
+    with pytest.raises(ValueError, match="seed"):
+        attention_fwd(q, k, v, None, 0.1, False, None, None)
+    with pytest.raises(TypeError, match="attn_mask"):
+        attention_fwd(q, k, v, torch.ones(4, 4, dtype=torch.int32, device=DEVICE), 0.0, False, None, None)
+    with pytest.raises(ValueError, match="broadcastable"):
+        attention_fwd(q, k, v, torch.ones(3, 4, device=DEVICE), 0.0, False, None, None)
+    with pytest.raises(ValueError, match="scale"):
+        attention_fwd(q, k, v, None, 0.0, False, -1.0, None)
+    with pytest.raises(ValueError, match="config"):
+        attention_fwd(q, k, v, None, 0.0, False, None, None, config=dict(BLOCK_M=32, BLOCK_N=64, num_warps=4,
+                                                                          num_stages=1))

@@ -1,0 +1,233 @@
+"""Lowerings of the attention ops (lowerings/attention.py).
+
+CPU: the template bodies are rendered with stand-ins for Inductor's hooks (def_kernel, stride, size, store_output)
+and run in the Triton interpreter against the float64 reference, so their indexing is tested without a GPU; and
+compiling on CPU keeps the op as a fallback kernel.  GPU (marked): Inductor picks the `inductor_conv_attention_*`
+templates, results match float64, and the backward is deterministic.
+"""
+import importlib.util
+import math
+import re
+import sys
+
+import jinja2
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv._compat import fx_graph_cache_disabled, has_lowering
+from inductor_conv.lowerings import attention as lowering
+from inductor_conv.reference.attention import attention_ref, dropout_keep_mask
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+OPS = torch.ops.inductor_conv
+
+
+def _randn(*shape, seed, dtype=torch.float32, device=DEVICE):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(device=device, dtype=dtype)
+
+
+def _ref_and_grads(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False):
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    m = mask.detach().double().requires_grad_() if mask_grad else mask
+    out = attention_ref(*leaves, attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale)
+    grads = torch.autograd.grad(out, leaves + ([m] if mask_grad else []), do.double())
+    return out.detach(), grads
+
+
+def test_register_is_idempotent():
+    lowering.register()
+    lowering.register()
+    assert all(has_lowering(op) for op in lowering.OPS)
+
+
+# ---------------------------------------------------------------- template bodies in the interpreter
+class _Render:
+    """Stand-ins for the TritonTemplate hooks: def_kernel becomes a plain @triton.jit signature, stride / size
+    become kernel arguments, store_output a tl.store into OUT (contiguous)."""
+
+    def __init__(self, constexprs):
+        self.names, self.args, self.constexprs = [], [], constexprs
+
+    def def_kernel(self, *names):
+        self.names = list(names)
+        return "<DEF_KERNEL>"
+
+    def stride(self, name):
+        args = [f"s_{name}_{d}" for d in range(4)]
+        self.args += [a for a in args if a not in self.args]
+        return ", ".join(args)
+
+    def size(self, name, dim):
+        self.args += [f"z_{name}_{dim}"] if f"z_{name}_{dim}" not in self.args else []
+        return f"z_{name}_{dim}"
+
+    def store_output(self, indices, val, mask, indent_width=4, val_shape=None):
+        offset = " + ".join(f"({i}) * s_OUT_{d}" for d, i in enumerate(indices))
+        return f"tl.store(OUT + {offset}, {val}.to(OUT.dtype.element_ty), mask={mask})"
+
+    def module(self, name):
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+        source = env.from_string(lowering._load(name)).render(
+            def_kernel=self.def_kernel, stride=self.stride, size=self.size, store_output=self.store_output,
+            **self.constexprs)
+        params = self.names + ["OUT"] + self.args + [f"s_OUT_{d}" for d in range(4)]
+        params += [f"{c}: tl.constexpr" for c in self.constexprs]
+        source = source.replace("<DEF_KERNEL>", "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                                f"def template_kernel({', '.join(params)}):")
+        return source
+
+
+def _load_rendered(source, tmp_path, name):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod.template_kernel
+
+
+def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n):
+    return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
+                MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
+                ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
+                DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
+@pytest.mark.parametrize("causal,p", [(True, 0.0), (False, 0.3)])
+def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
+    B, Hq, Hkv, Sq, Sk, D, scale = 2, 4, 2, 19, 27, 24, 0.3
+    q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
+    bias = _randn(1, Hq, 1, Sk, seed=3)
+    mask4 = bias.expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([77], dtype=torch.int64)
+    do = _randn(B, Hq, Sq, D, seed=4)
+
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16)
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"fwd_{causal}_{p}")
+    out, lse = torch.empty(B, Hq, Sq, D), torch.empty(B, Hq, Sq)
+    # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
+    fwd[(triton.cdiv(Sq, 32), B * Hq)](
+        q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
+
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32) | dict(STORE_DS=True)
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}")
+    delta = (do * out).sum(-1)
+    dq, dk, dv, ds = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.zeros(B, Hq, Sq, Sk)
+    grid = (triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32), B * Hkv)
+    bwd[grid](q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
+              *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
+              Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
+    for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
+        torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path of the lowering")
+def test_cpu_compile_keeps_the_fallback_kernel():
+    from torch._inductor.utils import run_and_get_code
+
+    lowering.register()
+    q, k, v = (_randn(1, 2, 9, 16, seed=i) for i in range(3))
+    fn = lambda q, k, v: OPS.attention_fwd(q, k, v, None, 0.0, True, 0.25, None)[0]  # noqa: E731
+    torch._dynamo.reset()
+    with fx_graph_cache_disabled():
+        out, code = run_and_get_code(torch.compile(fn, fullgraph=True), q, k, v)
+    assert "inductor_conv.attention_fwd" in "\n".join(code)
+    assert "attn_fwd_rows" not in "\n".join(code)
+    torch.testing.assert_close(out, fn(q, k, v))
+
+
+# ---------------------------------------------------------------- GPU: the templates under torch.compile
+def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False):
+    """Compile the forward op, differentiate outside (AOTAutograd compiles the backward op); return the outputs
+    and all code Inductor generated on the way."""
+    from torch._inductor.utils import run_and_get_code
+
+    lowering.register()
+    torch._dynamo.reset()
+    fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed)[0],
+                        fullgraph=True)
+
+    def run():
+        out = fwd(q, k, v, mask, seed)
+        return (out, *torch.autograd.grad(out, [q, k, v] + ([mask] if mask_grad else []), do))
+
+    with fx_graph_cache_disabled():
+        result, code = run_and_get_code(run)
+    return result, "\n".join(code)
+
+
+def _assert_16bit_close(got, want):
+    """16-bit storage: O and every gradient are rounded once (2^-8 relative) and P / dS are rounded to 16 bits
+    before the second products, so compare at 2e-2 of each tensor's largest entry."""
+    for name, g, w in zip(("out", "dq", "dk", "dv", "dmask"), got, want):
+        err = (g.double() - w).abs().max().item()
+        assert err <= 2e-2 * w.abs().max().item() + 1e-3, f"{name}: {err}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("causal,p,mask_kind", [(True, 0.0, None), (False, 0.0, "bias"), (False, 0.2, "bool")])
+def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
+    B, Hq, Hkv, Sq, Sk, D = 2, 8, 2, 333, 517, 80
+    q, k, v = (_randn(B, h, s, D, seed=i, dtype=dtype).requires_grad_()
+               for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
+    mask = None
+    if mask_kind == "bias":  # a learned bias broadcast over batch and query rows
+        mask = _randn(1, Hq, 1, Sk, seed=5, dtype=dtype).expand(B, Hq, Sq, Sk).detach().requires_grad_()
+    elif mask_kind == "bool":
+        mask = (_randn(B, 1, Sq, Sk, seed=5) > -1.0).expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    do = _randn(B, Hq, Sq, D, seed=6, dtype=dtype)
+    got, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
+    # Inductor renames template kernels triton_tem_fused_*: the inductor_conv_attention_* templates show through
+    # attn_math's helpers, which only they carry into the generated code
+    assert "attn_fwd_rows" in code and "attn_bwd_dkdv_cols" in code
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+def test_compiled_backward_is_deterministic():
+    q = _randn(1, 8, 256, 64, seed=0, dtype=torch.bfloat16).requires_grad_()
+    k, v = (_randn(1, 2, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in (1, 2))  # GQA 4
+    do = _randn(1, 8, 256, 64, seed=7, dtype=torch.bfloat16)
+    first, _ = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    second, _ = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_fallback_choice_when_no_template(monkeypatch):
+    """With no template choice the lowering still works, through the ExternKernelChoice running the eager op."""
+    monkeypatch.setattr(lowering.FWD_TEMPLATE, "maybe_append_choice", lambda *a, **kw: None)
+    monkeypatch.setattr(lowering.BWD_TEMPLATE, "maybe_append_choice", lambda *a, **kw: None)
+    q, k, v = (_randn(1, 4, 100, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    do = _randn(1, 4, 100, 64, seed=7, dtype=torch.bfloat16)
+    got, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    assert "attn_fwd_rows" not in code and "inductor_conv.attention_fwd" in code
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+def test_max_autotune_picks_a_working_choice():
+    import torch._inductor.config as inductor_config
+
+    q, k, v = (_randn(2, 4, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    do = _randn(2, 4, 256, 64, seed=7, dtype=torch.bfloat16)
+    with inductor_config.patch(max_autotune=True):
+        got, code = _compiled_fwd_bwd(False, 0.0, q, k, v, None, None, do)
+    assert re.search(r"inductor_conv[._]attention_fwd", code)  # the template or the eager op's fallback kernel
+    ref, ref_grads = _ref_and_grads(q, k, v, do, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))

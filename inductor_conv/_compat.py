@@ -113,12 +113,14 @@ __all__ = [
 # Used by patterns/causal_conv1d_silu.py (tracing search functions once, under a fresh fake mode, as Inductor's own
 # ``init_once_fakemode`` does) and patterns/checks.py (proving sizes equal without adding guards).
 from torch._guards import tracing  # noqa: E402
+from torch._inductor.decomposition import select_decomp_table  # noqa: E402
 from torch._inductor.pattern_matcher import MULTIPLE, MultiOutputPattern  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily  # noqa: E402
 from torch.fx.experimental.symbolic_shapes import statically_known_true  # noqa: E402
 
 __all__ += [
     "tracing",
+    "select_decomp_table",
     "MULTIPLE",
     "MultiOutputPattern",
     "FakeTensorMode",
@@ -163,3 +165,11 @@ def select_algorithm(*args, **kwargs):
 
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
             "select_algorithm"]
+
+
+# --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------
+# lowerings/causal_conv1d_silu.py reduces the backward template's dw / dbeta partial rows with Inductor's own
+# sum lowering (a fixed-order reduction) and casts / builds the small outputs with these.
+from torch._inductor.lowering import full, sum_ as sum_lowering, to_dtype  # noqa: E402
+
+__all__ += ["full", "sum_lowering", "to_dtype"]

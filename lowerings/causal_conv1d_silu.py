@@ -1,10 +1,219 @@
-"""PLACEHOLDER written by the lead so enable() works; the kernel helper replaces this file with the real lowering."""
+"""Lowerings of inductor_conv::causal_conv1d_fwd / causal_conv1d_bwd into Inductor Triton templates.
+
+On CUDA (x fp32 / fp16 / bf16, K <= 33) each op becomes `inductor_conv_causal_conv1d_*` TritonTemplate choices: the
+default tile of lowerings/heuristics/conv.py, or several tiles under mode="max-autotune". The forward adds an
+ExternKernelChoice running the eager Triton launcher (under max-autotune, or when no tile applies). The templates
+append the @triton.jit helpers of kernels/conv_math.py, so the math is the eager kernels' math.
+
+The backward template writes dx through store_output and two mutated inputs (NOTE:[TritonTemplates with multiple
+outputs] in torch/_inductor/ir.py): the dw / dbeta partial rows [B * n_chunks, C, K + 1] and d(initial_states); the
+rows are summed with Inductor's sum lowering in a fixed order, so the result is deterministic. It has no extern
+choice: an extern kernel cannot declare the partial rows it writes. z is recomputed, never saved (Note [conv
+backward recomputes z] in ops/causal_conv1d.py). Elsewhere both ops stay Inductor's fallback kernels.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv._compat import (
+    ExternKernelChoice,
+    SymbolicGridFn,
+    V,
+    empty_strided,
+    fallback_handler,
+    full,
+    has_lowering,
+    inductor_config,
+    inductor_lowerings,
+    ir,
+    register_lowering,
+    select_algorithm,
+    sum_lowering,
+    to_dtype,
+    triton_template,
+)
+from inductor_conv.kernels import conv_math
+from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, conv_chunks, conv_geometry, num_sms
+from inductor_conv.lowerings.heuristics.conv import conv_autotune_tiles, conv_tile
 
-OPS = ()
+aten = torch.ops.aten
+FWD_OP = torch.ops.inductor_conv.causal_conv1d_fwd.default
+BWD_OP = torch.ops.inductor_conv.causal_conv1d_bwd.default
+OPS = (FWD_OP, BWD_OP)
+MAX_K = 33  # K - 1 <= 32 lanes: the look-ahead edge tile and the lane shifts stay inside one warp
+_OPTIONAL = ("bias", "seq_idx", "initial_states")
+
+
+def _helper_source() -> str:
+    """The @triton.jit functions of kernels/conv_math.py, as text (the math lives there only)."""
+    text = Path(conv_math.__file__).read_text()
+    lines = text.splitlines()
+    funcs = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    return "\n\n\n".join("\n".join(lines[min([d.lineno for d in f.decorator_list] + [f.lineno]) - 1 : f.end_lineno])
+                         for f in funcs)
+
+
+def _load(name: str) -> str:
+    """A template file followed by conv_math's helpers (raw: their text is not jinja)."""
+    template = (Path(__file__).parent / "templates" / f"{name}.py.jinja").read_text()
+    return template + "\n{% raw %}\n\n" + _helper_source() + "\n{% endraw %}\n"
+
+
+@SymbolicGridFn
+def causal_conv1d_fwd_grid(B, C, L, meta, *, cdiv):
+    """One program per (BC channels, column tile of BT positions, batch row)."""
+    return (cdiv(C, meta["BC"]), cdiv(L, meta["BT"]), B)
+
+
+@SymbolicGridFn
+def causal_conv1d_bwd_grid(B, C, L, meta, *, cdiv):
+    """One program per (BC channels, chunk of L, batch row); it loops over its chunk's tiles and writes one partial
+    row of dw / dbeta, so there are B * N_CHUNKS rows (few: N_CHUNKS fills the GPU with about waves x #SMs)."""
+    return (cdiv(C, meta["BC"]), meta["N_CHUNKS"], B)
+
+
+FWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_fwd", causal_conv1d_fwd_grid,
+                               _load("inductor_conv_causal_conv1d_fwd"))
+BWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_bwd", causal_conv1d_bwd_grid,
+                               _load("inductor_conv_causal_conv1d_bwd"))
+
+
+def _fwd_eager(*tensors, present, activation, out):
+    """The eager launcher as an extern choice: `tensors` are x, weight and the optional inputs named in `present`."""
+    given = dict(zip(("x", "weight") + tuple(present), tensors))
+    causal_conv1d_fwd(given["x"], given["weight"], *(given.get(n) for n in _OPTIONAL), activation, out=out)
+    return out
+
+
+FWD_EXTERN = ExternKernelChoice.lookup("inductor_conv_causal_conv1d_fwd_eager") or ExternKernelChoice(
+    _fwd_eager, name="inductor_conv_causal_conv1d_fwd_eager", has_out_variant=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shared steps
+# ---------------------------------------------------------------------------------------------------------------
+def _use_template(x, weight) -> bool:
+    """CUDA, a float x the kernels take, a static width K the warp-sized edge tiles cover."""
+    K = weight.get_size()[1]
+    floats = (torch.float32, torch.float16, torch.bfloat16)
+    return (
+        x.get_device().type == "cuda"
+        and x.get_dtype() in floats
+        and weight.get_dtype() in floats
+        and (isinstance(K, int) or getattr(K, "is_number", False))
+        and int(K) <= MAX_K
+    )
+
+
+def _fixed(node):
+    """Realize an input and freeze its layout: the kernels take any strides, but must know them."""
+    if node is None:
+        return None
+    node = ir.ExternKernel.realize_input(node)
+    if isinstance(node.get_layout(), ir.FlexibleLayout):
+        node.freeze_layout()
+    return node
+
+
+def _like_x(x) -> ir.FixedLayout:
+    """The layout of empty_like(x) (the ops' fake impls): dense, in x's stride order."""
+    stride = ir.FlexibleLayout.stride_ordered(x.get_size(), ir.get_stride_order(x.get_stride()))
+    return ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(), stride)
+
+
+def _tiles(direction: str, x, K: int):
+    """Geometries to try: the default tile, or all autotune tiles under max-autotune."""
+    layout = "bcl" if V.graph.sizevars.statically_known_equals(x.get_stride()[2], 1) else "blc"
+    tiles = conv_autotune_tiles(direction, layout, x.get_dtype(), K) if inductor_config.max_autotune else [
+        conv_tile(direction, layout, x.get_dtype(), K)]
+    return [conv_geometry(layout, x.get_dtype(), K, direction, t) for t in tiles]
+
+
+def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str) -> dict:
+    return dict(
+        num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
+        BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
+        HAS_INIT=initial_states is not None, SILU=activation == "silu",
+    )
+
+
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Lowerings
+# ---------------------------------------------------------------------------------------------------------------
+def lower_fwd(x, weight, bias, seq_idx, initial_states, activation):
+    """y [B, C, L] = act(causal_conv1d(x) + bias): template choices (+ the eager launcher under max-autotune)."""
+    if not _use_template(x, weight):
+        return fallback_handler(FWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states,
+                                                                   activation)
+    x, weight, bias, seq_idx, initial_states = map(_fixed, (x, weight, bias, seq_idx, initial_states))
+    K = int(weight.get_size()[1])
+    layout = _like_x(x)
+    inputs = [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
+    choices: list = []
+    for g in _tiles("fwd", x, K):
+        FWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout,
+                                         **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))
+    if inductor_config.max_autotune or not choices:
+        present = tuple(n for n, t in zip(_OPTIONAL, (bias, seq_idx, initial_states)) if t is not None)
+        choices.append(FWD_EXTERN.bind(inputs, layout, present=present, activation=activation))
+    return select_algorithm("inductor_conv_causal_conv1d_fwd", choices, inputs, layout)
+
+
+def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, deterministic):
+    """(dx, dweight, dbias, dinitial_states) as the op returns them: one fused template pass (dx, partial rows of
+    dw / dbeta, d initial_states), then a fixed-order sum of the rows. Always deterministic."""
+    if not _use_template(x, weight):
+        return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
+                                                                   activation, deterministic)
+    x, weight, bias, seq_idx, initial_states, dy = map(_fixed, (x, weight, bias, seq_idx, initial_states, dy))
+    B, C, L = x.get_size()
+    K = int(weight.get_size()[1])
+    device = x.get_device()
+    hint = V.graph.sizevars.size_hint
+    geometries = _tiles("bwd", x, K)
+    # Every choice writes the same partial rows: their count comes from the default tile.
+    _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), geometries[0], num_sms(device.index or 0))
+    part = empty_strided([B * n_chunks, C, K + 1], None, dtype=torch.float32, device=device)
+    dinit = None
+    if initial_states is not None:
+        dinit = empty_strided(initial_states.get_size(), _like_x(initial_states).stride,
+                              dtype=initial_states.get_dtype(), device=device)
+    inputs = [t for t in (x, weight, bias, seq_idx, initial_states, dy, part, dinit) if t is not None]
+    mutated = [t for t in (part, dinit) if t is not None]
+    layout = _like_x(x)
+    choices: list = []
+    for g in geometries:
+        BWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated,
+                                         N_CHUNKS=n_chunks,
+                                         **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))
+    if not choices:
+        return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
+                                                                   activation, deterministic)
+    dx = select_algorithm("inductor_conv_causal_conv1d_bwd", choices, inputs, layout)
+
+    sums = sum_lowering(part, [0])                                                 # [C, K + 1] fp32
+    dw = to_dtype(inductor_lowerings[aten.slice.Tensor](sums, 1, 0, K), weight.get_dtype())
+    db_dtype = (bias if bias is not None else weight).get_dtype()
+    if bias is not None:
+        db = to_dtype(inductor_lowerings[aten.select.int](sums, 1, K), db_dtype)
+    else:  # the op still returns a [C] dbias (unused)
+        db = full([C], 0, dtype=db_dtype, device=device)
+    if dinit is None:  # the op returns an empty dinitial_states
+        dinit = full([0], 0, dtype=x.get_dtype(), device=device)
+    return dx, dw, db, dinit
 
 
 def register() -> None:
-    pass
+    """Install both lowerings (idempotent; enable() calls it, disable() removes them)."""
+    for op, fn in ((FWD_OP, lower_fwd), (BWD_OP, lower_bwd)):
+        if not has_lowering(op) or getattr(inductor_lowerings[op], "_inductor_conv", False) is False:
+            register_lowering(op, type_promotion_kind=None)(fn)
+            inductor_lowerings[op]._inductor_conv = True

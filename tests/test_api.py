@@ -62,7 +62,7 @@ def test_user_pass_is_chained_and_restored(clean_state):
         assert ours is not user and ours.previous is user
         graph = torch.fx.Graph()
         graph.output(None)
-        ours(graph)
+        ours(torch.fx.GraphModule(torch.nn.Module(), graph).graph)  # Inductor passes a GraphModule's graph
         assert user.calls == 1
         assert "user-pass" in repr(ours.uuid())
         inductor_conv.disable()

@@ -1,18 +1,16 @@
 """Triton kernels and eager launchers of the causal depthwise conv1d (+ SiLU), forward and fused backward.
 
 Shapes: x [B, C, L] with any strides (no copies: contiguous [B, C, L] and the channel-last view [B, L, C].T(1, 2)
-both run at full speed, the vectorised axis being whichever one is contiguous), weight [C, K], bias [C],
-seq_idx [B, L] int32, initial_states [B, C, K - 1]. Math in conv_math.py (notation there).
+are both read in place), weight [C, K], bias [C], seq_idx [B, L] int32, initial_states [B, C, K - 1]. The math and
+the column tiles (shifts in registers, so x and dy are read once) are in conv_math.py.
 
-Tiling: a program owns BC channels x STEP positions of one batch row; its tile spans BT = HL + STEP + HR positions,
-HL / HR being halos recomputed by neighbours, needed only when taps of x (X_GATHER, left) or shifted delta
-(D_GATHER, right) are taken from registers by tl.gather instead of shifted loads / recomputation. Halos are rounded
-up to 8 positions when positions are contiguous in memory, so that every tile starts 16-byte aligned.
+A program owns BC channels of one batch row and loops over `tiles_per_prog` consecutive column tiles of BT = N * V
+positions (V = 16 bytes of x, N lanes); grid (C / BC, chunks of L, B).
 
-Backward in one pass: z is recomputed (Note [causal conv1d backward recomputes z] in conv_math.py), dx is gathered
-(each element written once), and dw / dbeta are reduced in fp32 into per-program partial rows [P, C, K + 1] (one
-row per batch row and chunk of positions), then summed in a fixed order by a second small kernel: bit-identical
-across runs. `deterministic=False` adds the partials atomically instead.
+Backward in one pass: z is recomputed (Note [conv backward recomputes z] in inductor_conv/ops/causal_conv1d.py), dx
+is gathered (each element written once), and dw / dbeta are reduced in fp32 into one partial row [C, K + 1] per
+program (batch row x chunk of L), then summed in a fixed order by a second small kernel: bit-identical across runs.
+`deterministic=False` adds the partials atomically into a single row instead.
 """
 from __future__ import annotations
 
@@ -23,40 +21,33 @@ import torch
 import triton
 import triton.language as tl
 
-from inductor_conv.kernels.conv_math import conv_delta, conv_delta_at, conv_z, load_x_tilde, same_sequence, silu
+from inductor_conv.kernels.conv_math import bwd_cols, dinit_tile, fwd_cols, param_grad_rows, store_cols, zero_cols
 
-__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry"]
+__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks"]
 
 
 @triton.jit
 def causal_conv1d_fwd_kernel(
     x, w, bias, seq_idx, init, y,
-    C, L,
+    C, L, tiles_per_prog,
     s_xb, s_xc, s_xl, s_wc, s_wk, s_bc, s_sb, s_sl, s_ib, s_ic, s_ik, s_yb, s_yc, s_yl,
-    K: tl.constexpr, BC: tl.constexpr, BT: tl.constexpr, HL: tl.constexpr, X_GATHER: tl.constexpr,
+    K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr,
 ):
-    """y for BC channels x (BT - HL) positions of one batch row; grid (C / BC, L / (BT - HL), B)."""
-    i_c, i_t, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    """y for BC channels x tiles_per_prog column tiles of N * V positions of one batch row."""
+    i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     o_c = i_c * BC + tl.arange(0, BC)
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
-    l_t = tl.arange(0, BT)
-    o_t = i_t * (BT - HL) - HL + l_t                                          # [BT], the first HL are halo
     i_b = i_b.to(tl.int64)
-    p_xc = x + i_b * s_xb + o_c[:, None] * s_xc
-    p_ic = init + i_b * s_ib + o_c[:, None] * s_ic
-    p_wc = w + o_c[:, None] * s_wc
-
-    b_x = load_x_tilde(p_xc, p_ic, m_c, o_t[None, :], L, s_xl, s_ik, K, HAS_INIT)          # [BC, BT]
-    b_z = conv_z(b_x, p_xc, p_ic, p_wc, seq_idx + i_b * s_sb, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_sl,
-                 K, HAS_INIT, HAS_SEQ, X_GATHER)
+    b_bias = tl.zeros([BC, 1], tl.float32)
     if HAS_BIAS:
-        b_z += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
-    if SILU:
-        b_z = silu(b_z)
-    m_t = (l_t >= HL) & (o_t < L)
-    p_y = y + i_b * s_yb + o_c[:, None] * s_yc + o_t[None, :] * s_yl
-    tl.store(p_y, b_z.to(y.dtype.element_ty), mask=m_c & m_t[None, :])
+        b_bias += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
+    for i_tile in range(tiles_per_prog):
+        t0 = (i_chunk * tiles_per_prog + i_tile) * (N * V)
+        b_ys = fwd_cols(x + i_b * s_xb + o_c[:, None] * s_xc, init + i_b * s_ib + o_c[:, None] * s_ic,
+                        w + o_c[:, None] * s_wc, seq_idx + i_b * s_sb, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+                        K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+        store_cols(y + i_b * s_yb + o_c[:, None] * s_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
 
 
 @triton.jit
@@ -65,83 +56,47 @@ def causal_conv1d_bwd_kernel(
     C, L, tiles_per_prog, n_chunks,
     s_xb, s_xc, s_xl, s_wc, s_wk, s_bc, s_sb, s_sl, s_ib, s_ic, s_ik,
     s_gb, s_gc, s_gl, s_dxb, s_dxc, s_dxl, s_pp, s_pc, s_dib, s_dic, s_dik,
-    K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, BT: tl.constexpr,
-    HL: tl.constexpr, HR: tl.constexpr, X_GATHER: tl.constexpr, D_GATHER: tl.constexpr,
-    HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr,
-    ATOMIC: tl.constexpr,
+    K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
+    V: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr,
+    SILU: tl.constexpr, ATOMIC: tl.constexpr,
 ):
-    """dx for BC channels x tiles_per_prog tiles of STEP positions, and that chunk's dw / dbeta partial row.
+    """dx for BC channels x tiles_per_prog column tiles, and this program's dw / dbeta partial row.
 
-    grid (C / BC, n_chunks, B); partial row i_b * n_chunks + i_chunk of part [P, C, K + 1] (dw taps, then dbeta).
+    Partial row i_b * n_chunks + i_chunk of part [P, C, K + 1] (dw taps, then dbeta); ATOMIC: all add into row 0.
     KW = next_pow2(K) columns of dw; KP = next_pow2(K - 1) virtual positions of d(initial_states).
     """
-    STEP: tl.constexpr = BT - HL - HR
-    tl.static_assert(STEP > 0, "the tile must be wider than its halos")
     i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     o_c = i_c * BC + tl.arange(0, BC)
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
-    l_t = tl.arange(0, BT)
     o_k = tl.arange(0, KW)
-    i_b64 = i_b.to(tl.int64)
-    p_xc = x + i_b64 * s_xb + o_c[:, None] * s_xc
-    p_ic = init + i_b64 * s_ib + o_c[:, None] * s_ic
-    p_gc = dy + i_b64 * s_gb + o_c[:, None] * s_gc
+    i_b = i_b.to(tl.int64)
+    p_xc = x + i_b * s_xb + o_c[:, None] * s_xc
+    p_ic = init + i_b * s_ib + o_c[:, None] * s_ic
+    p_gc = dy + i_b * s_gb + o_c[:, None] * s_gc
     p_wc = w + o_c[:, None] * s_wc
-    p_seq = seq_idx + i_b64 * s_sb
+    p_seq = seq_idx + i_b * s_sb
     b_bias = tl.zeros([BC, 1], tl.float32)
     if HAS_BIAS:
         b_bias += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
 
-    b_dw = tl.zeros([BC, KW], tl.float32)
-    b_db = tl.zeros([BC], tl.float32)
+    b_acc = zero_cols(BC, N, K + 1)  # per-lane sums of x~[s] delta[s + j] (j < K) and of delta
     for i_tile in range(tiles_per_prog):
-        o_t = (i_chunk * tiles_per_prog + i_tile) * STEP - HL + l_t           # [BT]
-        m_own = (l_t >= HL) & (l_t < HL + STEP) & (o_t < L)
-        b_x = load_x_tilde(p_xc, p_ic, m_c, o_t[None, :], L, s_xl, s_ik, K, HAS_INIT)       # [BC, BT]
-        b_g = tl.load(p_gc + o_t[None, :] * s_gl, mask=m_c & ((o_t >= 0) & (o_t < L))[None, :],
-                      other=0.0).to(tl.float32)
-        b_d = conv_delta(b_x, b_g, b_bias, p_xc, p_ic, p_wc, p_seq, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_sl,
-                         K, HAS_INIT, HAS_SEQ, X_GATHER, SILU)                # delta at o_t
-        b_db += tl.sum(tl.where(m_own[None, :], b_d, 0.0), axis=1)
-        # dx[s] = sum_j w[K-1-j] delta[s+j]; the same products give dw[K-1-j] += x[s] delta[s+j] (one pair each).
-        b_dx = tl.zeros([BC, BT], tl.float32)
-        for j in tl.static_range(K):
-            if j == 0:
-                b_dj = b_d
-            elif D_GATHER:
-                b_dj = tl.gather(b_d, tl.broadcast_to(tl.minimum(l_t + j, BT - 1)[None, :], b_d.shape), axis=1)
-            else:
-                b_dj = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t + j, b_bias, L, s_xl, s_ik, s_wk,
-                                     s_sl, s_gl, K, HAS_INIT, HAS_SEQ, SILU)
-            if HAS_SEQ:
-                b_dj = tl.where(same_sequence(p_seq, o_t + j, o_t, L, s_sl)[None, :], b_dj, 0.0)
-            b_dx += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
-            b_xd = tl.sum(tl.where(m_own[None, :], b_x * b_dj, 0.0), axis=1)
-            b_dw += tl.where(o_k[None, :] == K - 1 - j, b_xd[:, None], 0.0)
-        p_dx = dx + i_b64 * s_dxb + o_c[:, None] * s_dxc + o_t[None, :] * s_dxl
-        tl.store(p_dx, b_dx.to(dx.dtype.element_ty), mask=m_c & m_own[None, :])
-
+        t0 = (i_chunk * tiles_per_prog + i_tile) * (N * V)
+        b_dxs, b_acc = bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl, s_gl,
+                                K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+        store_cols(dx + i_b * s_dxb + o_c[:, None] * s_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
+    b_dw, b_db = param_grad_rows(b_acc, K, KW)
     if HAS_INIT:
         if i_chunk == 0:
-            # d(initial_states): dx of the virtual positions -K+1 .. -1, and their share of dw.
-            o_s = tl.arange(0, KP) - KP                                       # [KP]
-            m_s = o_s > -K
-            b_i = load_x_tilde(p_xc, p_ic, m_c, o_s[None, :], L, s_xl, s_ik, K, HAS_INIT)   # [BC, KP]
-            b_di = tl.zeros([BC, KP], tl.float32)
-            for j in tl.static_range(K):
-                b_dj = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_s + j, b_bias, L, s_xl, s_ik, s_wk,
-                                     s_sl, s_gl, K, HAS_INIT, HAS_SEQ, SILU)
-                b_di += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
-                b_xd = tl.sum(tl.where(m_s[None, :], b_i * b_dj, 0.0), axis=1)
-                b_dw += tl.where(o_k[None, :] == K - 1 - j, b_xd[:, None], 0.0)
-            p_di = dinit + i_b64 * s_dib + o_c[:, None] * s_dic + (o_s + K - 1)[None, :] * s_dik
-            tl.store(p_di, b_di.to(dinit.dtype.element_ty), mask=m_c & m_s[None, :])
+            b_dw = dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, dinit + i_b * s_dib + o_c[:, None] * s_dic, m_c, b_bias,
+                              b_dw, L, s_xl, s_ik, s_wk, s_sl, s_gl, s_dik, K, KW, KP, HAS_SEQ, SILU)
 
-    p_row = part + (i_b * n_chunks + i_chunk).to(tl.int64) * s_pp + o_c[:, None] * s_pc
     if ATOMIC:
+        p_row = part + o_c[:, None] * s_pc
         tl.atomic_add(p_row + o_k[None, :], b_dw, mask=m_c & (o_k < K)[None, :])
         tl.atomic_add(p_row + K, b_db[:, None], mask=m_c)
     else:
+        p_row = part + (i_b * n_chunks + i_chunk) * s_pp + o_c[:, None] * s_pc
         tl.store(p_row + o_k[None, :], b_dw, mask=m_c & (o_k < K)[None, :])
         tl.store(p_row + K, b_db[:, None], mask=m_c)
 
@@ -159,58 +114,66 @@ def causal_conv1d_param_grad_kernel(
     b_acc = tl.zeros([BC, KW1], tl.float32)
     for i_p in range(P):
         b_acc += tl.load(p_part + i_p * s_pp, mask=m, other=0.0)
-    tl.store(dw + o_c[:, None] * s_dwc + o_k[None, :] * s_dwk, b_acc.to(dw.dtype.element_ty), mask=m & (o_k < K)[None, :])
-    if HAS_BIAS:
-        tl.store(db + o_c[:, None] * s_dbc + o_k[None, :] * 0, b_acc.to(db.dtype.element_ty), mask=m & (o_k == K)[None, :])
+    p_dw = dw + o_c[:, None] * s_dwc + o_k[None, :] * s_dwk
+    tl.store(p_dw, b_acc.to(dw.dtype.element_ty), mask=m & (o_k < K)[None, :])
+    if HAS_BIAS:  # column K
+        p_db = db + o_c[:, None] * s_dbc + o_k[None, :] * 0
+        tl.store(p_db, b_acc.to(db.dtype.element_ty), mask=m & (o_k == K)[None, :])
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Launchers
 # ---------------------------------------------------------------------------------------------------------------
-
 @dataclasses.dataclass(frozen=True)
 class ConvGeometry:
-    """What the tile config resolves to for one call: halos, tile width and the number of tiles along L."""
+    """What a tile config resolves to for one call: BC channels x N lanes x V positions."""
     block_c: int
-    block_t: int
-    halo_l: int
-    halo_r: int
+    lanes: int
+    vec: int
     num_warps: int
-    x_gather: bool
-    d_gather: bool
     waves: int
 
     @property
-    def step(self) -> int:
-        return self.block_t - self.halo_l - self.halo_r
+    def block_t(self) -> int:
+        return self.lanes * self.vec
 
 
-def _round_up(n: int, m: int) -> int:
-    return -(-n // m) * m
-
-
-def conv_geometry(x: torch.Tensor, K: int, direction: str, config=None) -> ConvGeometry:
-    """Resolve the tile for x's layout and width K: defaults from lowerings/heuristics/conv.py, overridden by
-    `config` (a ConvTile or a dict of its fields); halos follow from the gather flags, the layout and K."""
+def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, config=None) -> ConvGeometry:
+    """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous), x dtype and width
+    K: defaults from lowerings/heuristics/conv.py, overridden by `config` (a ConvTile or a dict of its fields).
+    V = 16 bytes of x, N = block_t / V lanes (at least K - 1, the look-ahead an edge tile holds)."""
     from inductor_conv.lowerings.heuristics.conv import ConvTile, conv_tile
 
-    tile = conv_tile(direction, "bcl" if x.stride(2) == 1 else "blc", x.dtype, K)
+    tile = conv_tile(direction, layout, dtype, K)
     if isinstance(config, ConvTile):
         tile = config
     elif config is not None:
         tile = dataclasses.replace(tile, **dict(config))
-    x_gather = tile.x_gather and K > 1
-    d_gather = tile.d_gather and K > 1 and direction == "bwd"
-    align = 8 if x.stride(2) == 1 else 1  # contiguous positions: keep every tile start 16-byte aligned
-    halo_l = _round_up(K - 1, align) if x_gather else 0
-    halo_r = _round_up(K - 1, align) if d_gather else 0
-    block_t = max(tile.block_t, triton.next_power_of_2(2 * (halo_l + halo_r) + 1))
-    return ConvGeometry(tile.block_c, block_t, halo_l, halo_r, tile.num_warps, x_gather, d_gather, tile.waves)
+    vec = 16 // dtype.itemsize
+    lanes = max(tile.block_t // vec, triton.next_power_of_2(max(K - 1, 1)))
+    return ConvGeometry(tile.block_c, lanes, vec, tile.num_warps, tile.waves)
+
+
+def conv_chunks(B: int, C: int, L: int, g: ConvGeometry, num_sms: int) -> tuple[int, int]:
+    """(tiles_per_prog, n_chunks): each program loops over tiles along L so that about waves x #SMs programs
+    remain (in the backward: few dw / dbeta partial rows, B * n_chunks)."""
+    n_tiles = triton.cdiv(L, g.block_t)
+    n_chunks = max(1, min(n_tiles, triton.cdiv(g.waves * num_sms, B * triton.cdiv(C, g.block_c))))
+    tiles_per_prog = triton.cdiv(n_tiles, n_chunks)
+    return tiles_per_prog, triton.cdiv(n_tiles, tiles_per_prog)
 
 
 @functools.lru_cache(maxsize=None)
-def _num_sms(device_index: int) -> int:
+def num_sms(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _layout(x: torch.Tensor) -> str:
+    return "bcl" if x.stride(2) == 1 else "blc"
+
+
+def _sms(x: torch.Tensor) -> int:
+    return num_sms(x.device.index or 0) if x.is_cuda else 1
 
 
 def _check_args(x, weight, bias, seq_idx, initial_states, activation):
@@ -263,15 +226,15 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
         raise ValueError(f"out must be {tuple(x.shape)} {x.dtype}, got {tuple(y.shape)} {y.dtype}")
     if x.numel() == 0:
         return y
-    g = conv_geometry(x, K, "fwd", config)
+    g = conv_geometry(_layout(x), x.dtype, K, "fwd", config)
+    n_c = triton.cdiv(C, g.block_c)
+    tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))
     (p_b, p_s, p_i), strides = _optional_args(x, bias, seq_idx, initial_states)
-    grid = (triton.cdiv(C, g.block_c), triton.cdiv(L, g.block_t - g.halo_l), B)
-    causal_conv1d_fwd_kernel[grid](
+    causal_conv1d_fwd_kernel[(n_c, n_chunks, B)](
         x, weight, p_b, p_s, p_i, y,
-        C, L, *x.stride(), *weight.stride(), *strides, *y.stride(),
-        K=K, BC=g.block_c, BT=g.block_t, HL=g.halo_l, X_GATHER=g.x_gather,
-        HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None, HAS_INIT=initial_states is not None,
-        SILU=activation == "silu", num_warps=g.num_warps,
+        C, L, tiles_per_prog, *x.stride(), *weight.stride(), *strides, *y.stride(),
+        K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
+        HAS_INIT=initial_states is not None, SILU=activation == "silu", num_warps=g.num_warps,
     )
     return y
 
@@ -284,7 +247,7 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
     if dy.shape != x.shape:
         raise ValueError(f"dy must be {tuple(x.shape)}, got {tuple(dy.shape)}")
     dx = torch.empty_like(x)
-    dw = torch.empty(C, K, dtype=weight.dtype, device=x.device)
+    dw = torch.empty_like(weight)  # strides as the op's fake impl
     db = torch.empty(C, dtype=bias.dtype, device=x.device) if bias is not None else None
     dinit = torch.empty_like(initial_states) if initial_states is not None else None
     if x.numel() == 0:
@@ -294,14 +257,9 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
         if dinit is not None:
             dinit.zero_()
         return dx, dw, db, dinit
-    g = conv_geometry(x, K, "bwd", config)
+    g = conv_geometry(_layout(x), x.dtype, K, "bwd", config)
     n_c = triton.cdiv(C, g.block_c)
-    n_tiles = triton.cdiv(L, g.step)
-    # Few chunks along L keep the partial rows few; enough of them to fill the GPU with `waves` x SMs programs.
-    sms = _num_sms(x.device.index or 0) if x.is_cuda else 1
-    n_chunks = max(1, min(n_tiles, triton.cdiv(g.waves * sms, B * n_c)))
-    tiles_per_prog = triton.cdiv(n_tiles, n_chunks)
-    n_chunks = triton.cdiv(n_tiles, tiles_per_prog)
+    tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))  # few chunks along L: few partial rows
     n_rows = 1 if not deterministic else B * n_chunks
     part = (torch.zeros if not deterministic else torch.empty)(n_rows, C, K + 1, dtype=torch.float32,
                                                                 device=x.device)
@@ -309,12 +267,12 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
     s_di = dinit.stride() if dinit is not None else (0, 0, 0)
     causal_conv1d_bwd_kernel[(n_c, n_chunks, B)](
         x, weight, p_b, p_s, p_i, dy, dx, part, dinit if dinit is not None else x,
-        C, L, tiles_per_prog, n_chunks if deterministic else 0,
+        C, L, tiles_per_prog, n_chunks,
         *x.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(), part.stride(0), part.stride(1), *s_di,
         K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
-        BC=g.block_c, BT=g.block_t, HL=g.halo_l, HR=g.halo_r, X_GATHER=g.x_gather, D_GATHER=g.d_gather,
-        HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None, HAS_INIT=initial_states is not None,
-        SILU=activation == "silu", ATOMIC=not deterministic, num_warps=g.num_warps,
+        BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
+        HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic,
+        num_warps=g.num_warps,
     )
     block_c = min(256, triton.next_power_of_2(C))
     causal_conv1d_param_grad_kernel[(triton.cdiv(C, block_c),)](

@@ -1,20 +1,31 @@
 """@triton.jit math helpers of the causal depthwise conv1d (+ SiLU), shared by the eager kernels and the templates.
 
-The Inductor templates append this file's helper source to their own (see lowerings/causal_conv1d_silu.py), so the
-helpers below may only use `tl`/`triton` names: no Python globals, no other imports.
+The Inductor templates append this file's functions (lowerings/causal_conv1d_silu.py), so the helpers below may only
+use `tl`/`triton` names: no Python globals, no other imports.
 
-Notation (fla style): a program owns BC channels (`o_c`, axis 0 of every tile) and BT positions (`o_t`, axis 1);
-`p_*c` are [BC, 1] pointer columns already offset to the batch and the program's channels, `m_c` their [BC, 1] mask.
-x~[s] is x at 0 <= s < L, initial_states[K - 1 + s] at -K + 1 <= s < 0 (HAS_INIT) and zero elsewhere. A tap of lag d
-reads x~[t - d]; weight tap k has lag d = K - 1 - k.
+Notation (fla style): a program owns BC channels (axis 0 of every tile); `p_*c` are [BC, 1] pointer columns offset
+to the batch row and the program's channels, `m_c` their [BC, 1] mask, `s_*` strides, `o_*` positions.
+x~[s] is x at 0 <= s < L, initial_states[K - 1 + s] at -K + 1 <= s < 0 (HAS_INIT) and zero elsewhere. A tap of lag
+d reads x~[t - d]; weight tap k has lag d = K - 1 - k; with packed sequences (HAS_SEQ) a tap only counts inside
+the sequence of t.
 
     z[t] = beta + sum_d w[K - 1 - d] * x~[t - d] * [seq[t] == seq[t - d]]
     delta[t] = dL/dz[t] = g[t] * silu'(z[t])     (g = dL/dy; delta = g without activation)
-    dx[s] = sum_j w[K - 1 - j] * delta[s + j] * [seq[s + j] == seq[s]]     (gather: each dx written once)
+    dx[s] = sum_j w[K - 1 - j] * delta[s + j] * [seq[s + j] == seq[s]]     (a gather: each dx written once)
+    dw[K - 1 - j] += x~[s] * delta[s + j] * (same mask)                    (the same products, one pair each)
 
-Note [causal conv1d backward recomputes z]: the backward never reads a saved z; it recomputes z from x, w and beta
-(2K flops an element) instead of writing, holding and re-reading an activation-sized tensor. silu' needs the
-pre-activation z, not y: silu'(0) = 1/2.
+The backward never reads a saved z: it recomputes z from x, w and beta (2K flops an element) instead of writing,
+holding and re-reading an activation-sized tensor (Note [conv backward recomputes z] in
+inductor_conv/ops/causal_conv1d.py). silu' needs the pre-activation z, not y: silu'(0) = 1/2.
+
+Column tiles. A tile covers BT = N * V positions t0 + n * V + v, held as a tuple of V "columns" [BC, N]: column v
+holds positions t0 + n * V + v, so lane n owns the chunk of V consecutive positions t0 + n * V .. + V - 1 (V = 16
+bytes of x: one vector load). A shift by d positions is a renaming of columns plus, for the columns that cross into
+a neighbouring chunk, a tl.gather along n (a warp shuffle: the default tiles keep N = 32 lanes in one warp). Lanes
+whose neighbouring chunk lies outside the tile read "edge" tiles [BC, N] whose lane e holds x~ at t0 - N + e (left)
+or delta at t0 + BT + e (right, backward); so K - 1 <= N. x and dy are read from memory once, with no shifted
+re-reads through the caches. The tile is loaded as [BC, BT] and split into columns in registers: free when positions
+are contiguous in memory; when channels are contiguous Triton transposes it once through shared memory.
 """
 import triton
 import triton.language as tl
@@ -57,29 +68,12 @@ def same_sequence(p_seq, o_t, o_s, L, s_sl):
 
 
 @triton.jit
-def conv_tap(b_x, p_xc, p_ic, m_c, o_t, l_t, d: tl.constexpr, L, s_xl, s_ik,
-             K: tl.constexpr, HAS_INIT: tl.constexpr, X_GATHER: tl.constexpr):
-    """x~[t - d] for the tile's positions o_t; b_x is x~ at o_t itself ([BC, BT]).
-
-    X_GATHER: taken from b_x by tl.gather along the positions (valid where the local index l_t >= d, so the tile
-    needs a left halo of d positions); else a shifted load (served from cache: x is read from memory once).
-    """
-    if d == 0:
-        b_tap = b_x
-    elif X_GATHER:
-        b_tap = tl.gather(b_x, tl.broadcast_to(tl.maximum(l_t - d, 0)[None, :], b_x.shape), axis=1)
-    else:
+def conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl,
+              K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """z - beta at arbitrary positions o_t ([T]) by shifted loads, fp32 [BC, T] (edges and d(initial_states))."""
+    b_z = tl.zeros([p_xc.shape[0], o_t.shape[0]], tl.float32)
+    for d in tl.static_range(K):
         b_tap = load_x_tilde(p_xc, p_ic, m_c, (o_t - d)[None, :], L, s_xl, s_ik, K, HAS_INIT)
-    return b_tap
-
-
-@triton.jit
-def conv_z(b_x, p_xc, p_ic, p_wc, p_seq, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_sl,
-           K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, X_GATHER: tl.constexpr):
-    """z - beta = sum_d w[K - 1 - d] * x~[t - d] * [same sequence] for the tile's positions o_t, fp32 [BC, BT]."""
-    b_z = tl.load(p_wc + (K - 1) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_x
-    for d in tl.static_range(1, K):
-        b_tap = conv_tap(b_x, p_xc, p_ic, m_c, o_t, l_t, d, L, s_xl, s_ik, K, HAS_INIT, X_GATHER)
         if HAS_SEQ:
             b_tap = tl.where(same_sequence(p_seq, o_t, o_t - d, L, s_sl)[None, :], b_tap, 0.0)
         b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
@@ -87,27 +81,238 @@ def conv_z(b_x, p_xc, p_ic, p_wc, p_seq, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_s
 
 
 @triton.jit
-def conv_delta(b_x, b_g, b_bias, p_xc, p_ic, p_wc, p_seq, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_sl,
-               K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, X_GATHER: tl.constexpr,
-               SILU: tl.constexpr):
-    """delta = dL/dz at positions o_t from g = dL/dy there, recomputing z (Note [causal conv1d backward recomputes z])."""
+def conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t, b_bias, L, s_xl, s_ik, s_wk, s_sl, s_gl,
+                  K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """delta at arbitrary positions o_t ([T]) by loads, zero outside [0, L) (g is zero past the end)."""
+    m_t = (o_t >= 0) & (o_t < L)
+    b_d = tl.load(p_gc + o_t[None, :] * s_gl, mask=m_c & m_t[None, :], other=0.0).to(tl.float32)
     if SILU:
-        b_z = conv_z(b_x, p_xc, p_ic, p_wc, p_seq, m_c, o_t, l_t, L, s_xl, s_ik, s_wk, s_sl,
-                     K, HAS_INIT, HAS_SEQ, X_GATHER) + b_bias
-        b_d = silu_grad_from_z(b_g, b_z)
+        b_z = conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl, K, HAS_INIT, HAS_SEQ)
+        b_d = silu_grad_from_z(b_d, b_z + b_bias)
+    return b_d
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Column tiles (see the module docstring)
+# ---------------------------------------------------------------------------------------------------------------
+@triton.jit
+def split_cols(X, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """[BC, N * V] -> V columns [BC, N]; V in (1, 2, 4, 8); a relabelling of registers when V is in-thread."""
+    if V == 1:
+        cols = (X,)
+    elif V == 2:
+        c0, c1 = tl.split(tl.reshape(X, (BC, N, 2)))
+        cols = (c0, c1)
+    elif V == 4:
+        e, o = tl.split(tl.reshape(X, (BC, N, 2, 2)))  # e: v = 0, 2; o: v = 1, 3
+        c0, c2 = tl.split(e)
+        c1, c3 = tl.split(o)
+        cols = (c0, c1, c2, c3)
     else:
-        b_d = b_g
+        tl.static_assert(V == 8, "split column tiles take V in (1, 2, 4, 8)")
+        e, o = tl.split(tl.reshape(X, (BC, N, 4, 2)))
+        ee, eo = tl.split(tl.reshape(e, (BC, N, 2, 2)))  # v = 0, 4 / 2, 6
+        oe, oo = tl.split(tl.reshape(o, (BC, N, 2, 2)))  # v = 1, 5 / 3, 7
+        c0, c4 = tl.split(ee)
+        c2, c6 = tl.split(eo)
+        c1, c5 = tl.split(oe)
+        c3, c7 = tl.split(oo)
+        cols = (c0, c1, c2, c3, c4, c5, c6, c7)
+    return cols
+
+
+@triton.jit
+def join_cols(cols, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """Inverse of split_cols: V columns [BC, N] -> [BC, N * V]."""
+    if V == 1:
+        X = cols[0]
+    elif V == 2:
+        X = tl.join(cols[0], cols[1])
+    elif V == 4:
+        X = tl.join(tl.join(cols[0], cols[2]), tl.join(cols[1], cols[3]))
+    else:
+        e = tl.reshape(tl.join(tl.join(cols[0], cols[4]), tl.join(cols[2], cols[6])), (BC, N, 4))
+        o = tl.reshape(tl.join(tl.join(cols[1], cols[5]), tl.join(cols[3], cols[7])), (BC, N, 4))
+        X = tl.join(e, o)
+    return tl.reshape(X, (BC, N * V))
+
+
+@triton.jit
+def col_pos(t0, v: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """[N] positions of column v."""
+    return t0 + tl.arange(0, N) * V + v
+
+
+@triton.jit
+def load_cols(p_c, m_c, t0, L, s_l, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """The tile at t0 >= 0 as V fp32 columns [BC, N], zero past L."""
+    o_t = t0 + tl.arange(0, N * V)
+    X = tl.load(p_c + o_t[None, :] * s_l, mask=m_c & (o_t < L)[None, :], other=0.0)
+    return split_cols(X.to(tl.float32), BC, N, V)
+
+
+@triton.jit
+def store_cols(p_c, cols, m_c, t0, L, s_l, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """Store V columns [BC, N] (cast to p_c's element type) at the tile t0, positions below L."""
+    o_t = t0 + tl.arange(0, N * V)
+    X = join_cols(cols, BC, N, V)
+    tl.store(p_c + o_t[None, :] * s_l, X.to(p_c.dtype.element_ty), mask=m_c & (o_t < L)[None, :])
+
+
+@triton.jit
+def lane_gather(col, o_src, N: tl.constexpr):
+    """col at lane o_src[n] for every lane n ([N] indices, clamped into the tile)."""
+    o_src = tl.minimum(tl.maximum(o_src, 0), N - 1)
+    return tl.gather(col, tl.broadcast_to(o_src[None, :], col.shape), axis=1)
+
+
+@triton.jit
+def x_lagged(xs, edge, p_seq, t0, v: tl.constexpr, d: tl.constexpr, L, s_sl, N: tl.constexpr, V: tl.constexpr,
+             HAS_SEQ: tl.constexpr):
+    """x~[t - d] (same sequence as t) for the positions t of column v: column (v - d) mod V of the chunk m lanes
+    back; the first m lanes read the left edge tile (lane e: x~ at t0 - N + e; d <= N)."""
+    q: tl.constexpr = v - d
+    if q >= 0:
+        b_x = xs[q]
+    else:
+        m: tl.constexpr = (V - 1 - q) // V
+        c: tl.constexpr = q + m * V
+        o_n = tl.arange(0, N)
+        b_x = tl.where((o_n >= m)[None, :], lane_gather(xs[c], o_n - m, N),
+                       lane_gather(edge, N + (o_n - m) * V + c, N))
+    if HAS_SEQ:
+        if d > 0:
+            o_t = col_pos(t0, v, N, V)
+            b_x = tl.where(same_sequence(p_seq, o_t, o_t - d, L, s_sl)[None, :], b_x, 0.0)
+    return b_x
+
+
+@triton.jit
+def delta_ahead(ds, d_edge, p_seq, t0, v: tl.constexpr, j: tl.constexpr, L, s_sl, N: tl.constexpr,
+                V: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """delta[s + j] (same sequence as s) for the positions s of column v: column (v + j) mod V of the chunk m lanes
+    ahead; the last m lanes read d_edge (lane e: delta at t0 + N * V + e)."""
+    q: tl.constexpr = v + j
+    if q < V:
+        b_d = ds[q]
+    else:
+        m: tl.constexpr = q // V
+        c: tl.constexpr = q - m * V
+        o_n = tl.arange(0, N)
+        b_d = tl.where((o_n + m < N)[None, :], lane_gather(ds[c], o_n + m, N),
+                       lane_gather(d_edge, (o_n + m - N) * V + c, N))
+    if HAS_SEQ:
+        if j > 0:
+            o_t = col_pos(t0, v, N, V)
+            b_d = tl.where(same_sequence(p_seq, o_t + j, o_t, L, s_sl)[None, :], b_d, 0.0)
     return b_d
 
 
 @triton.jit
-def conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t, b_bias, L, s_xl, s_ik, s_wk, s_sl, s_gl,
-                  K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
-    """delta at arbitrary positions o_t ([BT]) by loads alone: zero outside [0, L) (g is zero past the end)."""
-    m_t = (o_t >= 0) & (o_t < L)
-    b_g = tl.load(p_gc + o_t[None, :] * s_gl, mask=m_c & m_t[None, :], other=0.0).to(tl.float32)
-    b_x = b_g
+def conv_z_cols(xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+                K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """z of every column of the tile (tuple of V [BC, N])."""
+    b_edge = load_x_tilde(p_xc, p_ic, m_c, (t0 - N + tl.arange(0, N))[None, :], L, s_xl, s_ik, K, HAS_INIT)
+    b_zs = ()
+    for v in tl.static_range(V):
+        b_z = b_bias + tl.zeros_like(xs[0])
+        for d in tl.static_range(K):
+            b_tap = x_lagged(xs, b_edge, p_seq, t0, v, d, L, s_sl, N, V, HAS_SEQ)
+            b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
+        b_zs = b_zs + (b_z,)
+    return b_zs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tile bodies of the kernels and templates
+# ---------------------------------------------------------------------------------------------------------------
+@triton.jit
+def fwd_cols(p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+             K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
+             HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """y = act(z) of the column tile at t0, as V fp32 columns [BC, N]."""
+    b_xs = load_cols(p_xc, m_c, t0, L, s_xl, BC, N, V)                                # V x [BC, N]
+    b_zs = conv_z_cols(b_xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+                       K, N, V, HAS_INIT, HAS_SEQ)
+    b_ys = ()
+    for v in tl.static_range(V):
+        b_y = b_zs[v]
+        if SILU:
+            b_y = silu(b_y)
+        b_ys = b_ys + (b_y,)
+    return b_ys
+
+
+@triton.jit
+def zero_cols(BC: tl.constexpr, N: tl.constexpr, n: tl.constexpr):
+    """n fp32 zero columns [BC, N]."""
+    b_cols = ()
+    for i in tl.static_range(n):
+        b_cols = b_cols + (tl.zeros([BC, N], tl.float32),)
+    return b_cols
+
+
+@triton.jit
+def bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl, s_gl,
+             K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_INIT: tl.constexpr,
+             HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """(dx of the column tile at t0 as V fp32 columns [BC, N], b_acc plus this tile's share). b_acc: K + 1
+    columns [BC, N], x~[s] * delta[s + j] summed over each lane's positions s for j = 0 .. K - 1, then delta."""
+    b_xs = load_cols(p_xc, m_c, t0, L, s_xl, BC, N, V)                                # V x [BC, N]
+    b_ds = load_cols(p_gc, m_c, t0, L, s_gl, BC, N, V)                                # g, then delta
     if SILU:
-        b_x = load_x_tilde(p_xc, p_ic, m_c, o_t[None, :], L, s_xl, s_ik, K, HAS_INIT)
-    return conv_delta(b_x, b_g, b_bias, p_xc, p_ic, p_wc, p_seq, m_c, o_t, o_t, L, s_xl, s_ik, s_wk, s_sl,
-                      K, HAS_INIT, HAS_SEQ, False, SILU)
+        b_zs = conv_z_cols(b_xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+                           K, N, V, HAS_INIT, HAS_SEQ)
+        b_gs = b_ds
+        b_ds = ()
+        for v in tl.static_range(V):
+            b_ds = b_ds + (silu_grad_from_z(b_gs[v], b_zs[v]),)
+    # delta just past the tile, for the last lanes' look-ahead (lane e: position t0 + N * V + e)
+    b_dedge = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, t0 + N * V + tl.arange(0, N), b_bias, L, s_xl,
+                            s_ik, s_wk, s_sl, s_gl, K, HAS_INIT, HAS_SEQ, SILU)
+    b_dxs = ()
+    for v in tl.static_range(V):
+        b_dx = tl.zeros_like(b_xs[0])
+        for j in tl.static_range(K):
+            b_dj = delta_ahead(b_ds, b_dedge, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+            b_dx += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
+        b_dxs = b_dxs + (b_dx,)
+    b_new = ()
+    for j in tl.static_range(K):  # the same products again (CSE'd): dw[K - 1 - j] += x~[s] delta[s + j]
+        b_xd = b_acc[j]
+        for v in tl.static_range(V):
+            b_xd += b_xs[v] * delta_ahead(b_ds, b_dedge, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+        b_new = b_new + (b_xd,)
+    b_db = b_acc[K]
+    for v in tl.static_range(V):
+        b_db += b_ds[v]
+    return b_dxs, b_new + (b_db,)
+
+
+@triton.jit
+def param_grad_rows(b_acc, K: tl.constexpr, KW: tl.constexpr):
+    """Reduce bwd_cols' accumulators over the lanes: (dw [BC, KW], dbeta [BC]) of the program."""
+    o_k = tl.arange(0, KW)
+    b_dw = tl.zeros([b_acc[0].shape[0], KW], tl.float32)
+    for j in tl.static_range(K):
+        b_dw += tl.where(o_k[None, :] == K - 1 - j, tl.sum(b_acc[j], axis=1)[:, None], 0.0)
+    return b_dw, tl.sum(b_acc[K], axis=1)
+
+
+@triton.jit
+def dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, p_dic, m_c, b_bias, b_dw, L, s_xl, s_ik, s_wk, s_sl, s_gl, s_dik,
+               K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """Store d(initial_states) = dx of the virtual positions -K + 1 .. -1; return b_dw plus their share of dw."""
+    o_s = tl.arange(0, KP) - KP                                                           # [KP]
+    m_s = o_s > -K
+    o_k = tl.arange(0, KW)
+    b_i = load_x_tilde(p_xc, p_ic, m_c, o_s[None, :], L, s_xl, s_ik, K, True)             # [BC, KP]
+    b_di = tl.zeros_like(b_i)
+    for j in tl.static_range(K):
+        b_dj = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_s + j, b_bias, L, s_xl, s_ik, s_wk, s_sl, s_gl,
+                             K, True, HAS_SEQ, SILU)
+        b_di += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
+        b_xd = tl.sum(tl.where(m_s[None, :], b_i * b_dj, 0.0), axis=1)
+        b_dw += tl.where(o_k[None, :] == K - 1 - j, b_xd[:, None], 0.0)
+    tl.store(p_dic + (o_s + K - 1)[None, :] * s_dik, b_di.to(p_dic.dtype.element_ty), mask=m_c & m_s[None, :])
+    return b_dw

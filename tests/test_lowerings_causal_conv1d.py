@@ -1,0 +1,231 @@
+"""Lowerings of the causal conv1d ops (lowerings/causal_conv1d_silu.py).
+
+CPU: registration is idempotent; the template bodies are rendered with stand-ins for Inductor's hooks (def_kernel,
+size, stride, store_output) and run in the Triton interpreter against the float64 reference, so their indexing is
+tested without a GPU; compiling on CPU keeps the ops as fallback kernels. GPU (marked): Inductor picks the
+`inductor_conv_causal_conv1d_*` templates, results match float64, the backward is deterministic.
+Tolerances as in test_kernels_causal_conv1d.py: 1e-5 of the largest reference value for fp32 results (fp32
+accumulation of <= 100 products, approximate exp / division, 10x margin), 1e-2 for bf16 (one rounding, 2^-8,
+2.5x margin), 2e-3 for fp16 (2^-11, 4x margin).
+"""
+import importlib.util
+import itertools
+
+import jinja2
+import pytest
+import torch
+import triton
+
+import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings, remove_lowering
+from inductor_conv.kernels import conv_math
+from inductor_conv.kernels.causal_conv1d import conv_geometry
+from inductor_conv.lowerings import causal_conv1d_silu as lowering
+from inductor_conv.reference.conv import causal_conv1d_ref
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+OPS = torch.ops.inductor_conv
+TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+@pytest.fixture
+def registered():
+    """Our lowerings installed for the test, Inductor's lowering table restored afterwards."""
+    before = {op: inductor_lowerings.get(op) for op in lowering.OPS}
+    lowering.register()
+    yield
+    for op, fn in before.items():
+        if fn is None:
+            remove_lowering(op)
+        else:
+            inductor_lowerings[op] = fn
+
+
+def make_inputs(B, C, L, K, *, dtype=torch.float32, layout="bcl", seq=False, init=False, seed=0, device=DEVICE):
+    g = torch.Generator().manual_seed(seed)
+
+    def rand(*shape, dt=dtype):
+        return torch.randn(*shape, generator=g).to(dt).to(device)
+
+    def activation_like():
+        return rand(B, C, L) if layout == "bcl" else rand(B, L, C).transpose(1, 2)  # channel-last view
+
+    args = dict(x=activation_like(), weight=rand(C, K), bias=rand(C),
+                seq_idx=(torch.randint(0, 3, (B, L), generator=g).sort(1).values.to(torch.int32).to(device)
+                         if seq else None),
+                initial_states=rand(B, C, K - 1) if init else None)
+    return args, activation_like()
+
+
+def reference(args, dy, activation):
+    leaves = {k: (v.detach().double().requires_grad_() if v is not None and v.is_floating_point() else v)
+              for k, v in args.items()}
+    y = causal_conv1d_ref(**leaves, activation=activation)
+    wrt = [k for k in ("x", "weight", "bias", "initial_states") if leaves[k] is not None]
+    return y, dict(zip(wrt, torch.autograd.grad(y, [leaves[k] for k in wrt], dy.double())))
+
+
+def assert_close(actual, expected, tol, name):
+    scale = max(expected.abs().max().item(), 1e-30)
+    torch.testing.assert_close(actual.double(), expected, rtol=tol, atol=tol * scale, msg=name)
+
+
+def test_register_is_idempotent(registered):
+    first = [inductor_lowerings[op] for op in lowering.OPS]
+    lowering.register()
+    assert [inductor_lowerings[op] for op in lowering.OPS] == first
+    assert all(has_lowering(op) for op in lowering.OPS)
+
+
+def test_templates_carry_conv_math():
+    """The helper text appended to the templates is conv_math's functions, without its imports."""
+    source = lowering._helper_source()
+    for name in ("silu_grad_from_z", "split_cols", "fwd_cols", "bwd_cols", "dinit_tile"):
+        assert f"def {name}(" in source
+        assert hasattr(conv_math, name)
+    assert "import " not in source
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Template bodies in the interpreter
+# ---------------------------------------------------------------------------------------------------------------
+def render(name, named, out, constexprs, tmp_path):
+    """The template as a plain @triton.jit kernel: sizes and strides inlined, store_output a tl.store into out."""
+
+    def def_kernel(*names):
+        body = "".join(f"    {k}: tl.constexpr = {v!r}\n" for k, v in constexprs.items())
+        return f"@triton.jit\ndef kernel({', '.join(list(names) + ['OUT'])}):\n" + body
+
+    def store_output(indices, val, mask, indent_width=4):
+        offset = " + ".join(f"{i} * {s}" for i, s in zip(indices, out.stride()))
+        return f"tl.store(OUT + {offset}, {val}.to(OUT.dtype.element_ty), mask={mask})"
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    text = env.from_string(lowering._load(name)).render(
+        def_kernel=def_kernel, size=lambda n, d: str(named[n].shape[d]), stride=lambda n, d: str(named[n].stride(d)),
+        store_output=store_output, **constexprs)
+    path = tmp_path / f"{name}.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n" + text)
+    spec = importlib.util.spec_from_file_location(f"rendered_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.kernel
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter check of the template text")
+@pytest.mark.parametrize("layout,activation,seq,init", [
+    ("bcl", "silu", False, False), ("blc", "silu", False, True), ("bcl", "none", True, False),
+    ("blc", "silu", True, False)])
+def test_template_bodies_match_reference(layout, activation, seq, init, tmp_path):
+    B, C, L, K = 2, 5, 37, 4
+    args, dy = make_inputs(B, C, L, K, layout=layout, seq=seq, init=init, seed=1)
+    g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=16))  # 4 lanes of 4: several tiles
+    n_chunks = 2
+    constexprs = dict(K=K, KW=4, KP=4, BC=g.block_c, BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=True, HAS_SEQ=seq,
+                      HAS_INIT=init, SILU=activation == "silu")
+    named = {"X": args["x"], "W": args["weight"], "BIAS": args["bias"]}
+    named.update({"SEQ_IDX": args["seq_idx"]} if seq else {})
+    named.update({"INIT": args["initial_states"]} if init else {})
+    y = torch.full_like(args["x"], float("nan"))
+    render("inductor_conv_causal_conv1d_fwd", named, y, constexprs, tmp_path)[
+        (triton.cdiv(C, g.block_c), triton.cdiv(L, g.block_t), B)](*named.values(), y)
+
+    part = torch.full((B * n_chunks, C, K + 1), float("nan"))
+    named_bwd = dict(named, DY=dy, PART=part)
+    dinit = torch.full_like(args["initial_states"], float("nan")) if init else None
+    named_bwd.update({"DINIT": dinit} if init else {})
+    dx = torch.full_like(args["x"], float("nan"))
+    render("inductor_conv_causal_conv1d_bwd", named_bwd, dx, dict(constexprs, N_CHUNKS=n_chunks), tmp_path)[
+        (triton.cdiv(C, g.block_c), n_chunks, B)](*named_bwd.values(), dx)
+
+    y_ref, grads = reference(args, dy, activation)
+    assert_close(y, y_ref, 1e-5, "y")
+    assert_close(dx, grads["x"], 1e-5, "dx")
+    assert_close(part.sum(0)[:, :K], grads["weight"], 1e-5, "dw")
+    assert_close(part.sum(0)[:, K], grads["bias"], 1e-5, "dbias")
+    if init:
+        assert_close(dinit, grads["initial_states"], 1e-5, "dinit")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Through Inductor
+# ---------------------------------------------------------------------------------------------------------------
+def _fwd(x, weight, bias):
+    return OPS.causal_conv1d_fwd(x, weight, bias, None, None, "silu")
+
+
+def _bwd(x, weight, bias, dy):
+    return OPS.causal_conv1d_bwd(x, weight, bias, None, None, dy, "silu", True)
+
+
+def compile_and_run(fn, *args, mode=None):
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    with fx_graph_cache_disabled():
+        out, code = run_and_get_code(torch.compile(fn, mode=mode, fullgraph=True), *args)
+    return out, "\n".join(code)
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path")
+def test_cpu_compile_falls_back(registered):
+    args, dy = make_inputs(2, 3, 20, 4, device="cpu")
+    y, code = compile_and_run(_fwd, args["x"], args["weight"], args["bias"])
+    assert "inductor_conv_causal_conv1d_fwd" not in code  # neither the template nor the extern choice
+    assert "inductor_conv.causal_conv1d_fwd" in code  # the op itself, as a fallback kernel
+    assert_close(y, reference(args, dy, "silu")[0], 1e-5, "y")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+def test_gpu_templates_chosen_and_match(registered, dtype, layout):
+    args, dy = make_inputs(3, 80, 1000, 4, dtype=dtype, layout=layout, seed=2)
+    x, w, b = args["x"], args["weight"], args["bias"]
+    y, code = compile_and_run(_fwd, x, w, b)
+    assert "triton_inductor_conv_causal_conv1d_fwd" in code
+    (dx, dw, db, dinit), code_bwd = compile_and_run(_bwd, x, w, b, dy)
+    assert "triton_inductor_conv_causal_conv1d_bwd" in code_bwd
+    y_ref, grads = reference(args, dy, "silu")
+    assert y.stride() == x.stride() and dx.stride() == x.stride()
+    assert_close(y, y_ref, TOL[dtype], "y")
+    assert_close(dx, grads["x"], TOL[dtype], "dx")
+    assert_close(dw, grads["weight"], TOL[dtype], "dw")
+    assert_close(db, grads["bias"], TOL[dtype], "db")
+    assert dinit.numel() == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seq,init", [(True, False), (False, True)], ids=["seq_idx", "initial_states"])
+def test_gpu_optional_inputs(registered, seq, init):
+    args, dy = make_inputs(2, 64, 300, 4, dtype=torch.bfloat16, seq=seq, init=init, seed=3)
+
+    def both(x, weight, bias, seq_idx, initial_states, dy):
+        y = OPS.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, "silu")
+        return (y,) + tuple(OPS.causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, "silu", True))
+
+    (y, dx, dw, db, dinit), code = compile_and_run(both, *args.values(), dy)
+    assert "triton_inductor_conv_causal_conv1d_fwd" in code and "triton_inductor_conv_causal_conv1d_bwd" in code
+    y_ref, grads = reference(args, dy, "silu")
+    assert_close(y, y_ref, 1e-2, "y")
+    assert_close(dx, grads["x"], 1e-2, "dx")
+    assert_close(dw, grads["weight"], 1e-2, "dw")
+    if init:
+        assert_close(dinit, grads["initial_states"], 1e-2, "dinit")
+
+
+@pytest.mark.gpu
+def test_gpu_backward_deterministic_and_max_autotune(registered):
+    """The compiled backward is bit-identical across runs; max-autotune picks among the tiles (and the extern
+    forward) and still matches."""
+    args, dy = make_inputs(4, 256, 2048, 4, dtype=torch.bfloat16, seed=4)
+    x, w, b = args["x"], args["weight"], args["bias"]
+    torch._dynamo.reset()
+    with fx_graph_cache_disabled():
+        compiled = torch.compile(_bwd, fullgraph=True)
+        first = compiled(x, w, b, dy)
+        for _ in range(3):
+            for a, c in zip(first, compiled(x, w, b, dy)):
+                assert torch.equal(a, c)
+    y, code = compile_and_run(_fwd, x, w, b, mode="max-autotune")
+    assert_close(y, reference(args, dy, "silu")[0], 1e-2, "y")

@@ -14,9 +14,11 @@ def main(argv=None) -> int:
     import torch
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cpu":
-        # Our Triton kernels run on CPU tensors through Triton's interpreter; it must be on before they are defined.
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        # Our Triton kernels run on CPU tensors through Triton's interpreter, which must be on before triton is
+        # first imported (torch may already have imported it): start again with it on.
+        os.environ["TRITON_INTERPRET"] = "1"
+        os.execv(sys.executable, [sys.executable, "-m", "inductor_conv", *(argv or sys.argv[1:])])
     from inductor_conv.demo import run_demo
 
     return run_demo(device)

@@ -151,10 +151,27 @@ from torch._inductor.select_algorithm import SymbolicGridFn, realize_inputs  # n
 
 def triton_template(name: str, grid, source: str):
     """A TritonTemplate whose input layouts are frozen at codegen (2.13's always_freeze_layout, as FlexAttention;
-    2.11 has no such flag and freezes them anyway)."""
+    2.11 has no such flag and freezes them anyway).
+
+    Template names are global in both versions and asserted unique: a module that is imported again (after a
+    failed first import, or importlib.reload) replaces its own earlier template instead of failing."""
     params = _inspect.signature(TritonTemplate.__init__).parameters
     extra = {"always_freeze_layout": True} if "always_freeze_layout" in params else {}
+    TritonTemplate.all_templates.pop(name, None)
     return TritonTemplate(name=name, grid=grid, source=source, **extra)
+
+
+def extern_kernel_choice(kernel, *, name: str, **kwargs):
+    """An ExternKernelChoice registered under ``name``, replacing our own earlier registration of that name.
+
+    Both versions assert that ``extern_kernels`` has no attribute ``name`` yet; 2.13 also keeps a ``_registry``
+    (with ``lookup``) that 2.11 lacks."""
+    from torch._inductor.select_algorithm import extern_kernels
+
+    if hasattr(extern_kernels, name):
+        delattr(extern_kernels, name)
+    getattr(ExternKernelChoice, "_registry", {}).pop(name, None)
+    return ExternKernelChoice(kernel, name=name, **kwargs)
 
 
 def select_algorithm(*args, **kwargs):
@@ -164,7 +181,7 @@ def select_algorithm(*args, **kwargs):
 
 
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
-            "select_algorithm"]
+            "extern_kernel_choice", "select_algorithm"]
 
 
 # --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------

@@ -14,7 +14,7 @@ import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import (
-    ExternKernelChoice,
+    extern_kernel_choice,
     SymbolicGridFn,
     V,
     empty_strided,
@@ -105,9 +105,9 @@ def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dr
     return _unwrap(grads[1])
 
 
-FWD_FALLBACK = ExternKernelChoice(_fwd_eager, name="inductor_conv_attention_fwd_eager", has_out_variant=False,
+FWD_FALLBACK = extern_kernel_choice(_fwd_eager, name="inductor_conv_attention_fwd_eager", has_out_variant=False,
                                   kernel_creator=_fwd_fallback_ir)
-BWD_FALLBACK = ExternKernelChoice(_bwd_eager, name="inductor_conv_attention_bwd_eager", has_out_variant=False,
+BWD_FALLBACK = extern_kernel_choice(_bwd_eager, name="inductor_conv_attention_bwd_eager", has_out_variant=False,
                                   kernel_creator=_bwd_fallback_ir)
 
 

@@ -20,7 +20,7 @@ import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import (
-    ExternKernelChoice,
+    extern_kernel_choice,
     SymbolicGridFn,
     V,
     empty_strided,
@@ -89,8 +89,7 @@ def _fwd_eager(*tensors, present, activation, out):
     return out
 
 
-FWD_EXTERN = ExternKernelChoice.lookup("inductor_conv_causal_conv1d_fwd_eager") or ExternKernelChoice(
-    _fwd_eager, name="inductor_conv_causal_conv1d_fwd_eager", has_out_variant=True)
+FWD_EXTERN = extern_kernel_choice(_fwd_eager, name="inductor_conv_causal_conv1d_fwd_eager", has_out_variant=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------

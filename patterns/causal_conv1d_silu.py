@@ -1,5 +1,286 @@
-"""PLACEHOLDER written by the lead; the pattern helper replaces this file."""
+"""Causal depthwise conv1d (+SiLU) written in eager PyTorch -> ``torch.ops.inductor_conv.causal_conv1d_fwd``.
+
+Notation: x (B, C, L), conv weight w (C, 1, K), bias β (C,) or None, z the conv output (pre-activation), act ∈
+{SiLU, identity}. Every form below computes y = act(z[..., :L]) with z[t] = β + Σ_k w[k] · x[t - K + 1 + k]
+(zeros before t = 0), which is exactly ``causal_conv1d_fwd(x, w.squeeze(1), β, None, None, act)``.
+
+Each search function is plain eager code as models write it, beside its replacement. ``CANDIDATES`` lists them
+with the activations each is written with; ``_variants`` expands every row into inference (``fwd_only``) and
+training (``joint_fwd_bwd``) patterns, with and without bias, with x needing a gradient or not (the conv is the
+first layer), and as CPU and CUDA graphs (Inductor computes dβ differently on GPUs: ``joint_fwd_bwd_gpu``). A
+training rewrite replaces the eager backward too, so the partitioner saves only x, w, β (Note [conv backward
+recomputes z] in inductor_conv/ops/causal_conv1d.py).
+
+Patterns are matched with every int and int list ignored (so one pattern serves all B, L, K, C, static or
+symbolic) and with every node allowed extra users; ``_extra_check`` then proves the rewrite, one predicate from
+patterns/checks.py per condition: depthwise, stride/dilation 1, causal padding and slice, backward consistent with
+forward, SiLU's constants, no other consumer of z, device and dtype.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from inductor_conv._compat import (
+    MULTIPLE,
+    CallFunction,
+    FakeTensorMode,
+    Ignored,
+    Match,
+    MultiOutputPattern,
+    dynamo_counters,
+    fwd_only,
+    gen_pattern,
+    joint_fwd_bwd,
+    register_replacement,
+    select_decomp_table,
+    tracing,
+    unset_fake_temporarily,
+)
+from inductor_conv._counters import bump
+from inductor_conv.patterns import checks
+
+aten = torch.ops.aten
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Activations: how models spell them, and the name the fused op takes
+# ---------------------------------------------------------------------------------------------------------------
+def _silu(z):
+    return F.silu(z)  # also nn.SiLU() and torch.nn.functional.silu: the same graph
+
+
+def _silu_mul_sigmoid(z):
+    return z * torch.sigmoid(z)  # SiLU written out (its backward graph differs from F.silu's)
+
+
+def _identity(z):
+    return z
+
+
+ACTIVATIONS: dict[str, tuple[Callable, str]] = {
+    "silu": (_silu, "silu"),
+    "silu_mul_sigmoid": (_silu_mul_sigmoid, "silu"),
+    "none": (_identity, "none"),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Search functions and replacements
+# ---------------------------------------------------------------------------------------------------------------
+def _pattern_left_pad(x, w, b, act):
+    # fla ShortConvolution's torch path, Hyena: pad K - 1 zeros on the left, convolve without padding.
+    return act(F.conv1d(F.pad(x, (w.shape[-1] - 1, 0)), w, b, groups=w.shape[0]))
+
+
+def _pattern_conv_pad_slice(x, w, b, act):
+    # Mamba (mamba_simple.py): nn.Conv1d(padding=K - 1) pads both sides; keep the first L outputs, then act.
+    return act(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=w.shape[0])[..., : x.shape[-1]])
+
+
+def _pattern_conv_pad_act_slice(x, w, b, act):
+    # The same with the activation applied before the slice (act(z)[..., :L], e.g. an nn.Sequential(conv, SiLU)).
+    return act(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=w.shape[0]))[..., : x.shape[-1]]
+
+
+def _replacement_causal_conv1d(x, w, b, activation):
+    return torch.ops.inductor_conv.causal_conv1d_fwd(x, w.squeeze(1), b, None, None, activation)
+
+
+def _pattern_conv_pad_transpose_slice(x, w, b, act):
+    # Mamba-2 (mamba2.py): act(conv1d(xBC.transpose(1, 2)).transpose(1, 2)[:, :L]) — sliced in (B, L, C) layout.
+    z = F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=w.shape[0])
+    return act(z.transpose(1, 2)[:, : x.shape[-1]])
+
+
+def _replacement_causal_conv1d_transposed(x, w, b, activation):
+    return _replacement_causal_conv1d(x, w, b, activation).transpose(1, 2)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    search: Callable  # search(x, w, b, act), eager PyTorch
+    replace: Callable  # replace(x, w, b, activation: str)
+    activations: tuple[str, ...]  # keys of ACTIVATIONS the form is matched with
+
+
+CANDIDATES = (
+    Candidate(_pattern_left_pad, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid", "none")),
+    Candidate(_pattern_conv_pad_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid", "none")),
+    # With no activation this is the form above.
+    Candidate(_pattern_conv_pad_act_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid")),
+    Candidate(
+        _pattern_conv_pad_transpose_slice, _replacement_causal_conv1d_transposed, ("silu", "silu_mul_sigmoid", "none")
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# extra_check
+# ---------------------------------------------------------------------------------------------------------------
+def _extra_check(match: Match) -> bool:
+    """The matched subgraph is a causal depthwise conv1d (+ the candidate's activation) our op computes exactly."""
+    if not checks.conv_rewrite_enabled():
+        return False
+    x, w, b = checks.tensors(match, ("x", "w", "b"))
+    convs = checks.nodes_of(match, aten.convolution.default)
+    if len(convs) != 1 or not checks.same_device_dtype(x, w, b) or not checks.on_enabled_device(x, w, b):
+        return False
+    conv, K = convs[0], w.shape[-1]
+    return (
+        checks.is_depthwise(x, w, conv)
+        and checks.is_unit_stride_dilation(conv)
+        and checks.is_causal_padding(match, conv, x, K)
+        and checks.permutes_swap_channels_and_time(match)
+        and checks.backward_is_matched(match, conv)
+        and checks.backward_mirrors_forward(match, conv)
+        and checks.output_mask_matches_outputs(match)
+        and checks.bias_grad_sums_batch_and_time(match)
+        and checks.scalars_are_one(match)
+        and checks.no_outside_users(match)
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------------------------------------------
+def _specialise(candidate: Candidate, act_name: str, has_bias: bool) -> tuple[Callable, Callable]:
+    """(search, replace) with the activation bound and signature (x, w, b) or (x, w)."""
+    act, activation = ACTIVATIONS[act_name]
+    search, replace = candidate.search, candidate.replace
+    if has_bias:
+        return (lambda x, w, b: search(x, w, b, act)), (lambda x, w, b: replace(x, w, b, activation))
+    return (lambda x, w: search(x, w, None, act)), (lambda x, w: replace(x, w, None, activation))
+
+
+def _conv_backward_bias_by_sum(
+    grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask
+):
+    """Inductor's GPU decomposition of convolution_backward (``convolution_backward`` in
+    torch/_inductor/decomposition.py, applied only to CUDA tensors): dβ is a sum over batch and time, and the aten op
+    computes only dx and dw. Applied to the CPU example inputs, it gives patterns the shape of CUDA training graphs
+    (fake CUDA tensors cannot go through autograd on a CPU-only build)."""
+    if not output_mask[2]:
+        return NotImplemented
+    grad_bias = aten.sum(grad_output, [0] + list(range(2, grad_output.dim())))
+    grad_input, grad_weight, _ = aten.convolution_backward(
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+        [output_mask[0], output_mask[1], False],
+    )
+    return grad_input, grad_weight, grad_bias
+
+
+def _gpu_decompositions():
+    return {**select_decomp_table(), aten.convolution_backward.default: _conv_backward_bias_by_sum}
+
+
+def joint_fwd_bwd_gpu(fn, args, **kwargs):
+    """``joint_fwd_bwd`` as it traces on a GPU: the training graph Inductor builds for CUDA tensors."""
+    return joint_fwd_bwd(fn, args, **{**kwargs, "get_decomp_fn": _gpu_decompositions})
+
+
+def _example_inputs(has_bias: bool, training: bool, x_grad: bool) -> list[torch.Tensor]:
+    # Sizes only need to be distinct (B=2, C=4, L=8, K=3); the match ignores them and checks real ones.
+    x = torch.randn(2, 4, 8, requires_grad=training and x_grad)
+    w = torch.randn(4, 1, 3, requires_grad=training)
+    b = torch.randn(4, requires_grad=training)
+    return [x, w, b] if has_bias else [x, w]
+
+
+def _variants():
+    """(search, replace, example inputs, trace_fn) for every candidate × activation × bias × graph kind."""
+    # Training first: for one anchor node the larger (forward + backward) pattern must be tried before the forward
+    # alone (checks.backward_is_matched also refuses a forward-only rewrite of a differentiated conv).
+    # The *_gpu kinds differ from the CPU ones only with a bias (dβ by sum); without one they would be duplicates.
+    kinds = (
+        ("training", joint_fwd_bwd, True),
+        ("training_x_nograd", joint_fwd_bwd, False),
+        ("training_gpu", joint_fwd_bwd_gpu, True),
+        ("training_x_nograd_gpu", joint_fwd_bwd_gpu, False),
+        ("inference", fwd_only, False),
+    )
+    for candidate in CANDIDATES:
+        for act_name in candidate.activations:
+            for has_bias in (True, False):
+                for kind, trace_fn, x_grad in kinds:
+                    if kind.endswith("_gpu") and not has_bias:
+                        continue
+                    search, replace = _specialise(candidate, act_name, has_bias)
+                    training = trace_fn is not fwd_only
+                    # e.g. _pattern_conv_pad_slice_silu_nobias_training (shown by pattern-matcher debug logs)
+                    search.__name__ = f"{candidate.search.__name__}_{act_name}{'' if has_bias else '_nobias'}_{kind}"
+                    yield search, replace, _example_inputs(has_bias, training, x_grad), trace_fn
+
+
+def _generalise(pattern):
+    """Loosen a traced pattern where the real graph may legitimately differ; ``_extra_check`` re-checks each point.
+
+    * Every node may have users outside the pattern (dynamic-shape graphs ask the conv output for its length);
+      ``checks.no_outside_users`` admits only such size queries.
+    * A literal list left in the pattern (convolution_backward's output mask, a list of bools that ``gen_pattern``
+      keeps) becomes ``Ignored()``; ``checks.output_mask_matches_outputs`` checks it instead. Node objects are
+      re-initialised in place because the pattern is a DAG whose nodes are shared.
+    """
+    seen = set()
+
+    def visit(p):
+        if id(p) in seen or not isinstance(p, (CallFunction, MultiOutputPattern)):
+            return
+        seen.add(id(p))
+        if isinstance(p, MultiOutputPattern):
+            for out in p.outputs:
+                visit(out)
+            return
+        args = [Ignored() if isinstance(a, (list, tuple)) else a for a in p.args]
+        kwargs = {k: Ignored() if isinstance(a, (list, tuple)) else a for k, a in p.kwargs.items()}
+        p.__init__(p.fns, *args, _users=MULTIPLE, **kwargs)
+        for a in (*args, *kwargs.values()):
+            visit(a)
+
+    visit(pattern)
+    return pattern
+
+
+def _counting(trace_fn):
+    """trace_fn that bumps ``counters()["causal_conv1d"]`` once per rewrite.
+
+    With a pre-traced ``search_fn_pattern``, ``register_replacement`` calls trace_fn only to build the replacement
+    graph of a match that passed every check, right before substituting it: once per rewrite. The replacement
+    function itself can't count (AOTAutograd runs it twice per joint trace).
+    """
+
+    def trace(fn, args, **kwargs):
+        graph = trace_fn(fn, args, **kwargs)
+        bump("causal_conv1d")
+        return graph
+
+    return trace
+
+
+@functools.cache
 def register(pass_dict) -> None:
-    pass
+    """Trace every variant once and register it into ``pass_dict`` (a PatternMatcherPass).
+
+    Traced under a fresh fake mode and with Inductor's counters restored afterwards (like Inductor's own
+    ``init_once_fakemode``), and outside inference mode (this runs once: training patterns must not be skipped
+    because the first compile happened under ``torch.inference_mode()``).
+    """
+    inductor_counts = dynamo_counters["inductor"].copy()  # tracing runs Inductor's early patterns: not the user's
+    with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
+        for search, replace, example_inputs, trace_fn in _variants():
+            pattern = _generalise(gen_pattern(search, example_inputs, trace_fn))
+            register_replacement(
+                search,
+                replace,
+                example_inputs,
+                _counting(trace_fn),
+                pass_dict,
+                extra_check=_extra_check,
+                search_fn_pattern=pattern,
+                skip_duplicates=True,
+            )
+    dynamo_counters["inductor"] = inductor_counts

@@ -70,6 +70,9 @@ class InductorConvPass(CustomGraphPass):
         remove_noop_ops(graph)
         if PATTERNS.apply(graph):
             stable_topological_sort(graph)
+            # Replaced forward nodes can stay behind as dead code (e.g. a convolution whose only user was a
+            # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.
+            graph.eliminate_dead_code()
             graph.lint()
         for observe in GRAPH_OBSERVERS:
             observe(graph)

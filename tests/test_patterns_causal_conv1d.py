@@ -1,0 +1,481 @@
+"""The causal conv1d (+SiLU) pattern pass (patterns/causal_conv1d_silu.py, patterns/checks.py).
+
+Every recognised spelling is compiled on CPU with our pass (tests/helpers.compile_and_run: caches off, counters
+cleared) for inference and training, static and dynamic shapes; each must be rewritten an exact number of times,
+call the fused op with the right activation, and match a float64 eager run in outputs and gradients. Each spelling
+the op does not compute is compiled too and must be left alone (count 0, eager results). The extra_check
+predicates get negative unit tests on small traced graphs, and a training test reads what the partitioned forward
+graph saves (x, w, β only).
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from helpers import compile_and_run, ops_in
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import inductor_conv
+from inductor_conv._compat import inductor_config
+from inductor_conv.patterns import causal_conv1d_silu, checks, graph_pass
+
+# Compiled fp32 (fused kernel: K products + bias + SiLU, or its backward: sums over B·L ≤ 24 terms of O(1) size)
+# against float64 eager: rounding is ~1e-6 absolute at most, so 1e-5 fails on any real mistake.
+TOL = dict(atol=1e-5, rtol=1e-5)
+B, C, L = 2, 4, 10
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models: one nn.Conv1d (parameters stay static under dynamic=True, as in real models) and a spelled-out forward
+# ---------------------------------------------------------------------------------------------------------------
+class Block(nn.Module):
+    """``forward`` is ``spelling(self, x)``; ``self.conv`` is nn.Conv1d(C, C * mult, K, **conv_kwargs)."""
+
+    def __init__(self, spelling, K=3, bias=True, groups=C, mult=1, linear=False, **conv_kwargs):
+        super().__init__()
+        self.K, self.spelling = K, spelling
+        self.conv = nn.Conv1d(C, C * mult, K, groups=groups, bias=bias, **conv_kwargs)
+        self.act = nn.SiLU()
+        self.linear = nn.Linear(C, C) if linear else None
+
+    def forward(self, x):
+        return self.spelling(self, x)
+
+
+def _mamba1(m, x):  # mamba_simple.py
+    return m.act(m.conv(x)[..., : x.shape[-1]])
+
+
+def _left_pad(m, x):  # fla / Hyena
+    return F.silu(F.conv1d(F.pad(x, (m.K - 1, 0)), m.conv.weight, m.conv.bias, groups=C))
+
+
+def _left_pad_no_act(m, x):
+    return F.conv1d(F.pad(x, (m.K - 1, 0)), m.conv.weight, m.conv.bias, groups=C)
+
+
+def _colon_slice(m, x):
+    return torch.nn.functional.silu(m.conv(x)[:, :, : x.shape[2]])
+
+
+def _silu_then_negative_slice(m, x):
+    return F.silu(m.conv(x))[..., : -(m.K - 1)]
+
+
+def _mul_sigmoid(m, x):
+    z = m.conv(x)[..., : x.shape[-1]]
+    return z * torch.sigmoid(z)
+
+
+def _mul_sigmoid_then_slice(m, x):
+    z = m.conv(x)
+    return (z * torch.sigmoid(z))[..., : x.shape[-1]]
+
+
+def _linear_transposed(m, h):  # (B, L, C) Linear output in, (B, L, C) out
+    x = m.linear(h).transpose(1, 2)
+    return F.silu(m.conv(x)[..., : h.shape[1]]).transpose(1, 2)
+
+
+def _mamba2(m, h):  # mamba2.py: act(conv1d(xBC.transpose(1, 2)).transpose(1, 2)[:, :-(d_conv - 1)])
+    return m.act(m.conv(m.linear(h).transpose(1, 2)).transpose(1, 2)[:, : -(m.K - 1)])
+
+
+def _no_act(m, x):
+    return m.conv(x)[..., : x.shape[-1]]
+
+
+def _two_convs(m, x):  # the same conv twice in sequence: two rewrites
+    return _mamba1(m, _mamba1(m, x))
+
+
+PAD = dict(padding=2)  # K - 1 for K = 3
+# name: (Block kwargs, input layout, expected rewrites, activation the fused op gets)
+RECOGNISED = {
+    "mamba1_nn_silu": (dict(spelling=_mamba1, **PAD), "BCL", 1, "silu"),
+    "left_pad_f_silu": (dict(spelling=_left_pad), "BCL", 1, "silu"),
+    "left_pad_no_act": (dict(spelling=_left_pad_no_act, K=4), "BCL", 1, "none"),
+    "colon_slice_K4": (dict(spelling=_colon_slice, K=4, padding=3), "BCL", 1, "silu"),
+    "silu_then_negative_slice": (dict(spelling=_silu_then_negative_slice, **PAD), "BCL", 1, "silu"),
+    "mul_sigmoid": (dict(spelling=_mul_sigmoid, **PAD), "BCL", 1, "silu"),
+    "mul_sigmoid_then_slice": (dict(spelling=_mul_sigmoid_then_slice, **PAD), "BCL", 1, "silu"),
+    "linear_transposed": (dict(spelling=_linear_transposed, linear=True, **PAD), "BLC", 1, "silu"),
+    "mamba2_transpose_slice": (dict(spelling=_mamba2, linear=True, K=4, padding=3), "BLC", 1, "silu"),
+    "no_act": (dict(spelling=_no_act, **PAD), "BCL", 1, "none"),
+    "no_bias": (dict(spelling=_mamba1, bias=False, **PAD), "BCL", 1, "silu"),
+    "two_convs": (dict(spelling=_two_convs, **PAD), "BCL", 2, "silu"),
+}
+
+
+def _other_consumer(m, x):
+    z = m.conv(x)[..., : x.shape[-1]]
+    return F.silu(z) + z
+
+
+def _right_pad(m, x):
+    return F.silu(F.conv1d(F.pad(x, (0, m.K - 1)), m.conv.weight, m.conv.bias, groups=C))
+
+
+def _keep_last(m, x):  # anti-causal: the last L outputs of a symmetric conv
+    return F.silu(m.conv(x)[..., m.K - 1 :])
+
+
+def _slice_too_short(m, x):
+    return F.silu(m.conv(x)[..., : -m.K])
+
+
+# name: (Block kwargs, input layout)
+LEFT_ALONE = {
+    "groups_2": (dict(spelling=_mamba1, groups=2, **PAD), "BCL"),
+    "channel_multiplier_2": (dict(spelling=_mamba1, mult=2, **PAD), "BCL"),
+    "symmetric_pad_no_slice": (dict(spelling=lambda m, x: F.silu(m.conv(x)), padding=1), "BCL"),
+    "right_pad": (dict(spelling=_right_pad), "BCL"),
+    "keep_last": (dict(spelling=_keep_last, **PAD), "BCL"),
+    "slice_too_short": (dict(spelling=_slice_too_short, **PAD), "BCL"),
+    "stride_2": (dict(spelling=_mamba1, stride=2, **PAD), "BCL"),
+    "dilation_2": (dict(spelling=_mamba1, dilation=2, padding=4), "BCL"),
+    "circular": (dict(spelling=_mamba1, padding_mode="circular", **PAD), "BCL"),
+    "reflect": (dict(spelling=_mamba1, padding_mode="reflect", **PAD), "BCL"),
+}
+
+
+def make_case(kwargs, layout, seed=0):
+    """(model, input) with fresh random parameters and input (never zeros)."""
+    torch.manual_seed(seed)
+    model = Block(**kwargs)
+    x = torch.randn(B, L, C) if layout == "BLC" else torch.randn(B, C, L)
+    return model, x
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One helper per kind of check
+# ---------------------------------------------------------------------------------------------------------------
+def _grads(model, x, out, dy):
+    params = [p for p in model.parameters()]
+    return torch.autograd.grad(out, [x, *params], dy)
+
+
+def _forward_graphs():
+    """Record each post-partition graph Inductor lowers (forward first) through its post-grad hook."""
+    seen: list[torch.fx.Graph] = []
+    return seen, inductor_config.patch(post_grad_custom_pre_pass=lambda g: seen.append(g))
+
+
+def run_and_compare(model, x, *, train, dynamic, device_types=("cpu",), grads=True):
+    """Compile model(x) with our pass; compare outputs (and, when training and ``grads``, the grads of x and every
+    parameter) with float64 eager.
+
+    Returns (counters, recorded graph texts, post-partition graphs).
+    """
+    ref = copy.deepcopy(model).double()
+    x64 = x.double().requires_grad_(train)
+    x = x.clone().requires_grad_(train)
+    partitioned, hook = _forward_graphs()
+    with torch.set_grad_enabled(train), hook:
+        out, counts, graphs = compile_and_run(model, x, dynamic=dynamic, device_types=device_types)
+        expected = ref(x64)
+        torch.testing.assert_close(out, expected.float(), **TOL)
+        if train and grads:
+            dy = torch.randn_like(out)
+            for got, want in zip(_grads(model, x, out, dy), _grads(ref, x64, expected, dy.double())):
+                torch.testing.assert_close(got, want.float(), **TOL)
+    return counts, graphs, partitioned
+
+
+def fused_activations(graphs) -> list[str]:
+    return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'\)", "".join(graphs))
+
+
+def saved_results_of(forward: torch.fx.Graph, weight_shape) -> list[str]:
+    """Names of tensors the partitioned forward saves for backward that were computed from the conv weight (other
+    than the weight and views of it): the conv output z, or SiLU intermediates, if the rewrite did not happen."""
+    (weight,) = [n for n in forward.find_nodes(op="placeholder") if _shape(n) == tuple(weight_shape)]
+    from_weight, frontier = set(), [weight]
+    while frontier:
+        node = frontier.pop()
+        for user in node.users:
+            if user not in from_weight:
+                from_weight.add(user)
+                frontier.append(user)
+    views = (torch.ops.aten.squeeze.dim, torch.ops.aten.view.default, torch.ops.aten.unsqueeze.default)
+    (output,) = forward.find_nodes(op="output")
+    saved = output.args[0][1:]  # one user output; the rest is saved for backward
+    return [
+        n.name
+        for n in saved
+        if isinstance(n, torch.fx.Node) and n in from_weight and not (n.target in views and n.args[0] is weight)
+    ]
+
+
+def _shape(node):
+    val = node.meta.get("val")
+    return tuple(val.shape) if isinstance(val, torch.Tensor) else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Recognised forms
+# ---------------------------------------------------------------------------------------------------------------
+# Static shapes are compiled (with the same numerics checks) by test_golden_graphs_conv.py, which pins their graphs.
+MODES = [pytest.param(False, True, id="inference-dynamic"), pytest.param(True, True, id="training-dynamic")]
+
+
+def check_recognised(name, *, train, dynamic):
+    """Compile a RECOGNISED form; assert exact rewrite count, activation, numerics and that no aten convolution is
+    left in what Inductor lowers. Returns the texts of the graphs our pass produced."""
+    kwargs, layout, count, activation = RECOGNISED[name]
+    model, x = make_case(kwargs, layout)
+    counts, graphs, partitioned = run_and_compare(model, x, train=train, dynamic=dynamic)
+    assert counts["causal_conv1d"] == count
+    assert fused_activations(graphs) == [activation] * count
+    assert ops_in("".join(graphs)).count("causal_conv1d_bwd") == (count if train else 0)
+    # After partitioning (dead code gone): no convolution, forward or backward.
+    assert not any(n.target in _CONVS for g in partitioned for n in g.nodes)
+    return graphs
+
+
+_CONVS = (torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default)
+
+
+@pytest.mark.parametrize("train,dynamic", MODES)
+@pytest.mark.parametrize("name", list(RECOGNISED))
+def test_recognised(name, train, dynamic):
+    check_recognised(name, train=train, dynamic=dynamic)
+
+
+def test_x_without_grad_is_rewritten():
+    """The conv as first layer: parameters need grads, x does not (convolution_backward's mask [F, T, T])."""
+    model, x = make_case(RECOGNISED["mamba1_nn_silu"][0], "BCL")
+    out, counts, graphs = compile_and_run(model, x)  # grad mode on, x.requires_grad False: a joint graph without dx
+    assert counts["causal_conv1d"] == 1
+    torch.testing.assert_close(out, copy.deepcopy(model).double()(x.double()).float(), **TOL)
+    assert "causal_conv1d_bwd" in "".join(graphs)
+
+
+@pytest.mark.parametrize("name,dynamic", [("mamba1_nn_silu", False), ("mamba2_transpose_slice", True)])
+def test_training_saves_only_inputs(name, dynamic):
+    """Note [conv backward recomputes z]: with the rewrite the compiled forward saves x, w, β but no tensor computed
+    from w (test_saved_check_fails_without_rewrite shows the check can fail)."""
+    kwargs, layout, _, _ = RECOGNISED[name]
+    model, x = make_case(kwargs, layout)
+    _, _, partitioned = run_and_compare(model, x, train=True, dynamic=dynamic)
+    assert saved_results_of(partitioned[0], model.conv.weight.shape) == []
+
+
+def test_saved_check_fails_without_rewrite(monkeypatch):
+    monkeypatch.setattr(inductor_conv.config, "causal_conv1d", False)
+    model, x = make_case(RECOGNISED["mamba1_nn_silu"][0], "BCL")
+    counts, _, partitioned = run_and_compare(model, x, train=True, dynamic=False)
+    assert counts["causal_conv1d"] == 0
+    assert saved_results_of(partitioned[0], model.conv.weight.shape) != []  # z (the convolution's output)
+
+
+def _functional_mamba1(x, w, b):
+    return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C)[..., : x.shape[-1]])
+
+
+def _functional_mamba2(x, w, b):
+    return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C).transpose(1, 2)[:, : x.shape[-1]])
+
+
+def _functional_left_pad(x, w, b):
+    return F.silu(F.conv1d(F.pad(x, (w.shape[-1] - 1, 0)), w, b, groups=C))
+
+
+@pytest.mark.parametrize("fn", [_functional_mamba1, _functional_mamba2, _functional_left_pad])
+def test_cuda_style_training_graph(fn, monkeypatch):
+    """On CUDA, Inductor takes dβ out of convolution_backward (a sum over batch and time). Such a joint graph is
+    built here on CPU (joint_fwd_bwd_gpu) and our pattern pass is run on it directly: one rewrite, no convolution
+    left, and the rewritten graph computes the same outputs and gradients."""
+    monkeypatch.setattr(inductor_conv.config, "device_types", ("cpu",))
+    torch.manual_seed(0)
+    args = [torch.randn(shape, requires_grad=True) for shape in ((B, C, L), (C, 1, 3), (C,))]
+    gm = causal_conv1d_silu.joint_fwd_bwd_gpu(fn, args)
+    assert "aten.sum.dim_IntList" in str(gm.graph)  # dβ as on a GPU
+    dy = torch.randn_like(fn(*args))
+
+    def run():  # an Interpreter binds placeholders by position (the joint graph's own code renames them)
+        return torch.fx.Interpreter(gm).run(*args, dy)
+
+    expected = run()
+    causal_conv1d_silu.register(graph_pass.PATTERNS)
+    inductor_conv.reset_counters()
+    graph_pass.PATTERNS.apply(gm.graph)
+    assert inductor_conv.counters()["causal_conv1d"] == 1
+    assert not any(n.target in _CONVS for n in gm.graph.nodes)
+    for got, want in zip(run(), expected):
+        torch.testing.assert_close(got, want, **TOL)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Left-alone forms
+# ---------------------------------------------------------------------------------------------------------------
+# Every LEFT_ALONE form is compiled for inference (count 0, eager results, pinned graph) by
+# test_golden_graphs_conv.py; here the ones closest to a recognised form are compiled as training graphs too, where a
+# forward-only or partial match could hide.
+@pytest.mark.parametrize("name", ["groups_2", "keep_last", "slice_too_short", "dilation_2", "circular"])
+def test_left_alone_training(name):
+    """Gradients are skipped: nothing of ours runs when the count is 0, and each backward is one more C++ compile."""
+    model, x = make_case(*LEFT_ALONE[name])
+    counts, graphs, _ = run_and_compare(model, x, train=True, dynamic=False, grads=False)
+    assert counts["causal_conv1d"] == 0
+    assert ops_in("".join(graphs)) == []
+    assert "aten.convolution_backward.default" in "".join(graphs)
+
+
+def test_other_consumer_of_z_keeps_silu_unfused():
+    """z feeds SiLU and something else: SiLU is not fused (z must exist); the conv alone still is ("none")."""
+    model, x = make_case(dict(spelling=_other_consumer, **PAD), "BCL")
+    counts, graphs, _ = run_and_compare(model, x, train=True, dynamic=False)
+    assert counts["causal_conv1d"] == 1
+    assert fused_activations(graphs) == ["none"]
+
+
+def test_device_not_enabled():
+    model, x = make_case(RECOGNISED["mamba1_nn_silu"][0], "BCL")
+    counts, graphs, _ = run_and_compare(model, x, train=True, dynamic=False, device_types=("cuda",))
+    assert counts["causal_conv1d"] == 0
+
+
+def test_config_flag_off(monkeypatch):
+    monkeypatch.setattr(inductor_conv.config, "causal_conv1d", False)
+    model, x = make_case(RECOGNISED["mamba1_nn_silu"][0], "BCL")
+    counts, graphs, _ = run_and_compare(model, x, train=False, dynamic=False)
+    assert counts["causal_conv1d"] == 0 and ops_in("".join(graphs)) == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# extra_check predicates, one negative (and one positive) each, on small traced graphs
+# ---------------------------------------------------------------------------------------------------------------
+aten = torch.ops.aten
+
+
+def _trace(fn, *args):
+    """The call_function nodes of fn traced to aten with fake values, by target."""
+    gm = make_fx(fn, tracing_mode="fake")(*args)
+    gm.graph.eliminate_dead_code()
+    return gm, {n.target: n for n in gm.graph.nodes if n.op == "call_function"}
+
+
+class _Match:
+    """The three things the predicates read from a pattern-matcher Match."""
+
+    def __init__(self, gm, kwargs, outputs=()):
+        self.nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
+        self.kwargs = kwargs
+        self._outputs = list(outputs)
+
+    def output_nodes(self):
+        return self._outputs
+
+
+def _conv(stride=1, padding=0, dilation=1, groups=C, mult=1, K=3):
+    x, w = torch.randn(B, C, L), torch.randn(C * mult, C // groups, K)
+    def conv(x, w):
+        return aten.convolution(x, w, None, [stride], [padding], [dilation], False, [0], groups)
+
+    _, nodes = _trace(conv, x, w)
+    return x, w, nodes[aten.convolution.default]
+
+
+def test_is_depthwise():
+    x, w, conv = _conv()
+    assert checks.is_depthwise(x, w, conv)
+    x, w, conv = _conv(groups=2)
+    assert not checks.is_depthwise(x, w, conv)
+    x, w, conv = _conv(mult=2)
+    assert not checks.is_depthwise(x, w, conv)
+
+
+def test_is_unit_stride_dilation():
+    assert checks.is_unit_stride_dilation(_conv()[2])
+    assert not checks.is_unit_stride_dilation(_conv(stride=2)[2])
+    assert not checks.is_unit_stride_dilation(_conv(dilation=2)[2])
+
+
+@pytest.mark.parametrize(
+    "pad,value,ok", [((2, 0), 0.0, True), ((1, 1), 0.0, False), ((0, 2), 0.0, False), ((2, 0), 1.0, False)]
+)
+def test_is_left_causal_pad(pad, value, ok):
+    _, nodes = _trace(lambda x: F.pad(x, pad, value=value), torch.randn(B, C, L))
+    assert checks.is_left_causal_pad(nodes[aten.constant_pad_nd.default], 3) == ok
+
+
+@pytest.mark.parametrize("end,ok", [(L, True), (-2, True), (L - 1, False), (-1, False)])
+def test_keeps_first(end, ok):
+    _, nodes = _trace(lambda z: z[..., :end], torch.randn(B, C, L + 2))
+    assert checks.keeps_first(nodes[aten.slice.Tensor], L, dim=2) == ok
+
+
+def test_keeps_first_rejects_a_late_start_and_wrong_dim():
+    _, nodes = _trace(lambda z: z[..., 1 : L + 1], torch.randn(B, C, L + 2))
+    assert not checks.keeps_first(nodes[aten.slice.Tensor], L, dim=2)
+    _, nodes = _trace(lambda z: z[:, :L], torch.randn(B, L + 2, L + 2))
+    assert not checks.keeps_first(nodes[aten.slice.Tensor], L, dim=2)
+
+
+def test_same_device_dtype():
+    x, w = torch.randn(2, 3), torch.randn(3)
+    assert checks.same_device_dtype(x, w, None)
+    assert not checks.same_device_dtype(x, w.double())
+    assert not checks.same_device_dtype(x, torch.empty(3, device="meta"))
+    assert not checks.same_device_dtype(x.long(), w.long())
+
+
+def test_on_enabled_device(monkeypatch):
+    monkeypatch.setattr(inductor_conv.config, "device_types", ("cpu",))
+    assert checks.on_enabled_device(torch.randn(2), None)
+    monkeypatch.setattr(inductor_conv.config, "device_types", ("cuda",))
+    assert not checks.on_enabled_device(torch.randn(2))
+
+
+def test_scalars_are_one():
+    gm, _ = _trace(lambda z: z / (1 + torch.exp(-z)), torch.randn(3))
+    assert checks.scalars_are_one(_Match(gm, {}))
+    gm, _ = _trace(lambda z: z / (2 + torch.exp(-z)), torch.randn(3))
+    assert not checks.scalars_are_one(_Match(gm, {}))
+
+
+def test_no_outside_users():
+    def f(z):
+        s = torch.sigmoid(z)
+        return z * s, s
+
+    gm, nodes = _trace(f, torch.randn(3))
+    mul, sig = nodes[aten.mul.Tensor], nodes[aten.sigmoid.default]
+    assert checks.no_outside_users(_Match(gm, {}, outputs=[mul, sig]))
+    assert not checks.no_outside_users(_Match(gm, {}, outputs=[mul]))  # sigmoid escapes to the graph output
+
+
+def _conv_backward(mask, padding_bwd=2):
+    x, w, dy = torch.randn(B, C, L), torch.randn(C, 1, 3), torch.randn(B, C, L + 2)
+
+    def f(x, w, dy):
+        z = aten.convolution(x, w, None, [1], [2], [1], False, [0], C)
+        grads = aten.convolution_backward(dy, x, w, [C], [1], [padding_bwd], [1], False, [0], C, mask)
+        return z, grads[0], grads[1]
+
+    gm, nodes = _trace(f, x, w, dy)
+    return _Match(gm, {}), nodes[aten.convolution.default]
+
+
+def test_output_mask_matches_outputs():
+    assert checks.output_mask_matches_outputs(_conv_backward([True, True, False])[0])
+    assert not checks.output_mask_matches_outputs(_conv_backward([True, True, True])[0])  # dβ computed, unread
+
+
+def test_backward_mirrors_forward():
+    match, conv = _conv_backward([True, True, False])
+    assert checks.backward_mirrors_forward(match, conv)
+    match, conv = _conv_backward([True, True, False], padding_bwd=1)
+    assert not checks.backward_mirrors_forward(match, conv)
+
+
+def test_permutes_swap_channels_and_time():
+    gm, _ = _trace(lambda z: z.transpose(1, 2), torch.randn(B, C, L))
+    assert checks.permutes_swap_channels_and_time(_Match(gm, {}))
+    gm, _ = _trace(lambda z: z.permute(1, 0, 2), torch.randn(B, C, L))
+    assert not checks.permutes_swap_channels_and_time(_Match(gm, {}))

@@ -64,6 +64,7 @@ def flex():
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
     compiled_flex = torch.compile(flex_attention, dynamic=False)
+    block_masks = {}  # built once per length, outside the timed region, as users do
 
     def run(q, k, v, causal, p):
         if p > 0:
@@ -71,7 +72,9 @@ def flex():
         block_mask = None
         if causal:
             S = q.shape[-2]
-            block_mask = create_block_mask(lambda b, h, i, j: j <= i, None, None, S, S, device=q.device)
+            if S not in block_masks:
+                block_masks[S] = create_block_mask(lambda b, h, i, j: j <= i, None, None, S, S, device=q.device)
+            block_mask = block_masks[S]
         return compiled_flex(q, k, v, block_mask=block_mask, enable_gqa=True)
 
     return run
@@ -157,19 +160,21 @@ def main():
                         try:
                             fwd, fb, held = measure(fn, shape, causal, p)
                         except Exception as e:  # one failing implementation must not hide the others
+                            inductor_conv.disable()
                             msg = f"{type(e).__name__}: {str(e)[:80]}"
                             lines.append(f"| {shape} | {causal} | {p} | {name} | n/a ({msg}) | | |")
                             print(lines[-1], flush=True)
                             continue
                         if name == "ours-compiled":
                             rewrites[(shape, causal, p)] = inductor_conv.counters()["attention"]
+                        inductor_conv.disable()  # every other implementation compiles without our pass
                         B, Hq, Hkv, S, D = shape
                         lines.append(
                             f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | {held:.2f} |"
                         )
                         print(lines[-1], flush=True)
     inductor_conv.disable()
-    lines += ["", f"rewrites by ours-compiled (must be 1 per case): {rewrites}"]
+    lines += ["", f"rewrites by ours-compiled (one per compiled graph: inference + training = 2 per case): {rewrites}"]
     print(lines[-1])
     if args.out:
         with open(args.out, "w") as f:

@@ -190,3 +190,23 @@ __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_i
 from torch._inductor.lowering import full, sum_ as sum_lowering, to_dtype  # noqa: E402
 
 __all__ += ["full", "sum_lowering", "to_dtype"]
+
+
+# --- joint tracing with extra decompositions (lead) -----------------------------------------------------------------
+def joint_fwd_bwd_with_decompositions(fn, args, decompositions, **kwargs):
+    """``joint_fwd_bwd`` tracing with the decomposition table ``decompositions()`` (replacing any ``get_decomp_fn``
+    that register_replacement passes in 2.13).
+
+    2.13's ``joint_fwd_bwd`` takes ``get_decomp_fn``; 2.11's reads ``select_decomp_table`` from the pattern_matcher
+    module, so there we patch that name for the duration of the trace."""
+    import unittest.mock
+
+    import torch._inductor.pattern_matcher as _pm
+
+    if "get_decomp_fn" in _inspect.signature(joint_fwd_bwd).parameters:
+        return joint_fwd_bwd(fn, args, **{**kwargs, "get_decomp_fn": decompositions})
+    with unittest.mock.patch.object(_pm, "select_decomp_table", decompositions):
+        return joint_fwd_bwd(fn, args, **kwargs)
+
+
+__all__ += ["joint_fwd_bwd_with_decompositions"]

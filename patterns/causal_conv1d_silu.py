@@ -36,6 +36,7 @@ from inductor_conv._compat import (
     fwd_only,
     gen_pattern,
     joint_fwd_bwd,
+    joint_fwd_bwd_with_decompositions,
     register_replacement,
     select_decomp_table,
     tracing,
@@ -180,7 +181,7 @@ def _gpu_decompositions():
 
 def joint_fwd_bwd_gpu(fn, args, **kwargs):
     """``joint_fwd_bwd`` as it traces on a GPU: the training graph Inductor builds for CUDA tensors."""
-    return joint_fwd_bwd(fn, args, **{**kwargs, "get_decomp_fn": _gpu_decompositions})
+    return joint_fwd_bwd_with_decompositions(fn, args, _gpu_decompositions, **kwargs)
 
 
 def _example_inputs(has_bias: bool, training: bool, x_grad: bool) -> list[torch.Tensor]:

@@ -56,28 +56,44 @@ def _run(model, inputs, dtype):
     xs[0] = xs[0].to(dtype).requires_grad_(True)
     out = m(*xs)
     out.float().square().mean().backward()
-    return out.detach(), xs[0].grad.detach()
+    return out.detach().double(), xs[0].grad.detach().double()
+
+
+def _max_err(a, b):
+    return (a - b).abs().max().item()
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_mamba_conv_and_llama_attention(dtype):
+    """Compiled-with-plugin error vs float64 must stay within 2x (+ a bf16/fp16 ulp) of eager's own error in the same
+    dtype, as PyTorch's _check_equal does: the comparison is against what the dtype allows, not a fixed number."""
     torch.manual_seed(0)
     B, L, dim = 2, 256, 512
     conv = MambaShortConv(dim)
     attn = LlamaAttention(dim, heads=8, kv_heads=2, p=0.0).eval()
     x = torch.randn(B, L, dim)
     mask = torch.full((L, L), float("-inf")).triu(1)[None, None]
-    for model, inputs, key in ((conv, (x,), "causal_conv1d"), (attn, (x, mask), "attention")):
-        ref_out, ref_grad = _run(model.double(), [t.double() for t in inputs], torch.float64)
+    # Inductor names template kernels triton_tem_fused_*; the helpers only our templates carry identify them.
+    cases = (
+        (conv, (x,), "causal_conv1d", ("fwd_cols", "bwd_cols")),
+        (attn, (x, mask), "attention", ("attn_fwd_rows", "attn_bwd_dkdv_cols")),
+    )
+    ulp = {torch.bfloat16: 2**-8, torch.float16: 2**-11}[dtype]
+    for model, inputs, key, helpers in cases:
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        ref = _run(model.double(), [t.double() for t in inputs], torch.float64)
+        model.load_state_dict(state)
+        eager = _run(model, inputs, dtype)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
         with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)):
             from torch._inductor.utils import run_and_get_code
 
-            (out, grad), code = run_and_get_code(lambda: _run(torch.compile(model), inputs, dtype))
+            ours, code = run_and_get_code(lambda: _run(torch.compile(model), inputs, dtype))
         assert inductor_conv.counters()[key] == 1
-        assert "inductor_conv" in "\n".join(code)
-        # bf16/fp16 activations against float64: relative error of a few bf16 ulps on O(1) values.
-        tol = dict(rtol=3e-2, atol=3e-2) if dtype == torch.bfloat16 else dict(rtol=1e-2, atol=1e-2)
-        torch.testing.assert_close(out.double(), ref_out, **tol)
-        torch.testing.assert_close(grad.double() / grad.double().abs().max(), ref_grad / ref_grad.abs().max(), **tol)
+        generated = "\n".join(code)
+        for helper in helpers:
+            assert f"def {helper}(" in generated, helper
+        for name, o, e, r in zip(("output", "dx"), ours, eager, ref):
+            scale = r.abs().max().item()
+            assert _max_err(o, r) <= 2 * _max_err(e, r) + ulp * scale, (key, name, _max_err(o, r), _max_err(e, r))

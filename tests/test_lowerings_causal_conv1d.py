@@ -27,6 +27,11 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 OPS = torch.ops.inductor_conv
 TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
 
+# Inductor names template kernels triton_tem_fused_*, not after the template; the conv_math helpers that only our
+# templates append identify them in generated code (the extern fallback would call the launcher instead).
+_FWD_TEMPLATE_MARK = "def fwd_cols("
+_BWD_TEMPLATE_MARK = "def bwd_cols("
+
 
 @pytest.fixture
 def registered():
@@ -96,7 +101,7 @@ def render(name, named, out, constexprs, tmp_path):
         body = "".join(f"    {k}: tl.constexpr = {v!r}\n" for k, v in constexprs.items())
         return f"@triton.jit\ndef kernel({', '.join(list(names) + ['OUT'])}):\n" + body
 
-    def store_output(indices, val, mask, indent_width=4):
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):
         offset = " + ".join(f"{i} * {s}" for i, s in zip(indices, out.stride()))
         return f"tl.store(OUT + {offset}, {val}.to(OUT.dtype.element_ty), mask={mask})"
 
@@ -183,9 +188,9 @@ def test_gpu_templates_chosen_and_match(registered, dtype, layout):
     args, dy = make_inputs(3, 80, 1000, 4, dtype=dtype, layout=layout, seed=2)
     x, w, b = args["x"], args["weight"], args["bias"]
     y, code = compile_and_run(_fwd, x, w, b)
-    assert "triton_inductor_conv_causal_conv1d_fwd" in code
+    assert _FWD_TEMPLATE_MARK in code
     (dx, dw, db, dinit), code_bwd = compile_and_run(_bwd, x, w, b, dy)
-    assert "triton_inductor_conv_causal_conv1d_bwd" in code_bwd
+    assert _BWD_TEMPLATE_MARK in code_bwd
     y_ref, grads = reference(args, dy, "silu")
     assert y.stride() == x.stride() and dx.stride() == x.stride()
     assert_close(y, y_ref, TOL[dtype], "y")
@@ -205,7 +210,7 @@ def test_gpu_optional_inputs(registered, seq, init):
         return (y,) + tuple(OPS.causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, "silu", True))
 
     (y, dx, dw, db, dinit), code = compile_and_run(both, *args.values(), dy)
-    assert "triton_inductor_conv_causal_conv1d_fwd" in code and "triton_inductor_conv_causal_conv1d_bwd" in code
+    assert _FWD_TEMPLATE_MARK in code and _BWD_TEMPLATE_MARK in code
     y_ref, grads = reference(args, dy, "silu")
     assert_close(y, y_ref, 1e-2, "y")
     assert_close(dx, grads["x"], 1e-2, "dx")

@@ -14,7 +14,6 @@ allocated besides its output, in units of |q|.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime
 import math
@@ -25,6 +24,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
+
+from common import bench, compile_with_plugin, held_bytes, parse_args, write_table
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -44,12 +45,6 @@ def eager_attention(q, k, v, causal: bool, p: float):
     probs = torch.softmax(scores, dim=-1)
     probs = F.dropout(probs, p=p, training=p > 0)
     return probs @ v
-
-
-def bench(fn, rep=60):
-    from triton.testing import do_bench
-
-    return do_bench(fn, warmup=10, rep=rep, return_mode="median")
 
 
 def sdpa(backend):
@@ -78,16 +73,6 @@ def flex():
         return compiled_flex(q, k, v, block_mask=block_mask, enable_gqa=True)
 
     return run
-
-
-def compiled(plugin: bool):
-    torch._dynamo.reset()
-    if plugin:
-        inductor_conv.enable(("cuda",))
-    else:
-        inductor_conv.disable()
-    fn = torch.compile(eager_attention, dynamic=False)
-    return lambda q, k, v, causal, p: fn(q, k, v, causal, p)
 
 
 def implementations():
@@ -122,21 +107,13 @@ def measure(fn, shape, causal, p):
         torch.autograd.grad(out, (q, k, v), do)
 
     fb_ms = bench(fwd_bwd)
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    out = fn(q, k, v, causal, p)
-    torch.cuda.synchronize()
-    held = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
-    del out
+    held = held_bytes(lambda: fn(q, k, v, causal, p))
     flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0)
     return flops / fwd_ms / 1e9, 3.5 * flops / fb_ms / 1e9, held / (q.numel() * q.element_size())
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="first case only")
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     torch.manual_seed(0)
     lines = [
         f"# attention benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
@@ -155,8 +132,7 @@ def main():
                         if name == "flex" and p > 0:
                             continue  # FlexAttention has no dropout
                         if isinstance(fn, str):
-                            inductor_conv.reset_counters()
-                            fn = compiled(fn == "compiled-on")
+                            fn = compile_with_plugin(eager_attention, plugin=fn == "compiled-on")
                         try:
                             fwd, fb, held = measure(fn, shape, causal, p)
                         except Exception as e:  # one failing implementation must not hide the others
@@ -176,9 +152,7 @@ def main():
     inductor_conv.disable()
     lines += ["", f"rewrites by ours-compiled (one per compiled graph: inference + training = 2 per case): {rewrites}"]
     print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
 
 
 if __name__ == "__main__":

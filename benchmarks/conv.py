@@ -14,7 +14,6 @@ run, forward+backward against the 5·|x| byte floor, and the bytes each forward 
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime
 
@@ -23,6 +22,8 @@ import torch.nn.functional as F
 
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
+
+from common import bench, compile_with_plugin, held_bytes, parse_args, write_table
 
 SHAPES = [(8, 5120, 2048, 4), (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]
 
@@ -33,29 +34,12 @@ def eager_pattern(x, w, b):
     return F.silu(F.conv1d(F.pad(x, (K - 1, 0)), w, b, groups=x.shape[1]))
 
 
-def bench(fn, rep=60):
-    from triton.testing import do_bench
-
-    return do_bench(fn, warmup=15, rep=rep, return_mode="median")
-
-
 def copy_bandwidth() -> float:
     """Device-to-device copy, bytes read + written per second (GB/s)."""
     src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     ms = bench(lambda: dst.copy_(src))
     return 2 * src.numel() / ms / 1e6
-
-
-def saved_bytes(run_forward) -> int:
-    """Bytes of device memory a forward leaves allocated besides its output (what it holds for backward)."""
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    out = run_forward()
-    torch.cuda.synchronize()
-    held = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
-    del out
-    return held
 
 
 def make_inputs(B, C, L, K, channel_last, requires_grad):
@@ -88,15 +72,6 @@ def implementations():
     return impls
 
 
-def compiled(plugin: bool):
-    torch._dynamo.reset()
-    if plugin:
-        inductor_conv.enable(("cuda",))
-    else:
-        inductor_conv.disable()
-    return torch.compile(eager_pattern, dynamic=False)
-
-
 def measure(fn, shape, channel_last):
     B, C, L, K = shape
     x, w, b = make_inputs(B, C, L, K, channel_last, requires_grad=False)
@@ -109,15 +84,12 @@ def measure(fn, shape, channel_last):
         torch.autograd.grad(y, (xg, wg, bg), dy)
 
     fb_ms = bench(fwd_bwd)
-    held = saved_bytes(lambda: fn(xg, wg, bg))
+    held = held_bytes(lambda: fn(xg, wg, bg))
     return fwd_ms, fb_ms, held
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="first shape only")
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     torch.manual_seed(0)
     copy_gbs = copy_bandwidth()
     lines = [
@@ -137,8 +109,7 @@ def main():
             for channel_last in (False, True):
                 for name, fn in implementations().items():
                     if isinstance(fn, str):
-                        inductor_conv.reset_counters()
-                        fn = compiled(fn == "compiled-on")
+                        fn = compile_with_plugin(eager_pattern, plugin=fn == "compiled-on")
                     try:
                         fwd_ms, fb_ms, held = measure(fn, shape, channel_last)
                     except Exception as e:  # an anchor failing must not hide the others
@@ -161,9 +132,7 @@ def main():
     lines.append("")
     lines.append(f"rewrites by ours-compiled (one per compiled graph: inference + training = 2 per case): {rewrites}")
     print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_table(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,50 @@
+"""Pieces both benchmarks share: timing, memory held by a forward, compiling with and without the plugin."""
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import inductor_conv
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="first case only")
+    parser.add_argument("--out", default=None, help="also write the table to this file")
+    return parser.parse_args()
+
+
+def bench(fn, rep: int = 60) -> float:
+    """Median milliseconds of fn over ~rep ms of runs (triton.testing.do_bench: CUDA events, L2 flushed)."""
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=10, rep=rep, return_mode="median")
+
+
+def held_bytes(run_forward) -> int:
+    """Device bytes a forward leaves allocated besides its output: what it holds for the backward."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = run_forward()
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated() - before - out.numel() * out.element_size()
+    del out
+    return held
+
+
+def compile_with_plugin(fn, plugin: bool):
+    """torch.compile(fn) with inductor_conv enabled or disabled (fresh Dynamo state, static shapes)."""
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    if plugin:
+        inductor_conv.enable(("cuda",))
+    else:
+        inductor_conv.disable()
+    return torch.compile(fn, dynamic=False)
+
+
+def write_table(lines: list[str], path: str | None) -> None:
+    if path:
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")

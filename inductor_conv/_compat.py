@@ -210,3 +210,17 @@ def joint_fwd_bwd_with_decompositions(fn, args, decompositions, **kwargs):
 
 
 __all__ += ["joint_fwd_bwd_with_decompositions"]
+
+
+# --- Inductor's early joint-graph cleanups (lead) --------------------------------------------------------------------
+def apply_early_joint_patterns(graph) -> int:
+    """Inductor's ``early_patterns`` (pointless view pairs and the like), which run after the joint pre-pass.
+
+    Our patterns were traced with them applied (``joint_fwd_bwd`` runs them), so graphs like HF T5's in-place
+    ``scores += bias`` match only once they have run on the user's graph too."""
+    from torch._inductor.fx_passes.joint_graph import early_patterns
+
+    return early_patterns.apply(graph)
+
+
+__all__ += ["apply_early_joint_patterns"]

@@ -1,5 +1,170 @@
-"""PLACEHOLDER written by the lead; the pattern helper replaces this file."""
+"""Rewrite hand-written attention (scores, mask, softmax, dropout, @ v) into ``torch.ops.inductor_conv.attention_fwd``.
+
+The forms live in ``attention_forms.py`` (search and replacement side by side), the predicates in
+``attention_checks.py``, the widening of traced patterns in ``attention_relax.py`` (Note [relaxed attention search
+patterns]). This module expands the forms into training/inference variants, traces each once and registers it with
+Inductor's ``register_replacement`` as a pre-traced, relaxed ``search_fn_pattern`` whose ``extra_check`` is
+``attention_checks.all_hold``.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import torch
+
+from inductor_conv._compat import (
+    FakeTensorMode,
+    fwd_only,
+    gen_pattern,
+    joint_fwd_bwd,
+    register_replacement,
+    tracing,
+    unset_fake_temporarily,
+)
+from inductor_conv._counters import bump
+from inductor_conv.patterns import attention_checks as checks
+from inductor_conv.patterns.attention_forms import (
+    FORMS,
+    MASKS,
+    SCALE_MUL,
+    Form,
+    argnames,
+    attention_replacement,
+    attention_search,
+)
+from inductor_conv.patterns.attention_relax import relax
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Variants and registration
+# ---------------------------------------------------------------------------------------------------------------
+# Sentinel scalars: the traced pattern turns a float equal to one of these into a KeywordArg of that name (Inductor's
+# ``scalar_workaround``), so the matched graph's own value (dropout p, mask fill) is bound instead of ignored.
+SENTINELS = {"dropout_p": 0.113377, "fill": -0.987654}
+# Example shapes; sizes only need to be distinct enough that the trace keeps every op.
+_B, _HQ, _HKV, _S, _D = 2, 4, 2, 8, 16
+
+
+def _signature_fn(fn, form: Form):
+    """``fn(..., form=form)`` with the form's argument names as its signature (register_replacement reads it)."""
+    names = argnames(form)
+
+    def bound(*args):
+        values = dict(zip(names, args))
+        return fn(**{n: values.get(n) for n in _ALL_ARGS}, form=form)
+
+    bound.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                             for n in names])
+    bound.__name__ = f"{fn.__name__}_{form.name}"
+    return bound
+
+
+_ALL_ARGS = tuple(p for p in inspect.signature(attention_search).parameters if p != "form")
+
+
+def _example_inputs(form: Form, training: bool, bias_shape) -> list:
+    """Inputs for the initial trace, in ``argnames(form)`` order minus the sentinel scalars.
+
+    float16, so the trace has the dtype converts of half graphs, and q/k/v are transposed views (B, S, H, D) ->
+    (B, H, S, D), so it has the layout copies; ``relax`` makes both optional. The 3-D bmm form has no reshape and
+    takes contiguous inputs. Sizes only need to keep every op in the trace.
+    """
+    half, grad = torch.float16, dict(requires_grad=training)
+
+    def heads(h):
+        if form.scores == "bmm":
+            return torch.empty(_B * h, _S, _D, dtype=half, **grad)
+        return torch.empty(_B, _S, h, _D, dtype=half).transpose(1, 2).requires_grad_(training)
+
+    hkv = _HKV if form.gqa else _HQ
+    values = {"query": heads(_HQ), "key": heads(hkv), "value": heads(hkv)}
+    if form.scores == "bmm":
+        values["mask"] = torch.empty(_B * _HQ, _S, _S, dtype=half)
+    elif MASKS[form.mask].learned:
+        values["mask"] = torch.empty(bias_shape, dtype=half, **grad)
+    elif form.mask in ("masked_fill", "where", "where_padding"):
+        values["mask"] = torch.empty(1, 1, _S, _S, dtype=torch.bool)
+    else:
+        values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
+    values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
+    # 0-d tensors, so the trace keeps them as KeywordArgs for relax's _MaybeScale to find; distinct on purpose.
+    values["scale"], values["q_scale"] = torch.tensor(2.0, dtype=half), torch.tensor(3.0, dtype=half)
+    values["scale_kind"] = values["q_scale_kind"] = SCALE_MUL
+    return [values[n] for n in argnames(form) if n not in SENTINELS]
+
+
+def variants():
+    """(name, form, training, bias_shape) for every pattern we register, most specific first.
+
+    GQA forms come first: the plain form also matches a repeat_kv graph (its ``key`` is then the repeated K).
+    In inference, plain and fp32 softmax trace alike and a learned bias is an additive mask.
+    """
+    for training in (True, False):
+        for gqa in (True, False):
+            for form in FORMS:
+                learned = MASKS[form.mask].learned
+                if (gqa and form.scores == "bmm") or (learned and not training):
+                    continue
+                for upcast in (False, True) if training else (False,):
+                    for bias_shape in ((1, _HQ, _S, _S), (_B, _HQ, _S, _S)) if learned else (None,):
+                        f = Form(form.name, form.mask, form.scores, gqa, upcast)
+                        name = "_".join(filter(None, (
+                            form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
+                            bias_shape and bias_shape[0] == 1 and "broadcast",
+                            "training" if training else "inference")))
+                        yield name, f, training, bias_shape
+
+
+def _extra_check(form: Form):
+    def check(match) -> bool:
+        return checks.all_hold(match, form)
+
+    return check
+
+
+def _counting(trace_fn, replace_fn):
+    """trace_fn that bumps ``counters()["attention"]`` when it traces ``replace_fn``: ``register_replacement`` does
+    that once per accepted match, right before substituting it. (The replacement cannot count itself: AOTAutograd
+    runs it twice per joint trace.)"""
+
+    def trace(fn, args, **kwargs):
+        graph = trace_fn(fn, args, **kwargs)
+        if fn is replace_fn:
+            bump("attention")
+        return graph
+
+    return trace
+
+
+@functools.cache
 def register(pass_dict) -> None:
-    pass
+    """Trace every variant once and register it into ``pass_dict`` (a few seconds, once per process).
+
+    Traced under a fresh fake mode (like Inductor's ``init_once_fakemode``) and outside inference mode
+    (``register_replacement`` skips training patterns inside it).
+    """
+    with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
+        for name, form, training, bias_shape in variants():
+            search, replace = _signature_fn(attention_search, form), _signature_fn(attention_replacement, form)
+            trace_fn = joint_fwd_bwd if training else fwd_only
+            example_inputs = _example_inputs(form, training, bias_shape)
+            sentinels = {k: v for k, v in SENTINELS.items() if k in argnames(form)}
+            pattern = relax(gen_pattern(search, example_inputs, trace_fn, sentinels))
+            registered = register_replacement(
+                search,
+                replace,
+                example_inputs,
+                _counting(trace_fn, replace),
+                pass_dict,
+                extra_check=_extra_check(form),
+                scalar_workaround=sentinels,
+                search_fn_pattern=pattern,
+                skip_duplicates=True,
+            )
+            if registered:
+                REGISTERED[id(pattern)] = name
+
+
+# id(registered search pattern) -> variant name, for debugging and tests.
+REGISTERED: dict[int, str] = {}

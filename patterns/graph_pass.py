@@ -18,6 +18,7 @@ import pathlib
 from inductor_conv import config
 from inductor_conv._compat import (
     CustomGraphPass,
+    apply_early_joint_patterns,
     PatternMatcherPass,
     get_hash_for_files,
     get_joint_custom_pre_pass,
@@ -67,8 +68,15 @@ class InductorConvPass(CustomGraphPass):
         if not self.active or not (config.causal_conv1d or config.attention):
             return
         _ensure_registered()
+        # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
+        # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs).
         remove_noop_ops(graph)
+        graph.eliminate_dead_code()
+        apply_early_joint_patterns(graph)
         if PATTERNS.apply(graph):
+            from inductor_conv.patterns.attention_causal import infer_causal
+
+            infer_causal(graph)
             stable_topological_sort(graph)
             # Replaced forward nodes can stay behind as dead code (e.g. a convolution whose only user was a
             # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.

@@ -1,0 +1,221 @@
+"""Predicates of the attention rewrite: one small function per condition, True when the match may be rewritten.
+
+``all_hold(match, form)`` is every pattern's ``extra_check``. The patterns ignore ints, floats, shapes and dtypes
+and allow extra users (Note [relaxed attention search patterns] in ``attention_relax.py``), so these predicates prove
+what the ignored values decided. ``match.kwargs`` holds the pattern inputs (query/key/value/mask/padding nodes,
+whose ``meta["val"]`` are fake tensors, and the bound scalars fill, dropout_p, scale, ...); ``match.nodes`` the
+matched nodes. Sizes may be symbolic: ``_known`` guards on a size with a hint and says False when it cannot decide.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from inductor_conv import config
+from inductor_conv._compat import guard_or_false
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+_QKV_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+MIN_HEAD_DIM, MAX_HEAD_DIM = 16, 256
+
+
+def _known(cond) -> bool:
+    return bool(guard_or_false(cond))
+
+
+def _val(match, name):
+    node = match.kwargs.get(name)
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _nodes(match, *targets):
+    return sorted(n for n in match.nodes if n.op == "call_function" and n.target in targets)
+
+
+def _shape(node):
+    return tuple(node.meta["val"].shape)
+
+
+def _same_shape(a, b) -> bool:
+    return len(a) == len(b) and all(_known(x == y) for x, y in zip(a, b))
+
+
+def _is_last_dim(dims, ndim) -> bool:
+    return list(dims) in ([-1], [ndim - 1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Configuration, devices, dtypes
+# ---------------------------------------------------------------------------------------------------------------
+def attention_enabled(match) -> bool:
+    return bool(config.attention)
+
+
+def device_enabled(match) -> bool:
+    """q's device type is one of ``config.device_types`` (enable(device_types=...))."""
+    q = _val(match, "query")
+    return isinstance(q, torch.Tensor) and q.device.type in config.device_types
+
+
+def qkv_consistent(match) -> bool:
+    """q, k, v share a supported dtype and one device (the op and kernels assume it)."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        return False
+    return q.dtype in _QKV_DTYPES and q.dtype == k.dtype == v.dtype and q.device == k.device == v.device
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shapes
+# ---------------------------------------------------------------------------------------------------------------
+def head_dim_supported(match) -> bool:
+    """16 <= D <= 256, the same D for q, k and v (the kernels' tile limits)."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    d = q.shape[-1]
+    return (_known(k.shape[-1] == d) and _known(v.shape[-1] == d)
+            and _known(d >= MIN_HEAD_DIM) and _known(d <= MAX_HEAD_DIM))
+
+
+def qkv_shapes_consistent(match) -> bool:
+    """q (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv; 3-D: q (N, Sq, D), k/v (N, Sk, D).
+    A batch broadcast by matmul (k with B = 1) is not attention our op computes."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    if not q.dim() == k.dim() == v.dim() or q.dim() not in (3, 4):
+        return False
+    if not (_same_shape(k.shape[:-1], v.shape[:-1]) and _known(q.shape[0] == k.shape[0])):
+        return False
+    return q.dim() == 3 or _known(q.shape[1] % k.shape[1] == 0)
+
+
+def scores_and_output_shaped(match) -> bool:
+    """The softmax input is (B, Hq, Sq, Sk) and the matched output (B, Hq, Sq, D): the reshapes around the two
+    bmm's are the matmul decomposition of q kᵀ and P v, whatever sizes the pattern ignored."""
+    q, k = _val(match, "query"), _val(match, "key")
+    scores = (*q.shape[:-1], k.shape[-2])
+    amaxes = _nodes(match, aten.amax.default)
+    out = match.output_nodes()[0]
+    return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), scores) for a in amaxes)
+            and _same_shape(_shape(out), (*q.shape[:-1], q.shape[-1])))
+
+
+def softmax_over_last_dim(match) -> bool:
+    """The max and the normaliser sum of the (decomposed) softmax reduce the last dim, keeping it."""
+    for amax in _nodes(match, aten.amax.default):
+        if not (_is_last_dim(amax.args[1], len(_shape(amax.args[0]))) and amax.args[2] is True):
+            return False
+    for total in _nodes(match, aten.sum.dim_IntList):
+        if _is_call(total.args[0], aten.exp.default):
+            if not (_is_last_dim(total.args[1], len(_shape(total.args[0]))) and total.args[2] is True):
+                return False
+    return True
+
+
+def key_transposed_last_two(match) -> bool:
+    """Every permute in the match swaps the last two dims (kᵀ, and the backward's transposes of it)."""
+    for node in _nodes(match, aten.permute.default):
+        dims = list(node.args[1])
+        if dims != [*range(len(dims) - 2), len(dims) - 1, len(dims) - 2]:
+            return False
+    return True
+
+
+def repeat_kv_interleaves(match) -> bool:
+    """HF repeat_kv: k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, Hkv·G, S, D), so query head h reads kv head
+    h // G as the op does. (Unsqueezing another dim would pair heads as h % Hkv.)"""
+    q = _val(match, "query")
+    for node in _nodes(match, aten.unsqueeze.default):
+        if len(_shape(node)) != 5 or node.args[1] not in (2, -3):
+            return False
+    for node in _nodes(match, aten.view.default, aten._unsafe_view.default):
+        src = node.args[0]
+        if isinstance(src, torch.fx.Node) and len(_shape(src)) == 5:
+            b, hkv, g, s, d = _shape(src)
+            if not (_same_shape(_shape(node), (b, hkv * g, s, d)) and _known(hkv * g == q.shape[1])):
+                return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Masks, dropout, users
+# ---------------------------------------------------------------------------------------------------------------
+def masks_supported(match) -> bool:
+    """Each mask input is a bool or floating tensor on q's device that broadcasts to the scores without growing
+    them; not a 0-d tensor (a scalar that tensorify turned into a tensor)."""
+    q, k = _val(match, "query"), _val(match, "key")
+    scores = (*q.shape[:-1], k.shape[-2])
+    for name in ("mask", "padding"):
+        if name not in match.kwargs:
+            continue
+        m = _val(match, name)
+        if not isinstance(m, torch.Tensor) or m.device != q.device or not 1 <= m.dim() <= len(scores):
+            return False
+        if not (m.dtype == torch.bool or m.is_floating_point()):
+            return False
+        for ms, s in zip(reversed(m.shape), reversed(scores)):
+            if not (_known(ms == s) or _known(ms == 1)):
+                return False
+    return True
+
+
+def fill_supported(match) -> bool:
+    """masked_fill/where fill with -inf or finfo(q dtype).min (Note [finite fill] in attention_forms.py). Another
+    finite fill is a score that may still get probability (exp(fill - max) > 0), which a mask cannot express."""
+    fill = match.kwargs.get("fill")
+    if not isinstance(fill, (int, float)):
+        return False
+    return fill == -math.inf or fill == torch.finfo(_val(match, "query").dtype).min
+
+
+def dropout_consistent(match) -> bool:
+    """Dropout keeps rand > p, applied elementwise to the probabilities (no broadcast) and scaled by 1 / (1 - p),
+    0 <= p < 1, in the forward and the backward alike."""
+    p = match.kwargs.get("dropout_p")
+    if not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
+        return False
+    gts = _nodes(match, aten.gt.Scalar)
+    if p == 0.0:
+        return not gts
+    keep = set(gts) | {u for g in gts for u in g.users if _is_call(u, prims.convert_element_type.default)}
+    for gt in gts:
+        if not _is_call(gt.args[0], aten.rand.default) or gt.args[1] != p:
+            return False
+    for node in _nodes(match, aten.mul.Tensor):
+        a, b = node.args
+        uses_keep = a in keep or b in keep
+        if uses_keep and not _same_shape(_shape(node), _shape(gts[0])):
+            return False
+        scales_keep = uses_keep or (_is_call(a, aten.mul.Tensor) and any(x in keep for x in a.args))
+        if scales_keep and isinstance(b, (int, float)) and b != 1.0 / (1.0 - p):
+            return False
+    return True
+
+
+def no_outside_users(match) -> bool:
+    """No matched intermediate (scores, probabilities, ...) is used outside the match: the weights are not
+    returned, stored or logged, and no mask is computed from the scores."""
+    inside = set(match.nodes)
+    outputs = {n for n in match.output_nodes() if n is not None}
+    for node in inside - outputs:
+        if any(user not in inside for user in node.users):
+            return False
+    return True
+
+
+def _is_call(node, target) -> bool:
+    return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == target
+
+
+def all_hold(match, form) -> bool:
+    from inductor_conv.patterns.attention_forms import MASKS
+
+    checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
+              scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two, masks_supported,
+              no_outside_users]
+    if form.gqa:
+        checks.append(repeat_kv_interleaves)
+    if "fill" in MASKS[form.mask].inputs:
+        checks.append(fill_supported)
+    checks.append(dropout_consistent)
+    return all(check(match) for check in checks)

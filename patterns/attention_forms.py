@@ -1,0 +1,212 @@
+"""The search/replace table of the attention rewrite: eager attention forms and how each maps onto our op.
+
+Notation: q (B, Hq, Sq, D), k/v (B, Hkv, Sk, D); S = scores (B, Hq, Sq, Sk); P = softmax(S); O = P v.
+
+One search function, ``attention_search``, is plain eager PyTorch assembled from the pieces below according to a
+``Form``; ``attention_replacement`` (same signature) calls ``torch.ops.inductor_conv.attention_fwd``. Every piece
+names the models it comes from. ``attention.register`` traces each form of ``FORMS`` once per graph kind (training:
+joint forward + backward; inference) with GQA and fp32-softmax versions (``attention.variants``).
+
+Some choices are not forms but are read from the matched graph (Note [relaxed attention search patterns] in
+``attention_relax.py``): fp32 or half, the layout of q/k/v, dropout or none, the score scale (``* s``, ``/ s``,
+``/ math.sqrt(d)``, ``/ torch.full([], s)``, a 0-d tensor, or none) and the query pre-scale (``(q * s) @ kᵀ`` or
+none). The pattern binds the scales as ``scale``/``scale_kind`` and ``q_scale``/``q_scale_kind`` and dropout as
+``dropout_p``; the kinds are floats (``SCALE_*``) because ``register_replacement`` hands bound non-tensor values
+to the replacement untouched, as it does Inductor's own ``dropout_p``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+SCALE_NONE, SCALE_MUL, SCALE_DIV = 0.0, 1.0, 2.0
+
+# The dropout keep mask is a pure function of a seed drawn here, as in inductor_conv.attention (ops/attention.py).
+_SEED_HIGH = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Form:
+    """One eager attention form. ``mask`` is a key of ``MASKS``; ``scores`` is "matmul" (4-D) or "bmm" (3-D)."""
+
+    name: str
+    mask: str = "none"
+    scores: str = "matmul"
+    gqa: bool = False  # K/V expanded by HF ``repeat_kv``; the op gets the unexpanded K/V (native GQA)
+    upcast: bool = False  # softmax in fp32, cast back (HF Llama, T5); differs from plain softmax only in half training
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Masks: (search piece, op mask). ``mask``/``fill``/``padding`` are the pattern's inputs; ``to_op`` returns
+# (query, op mask): a bool mask (True = attend) or an additive float mask, broadcastable to (B, Hq, Sq, Sk).
+# ---------------------------------------------------------------------------------------------------------------
+def _search_none(s, mask, fill, padding):
+    return s
+
+
+def _search_additive(s, mask, fill, padding):
+    """BERT/RoBERTa extended mask, HF Llama ``attention_mask[:, :, :, :Sk]``; T5 position bias / ALiBi (learned)."""
+    return s + mask
+
+
+def _search_masked_fill(s, mask, fill, padding):
+    """nanoGPT ``masked_fill(bias[:, :, :T, :T] == 0, -inf)`` (``mask`` is the ``== 0`` node, outside the pattern);
+    HF ``masked_fill(mask, finfo(dtype).min)``."""
+    return s.masked_fill(mask, fill)
+
+
+def _search_where(s, mask, fill, padding):
+    """HF GPT-2 ``torch.where(causal, s, torch.full([], finfo(dtype).min))`` (True = attend)."""
+    return torch.where(mask, s, torch.full([], fill, dtype=s.dtype, device=s.device))
+
+
+def _search_where_padding(s, mask, fill, padding):
+    """HF GPT-2 with a padding ``attention_mask``: the causal ``where``, then ``+ attention_mask``."""
+    return _search_where(s, mask, fill, padding) + padding
+
+
+# Note [finite fill]: masked_fill(m, finfo.min) and GPT-2's where(keep, s, finfo.min) differ from a -inf mask
+# only on a query row whose keys are all hidden: eager gives that row a uniform softmax and, since the fill
+# replaces the scores, zero gradient to its scores. The replacement unhides such rows and zeroes their q (scores
+# 0, so uniform; q's and k's gradients through them 0) and passes a bool mask; every other row is unchanged, as
+# exp(finfo.min - max) == 0 == exp(-inf - max). A -inf fill keeps our convention (an all-hidden row is 0, where
+# eager gives NaN).
+def _unhide_empty_rows(query, keep, fill):
+    if fill == -math.inf:
+        return query, keep
+    empty = ~keep.any(dim=-1, keepdim=True)  # (..., Sq, 1): rows eager fills entirely with finfo.min
+    return torch.where(empty, 0.0, query).to(query.dtype), keep | empty
+
+
+def _op_mask_none(query, mask, fill, padding):
+    return query, None
+
+
+def _op_mask_additive(query, mask, fill, padding):
+    return query, mask
+
+
+def _op_mask_masked_fill(query, mask, fill, padding):
+    return _unhide_empty_rows(query, ~mask, fill)  # masked_fill hides True entries
+
+
+def _op_mask_where(query, mask, fill, padding):
+    return _unhide_empty_rows(query, mask, fill)  # where keeps True entries
+
+
+def _op_mask_where_padding(query, mask, fill, padding):
+    query, keep = _unhide_empty_rows(query, mask, fill)
+    return query, torch.where(keep, 0.0, -math.inf) + padding.float()
+
+
+@dataclass(frozen=True)
+class MaskPiece:
+    search: object
+    to_op: object
+    inputs: tuple[str, ...]  # which of mask/fill/padding the pattern binds
+    learned: bool = False  # the mask requires grad (its gradient is a pattern output)
+
+
+MASKS = {
+    "none": MaskPiece(_search_none, _op_mask_none, ()),
+    "additive": MaskPiece(_search_additive, _op_mask_additive, ("mask",)),
+    "bias": MaskPiece(_search_additive, _op_mask_additive, ("mask",), learned=True),
+    "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
+    "where": MaskPiece(_search_where, _op_mask_where, ("mask", "fill")),
+    "where_padding": MaskPiece(_search_where_padding, _op_mask_where_padding, ("mask", "fill", "padding")),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The forms. Search and replacement share one signature: the names in ``argnames(form)``.
+# ---------------------------------------------------------------------------------------------------------------
+def repeat_kv(x, n_rep: int):
+    """HF Llama ``repeat_kv``: (B, Hkv, S, D) -> (B, Hkv * n_rep, S, D)."""
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+
+def _apply_scale(x, scale, kind):
+    if kind == SCALE_MUL:
+        return x * scale
+    if kind == SCALE_DIV:
+        return x / scale
+    return x
+
+
+def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind, dropout_p, *,
+                     form: Form):
+    """Eager attention as the models write it; the arguments a form does not use are never read."""
+    if form.gqa:
+        n_rep = query.shape[1] // key.shape[1]
+        key, value = repeat_kv(key, n_rep), repeat_kv(value, n_rep)
+    query = _apply_scale(query, q_scale, q_scale_kind)
+    if form.scores == "bmm":
+        s = torch.bmm(query, key.transpose(1, 2))
+    else:
+        s = torch.matmul(query, key.transpose(-2, -1))
+    s = _apply_scale(s, scale, scale_kind)
+    s = MASKS[form.mask].search(s, mask, fill, padding)
+    if form.upcast:
+        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
+    else:
+        p = F.softmax(s, dim=-1)
+    p = F.dropout(p, dropout_p)  # optional in the relaxed pattern: dropout_p = 0 when the graph has none
+    return torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
+
+
+def _op_scale(query, scale, kind):
+    """(query, float scale) for the op. A tensor scale without a compile-time value (``/ math.sqrt(d)`` under
+    dynamic shapes, a 0-d tensor input) pre-scales q instead: (q / s) kᵀ == (q kᵀ) / s up to rounding.
+    (``torch.full([], s)`` arrives here as the number s: attention_relax reads the constant.)"""
+    if kind == SCALE_NONE:
+        return query, 1.0
+    if isinstance(scale, torch.Tensor):
+        return _apply_scale(query, scale, kind), 1.0
+    return query, (scale if kind == SCALE_MUL else 1.0 / scale)
+
+
+def attention_replacement(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind,
+                          dropout_p, *, form: Form):
+    query, op_scale = _op_scale(query, scale, scale_kind)
+    query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
+    query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
+    if form.scores == "bmm":  # (B·H, S, D) -> (1, B·H, S, D); the mask broadcasts over (Sq, Sk)
+        query, key, value = query[None], key[None], value[None]
+    B, Hq, Sq, _ = query.shape
+    if attn_mask is not None:
+        attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
+    seed = None
+    if dropout_p > 0.0:
+        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
+    out, _ = torch.ops.inductor_conv.attention_fwd(
+        query, key, value, attn_mask, float(dropout_p), False, float(op_scale * op_q_scale), seed
+    )
+    return out.squeeze(0) if form.scores == "bmm" else out
+
+
+def argnames(form: Form) -> tuple[str, ...]:
+    """The pattern inputs of a form, in signature order: tensors, then the scalars the relaxed pattern binds, then
+    the sentinel scalars (fill, dropout_p) last, where older ``register_replacement``s expect them (they index
+    requires_grad by example input, which the sentinels are not)."""
+    tensors = [n for n in MASKS[form.mask].inputs if n != "fill"]
+    sentinels = ["fill"] if "fill" in MASKS[form.mask].inputs else []
+    return ("query", "key", "value", *tensors, "scale", "scale_kind", "q_scale", "q_scale_kind", *sentinels,
+            "dropout_p")
+
+
+# Model-named forms; ``attention.variants`` adds the fp32-softmax and GQA versions where they exist.
+FORMS = (
+    Form("bert_no_mask"),
+    Form("bert_additive_mask", mask="additive"),
+    Form("t5_learned_bias", mask="bias"),
+    Form("nanogpt_masked_fill", mask="masked_fill"),
+    Form("hf_gpt2_where", mask="where"),
+    Form("hf_gpt2_where_padding", mask="where_padding"),
+    Form("bmm_3d", scores="bmm"),
+    Form("bmm_3d_additive_mask", scores="bmm", mask="additive"),
+)

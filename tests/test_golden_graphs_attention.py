@@ -1,0 +1,867 @@
+"""Golden graphs of the attention pattern pass: the graph our joint pass hands on, normalised
+(tests/helpers.normalize_graph), pinned with ``assertExpectedInline``.
+
+Recognised forms (static shapes, inference and training) must show ``attention_fwd`` (and ``attention_bwd`` in
+training) with no bmm or softmax left; left-alone forms (inference) keep their bmm/softmax and call no inductor_conv
+op. Each test also asserts the exact rewrite count and compares outputs and gradients with float64 eager
+(test_patterns_attention.check_recognised / check_left_alone, cached: one compilation serves both files).
+
+Regenerate with ``EXPECTTEST_ACCEPT=1 pytest tests/test_golden_graphs_attention.py`` and review every diff.
+"""
+import expecttest
+
+import test_patterns_attention as forms
+
+
+def recognised(name: str, train: bool) -> str:
+    return "".join(forms.check_recognised(name, train=train, dynamic=False))
+
+
+def left_alone(name: str) -> str:
+    text = "".join(forms.check_left_alone(name))
+    assert "aten.bmm.default" in text and "inductor_conv" not in text
+    return text
+
+
+class TestRecognisedGraphs(expecttest.TestCase):
+    def test_bert_additive_mask_inference(self):
+        self.assertExpectedInline(recognised("bert_additive_mask", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[3, 1, 1, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [3, 4, 8, 8]);  arg3_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_bert_additive_mask_training(self):
+        self.assertExpectedInline(recognised("bert_additive_mask", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 1, 1, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_bert_no_mask_inference(self):
+        self.assertExpectedInline(recognised("bert_no_mask", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_bert_no_mask_training(self):
+        self.assertExpectedInline(recognised("bert_no_mask", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, None, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
+""")
+
+    def test_bert_learned_mask_bhss_training(self):
+        self.assertExpectedInline(recognised("bert_learned_mask_bhss", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 4, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, getitem_5], self._out_spec)
+""")
+
+    def test_nanogpt_inference(self):
+        self.assertExpectedInline(recognised("nanogpt", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[1, 1, 12, 12]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        slice_1: "f32[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(arg3_1, 2, 0, 8);  arg3_1 = None
+        slice_2: "f32[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        eq: "b8[1, 1, 8, 8]" = torch.ops.aten.eq.Scalar(slice_2, 0);  slice_2 = None
+        bitwise_not_default: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(eq);  eq = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_not_default, [3, 4, 8, 8]);  bitwise_not_default = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_nanogpt_training(self):
+        self.assertExpectedInline(recognised("nanogpt", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[1, 1, 12, 12]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        slice_1: "f32[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(primals_4, 2, 0, 8);  primals_4 = None
+        slice_2: "f32[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        eq: "b8[1, 1, 8, 8]" = torch.ops.aten.eq.Scalar(slice_2, 0);  slice_2 = None
+        bitwise_not_default: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(eq);  eq = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_not_default, [3, 4, 8, 8]);  bitwise_not_default = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_hf_gpt2_inference(self):
+        self.assertExpectedInline(recognised("hf_gpt2", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[1, 1, 12, 12]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        slice_1: "b8[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(arg3_1, 2, 0, 8);  arg3_1 = None
+        slice_2: "b8[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        any_dim: "b8[1, 1, 8, 1]" = torch.ops.aten.any.dim(slice_2, -1, True)
+        bitwise_not_default: "b8[1, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(slice_2, bitwise_not_default);  slice_2 = bitwise_not_default = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [3, 4, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  where_self = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_hf_gpt2_training(self):
+        self.assertExpectedInline(recognised("hf_gpt2", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "b8[1, 1, 12, 12]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        slice_1: "b8[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(primals_4, 2, 0, 8);  primals_4 = None
+        slice_2: "b8[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        any_dim: "b8[1, 1, 8, 1]" = torch.ops.aten.any.dim(slice_2, -1, True)
+        bitwise_not_default: "b8[1, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(slice_2, bitwise_not_default);  slice_2 = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [3, 4, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, where_self, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = where_self = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        where_self_1: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default_1, getitem_2);  bitwise_not_default = scalar_tensor_default_1 = getitem_2 = None
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(where_self_1, [0, 2, 1, 3]);  where_self_1 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_hf_gpt2_padding_inference(self):
+        self.assertExpectedInline(recognised("hf_gpt2_padding", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[1, 1, 12, 12]", arg4_1: "f32[3, 1, 1, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        slice_1: "b8[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(arg3_1, 2, 0, 8);  arg3_1 = None
+        slice_2: "b8[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        any_dim: "b8[1, 1, 8, 1]" = torch.ops.aten.any.dim(slice_2, -1, True)
+        bitwise_not_default: "b8[1, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(slice_2, bitwise_not_default);  slice_2 = bitwise_not_default = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_2: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_1: "f32[1, 1, 8, 8]" = torch.ops.aten.where.self(bitwise_or_tensor, scalar_tensor_default_2, scalar_tensor_default_1);  bitwise_or_tensor = scalar_tensor_default_2 = scalar_tensor_default_1 = None
+        add_tensor: "f32[3, 1, 8, 8]" = torch.ops.aten.add.Tensor(where_self_1, arg4_1);  where_self_1 = arg4_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  where_self = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_hf_gpt2_padding_training(self):
+        self.assertExpectedInline(recognised("hf_gpt2_padding", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "b8[1, 1, 12, 12]"; primals_5: "f32[3, 1, 1, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        slice_1: "b8[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(primals_4, 2, 0, 8);  primals_4 = None
+        slice_2: "b8[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        any_dim: "b8[1, 1, 8, 1]" = torch.ops.aten.any.dim(slice_2, -1, True)
+        bitwise_not_default: "b8[1, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(slice_2, bitwise_not_default);  slice_2 = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_2: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_1: "f32[1, 1, 8, 8]" = torch.ops.aten.where.self(bitwise_or_tensor, scalar_tensor_default_2, scalar_tensor_default_1);  bitwise_or_tensor = scalar_tensor_default_2 = scalar_tensor_default_1 = None
+        add_tensor: "f32[3, 1, 8, 8]" = torch.ops.aten.add.Tensor(where_self_1, primals_5);  where_self_1 = primals_5 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        scalar_tensor_default_3: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, where_self, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = where_self = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        where_self_2: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default_3, getitem_2);  bitwise_not_default = scalar_tensor_default_3 = getitem_2 = None
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(where_self_2, [0, 2, 1, 3]);  where_self_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None, None], self._out_spec)
+""")
+
+    def test_hf_llama_repeat_kv_inference(self):
+        self.assertExpectedInline(recognised("hf_llama_repeat_kv", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 2, 16]", arg2_1: "f32[3, 8, 2, 16]", arg3_1: "f32[3, 1, 8, 12]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        slice_1: "f32[3, 1, 8, 8]" = torch.ops.aten.slice.Tensor(arg3_1, 3, 0, 8);  arg3_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(slice_1, [3, 4, 8, 8]);  slice_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        return (clone_4,)
+""")
+
+    def test_hf_llama_repeat_kv_training(self):
+        self.assertExpectedInline(recognised("hf_llama_repeat_kv", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 2, 16]"; primals_3: "f32[3, 8, 2, 16]"; primals_4: "f32[3, 1, 8, 12]"; tangents_1: "f32[3, 8, 4, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        slice_1: "f32[3, 1, 8, 8]" = torch.ops.aten.slice.Tensor(primals_4, 3, 0, 8);  primals_4 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(slice_1, [3, 4, 8, 8]);  slice_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1, 3]);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 2, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 2, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([clone_4, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_t5_learned_bias_inference(self):
+        self.assertExpectedInline(recognised("t5_learned_bias", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[1, 4, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [3, 4, 8, 8]);  arg3_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 1.0, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_t5_learned_bias_training(self):
+        self.assertExpectedInline(recognised("t5_learned_bias", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[1, 4, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 1.0, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 1.0, None, True, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        sum_dim_int_list: "f32[1, 4, 8, 8]" = torch.ops.aten.sum.dim_IntList(getitem_5, [0], True);  getitem_5 = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, sum_dim_int_list], self._out_spec)
+""")
+
+    def test_bmm_additive_mask_inference(self):
+        self.assertExpectedInline(recognised("bmm_additive_mask", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[12, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view, 0);  view = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "f32[1, 12, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [1, 12, 8, 8]);  arg3_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None);  unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = None
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0);  getitem = None
+        return (squeeze_dim,)
+""")
+
+    def test_bmm_additive_mask_training(self):
+        self.assertExpectedInline(recognised("bmm_additive_mask", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[12, 8, 8]"; tangents_1: "f32[12, 8, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view, 0);  view = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "f32[1, 12, 8, 8]" = torch.ops.aten.expand.default(primals_4, [1, 12, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[1, 12, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0)
+        unsqueeze_default_3: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(tangents_1, 0);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(unsqueeze_default_3, unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  unsqueeze_default_3 = unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[1, 12, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[1, 12, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[1, 12, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        squeeze_dim_1: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_4, 0);  getitem_4 = None
+        squeeze_dim_2: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_3, 0);  getitem_3 = None
+        squeeze_dim_3: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_2, 0);  getitem_2 = None
+        view_3: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_1, [3, 4, 8, 16]);  squeeze_dim_1 = None
+        permute_9: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_3, [0, 2, 1, 3]);  view_3 = None
+        view_4: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_2, [3, 4, 8, 16]);  squeeze_dim_2 = None
+        permute_10: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_4, [0, 2, 1, 3]);  view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_3, [3, 4, 8, 16]);  squeeze_dim_3 = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        return pytree.tree_unflatten([squeeze_dim, permute_11, permute_10, permute_9, None], self._out_spec)
+""")
+
+    def test_masked_fill_finfo_min_inference(self):
+        self.assertExpectedInline(recognised("masked_fill_finfo_min", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[3, 1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        bitwise_not_default: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(arg3_1);  arg3_1 = None
+        any_dim: "b8[3, 1, 8, 1]" = torch.ops.aten.any.dim(bitwise_not_default, -1, True)
+        bitwise_not_default_1: "b8[3, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(bitwise_not_default, bitwise_not_default_1);  bitwise_not_default = bitwise_not_default_1 = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [3, 4, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  where_self = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_masked_fill_finfo_min_training(self):
+        self.assertExpectedInline(recognised("masked_fill_finfo_min", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "b8[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        bitwise_not_default: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(primals_4);  primals_4 = None
+        any_dim: "b8[3, 1, 8, 1]" = torch.ops.aten.any.dim(bitwise_not_default, -1, True)
+        bitwise_not_default_1: "b8[3, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(bitwise_not_default, bitwise_not_default_1);  bitwise_not_default = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [3, 4, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, where_self, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = where_self = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        where_self_1: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default_1, getitem_2);  bitwise_not_default_1 = scalar_tensor_default_1 = getitem_2 = None
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(where_self_1, [0, 2, 1, 3]);  where_self_1 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_prescaled_q_inference(self):
+        self.assertExpectedInline(recognised("prescaled_q", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_prescaled_q_training(self):
+        self.assertExpectedInline(recognised("prescaled_q", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, None, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
+""")
+
+    def test_scale_div_torch_full_inference(self):
+        self.assertExpectedInline(recognised("scale_div_torch_full", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_scale_div_torch_full_training(self):
+        self.assertExpectedInline(recognised("scale_div_torch_full", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, None, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
+""")
+
+
+class TestLeftAloneGraphs(expecttest.TestCase):
+    def test_softmax_dim_minus2(self):
+        self.assertExpectedInline(left_alone("softmax_dim_minus2"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        amax: "f32[3, 4, 1, 8]" = torch.ops.aten.amax.default(mul, [-2], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 1, 8]" = torch.ops.aten.sum.dim_IntList(exp, [-2], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8]);  div = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_weights_returned(self):
+        self.assertExpectedInline(left_alone("weights_returned"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(mul, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8])
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6, div)
+""")
+
+    def test_mask_from_scores(self):
+        self.assertExpectedInline(left_alone("mask_from_scores"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        lt: "b8[3, 4, 8, 8]" = torch.ops.aten.lt.Scalar(mul, -1.0)
+        scalar_tensor: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        where: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(lt, scalar_tensor, mul);  lt = scalar_tensor = mul = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(where, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(where, amax);  where = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8]);  div = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_head_dim_8(self):
+        self.assertExpectedInline(left_alone("head_dim_8"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 8]", arg1_1: "f32[3, 8, 4, 8]", arg2_1: "f32[3, 8, 4, 8]"):
+        permute: "f32[3, 4, 8, 8]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 8]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 8]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 8, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 8]);  permute = None
+        clone: "f32[3, 4, 8, 8]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 8]" = torch.ops.aten.view.default(clone, [12, 8, 8]);  clone = None
+        expand_1: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 8, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 8, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 8, 8]" = torch.ops.aten.view.default(clone_1, [12, 8, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(view_2, 2.8284271247461903);  view_2 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(div, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(div, amax);  div = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div_1: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div_1, [3, 4, 8, 8]);  div_1 = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 8]);  permute_2 = None
+        clone_3: "f32[3, 4, 8, 8]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 8]" = torch.ops.aten.view.default(clone_3, [12, 8, 8]);  clone_3 = None
+        bmm_1: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 8]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 8]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_4: "f32[3, 8, 4, 8]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 32]" = torch.ops.aten.view.default(clone_4, [3, 8, 32]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_masked_fill_minus_1e4(self):
+        self.assertExpectedInline(left_alone("masked_fill_minus_1e4"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[3, 1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        scalar_tensor: "f32[]" = torch.ops.aten.scalar_tensor.default(-10000.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(arg3_1, scalar_tensor, mul);  arg3_1 = scalar_tensor = mul = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(where, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(where, amax);  where = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8]);  div = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_int_additive_mask(self):
+        self.assertExpectedInline(left_alone("int_additive_mask"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "i64[3, 1, 1, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(view_2, 4.0);  view_2 = None
+        add: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(div, arg3_1);  div = arg3_1 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(add, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(add, amax);  add = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div_1: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div_1, [3, 4, 8, 8]);  div_1 = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_3: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_3, [12, 8, 16]);  clone_3 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_scale_along_keys(self):
+        self.assertExpectedInline(left_alone("scale_along_keys"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, arg3_1);  view_2 = arg3_1 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(mul, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8]);  div = None
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")

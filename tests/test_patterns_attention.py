@@ -1,0 +1,777 @@
+"""The attention pattern pass (patterns/attention.py, attention_forms.py, attention_relax.py, attention_checks.py).
+
+Every recognised spelling (the models' own eager code: BERT, nanoGPT, HF GPT-2, HF Llama with repeat_kv, T5, a
+bmm form, scale, mask and layout variants) is compiled on CPU with our pass (tests/helpers.compile_and_run: caches
+off, counters cleared) for inference and training, static shapes and (a representative subset) dynamic shapes;
+each must be rewritten exactly once into ``attention_fwd`` (+ ``attention_bwd``) and match float64 eager in
+outputs and gradients. Static cases run the op's Triton kernels in the interpreter (tests/conftest.py), dynamic
+ones its torch fallback. Dropout is checked at p = 0 / eval for numerics and at p > 0 for the count, determinism
+under ``torch.manual_seed``, the keep fraction, and a backward that uses the forward's keep mask. Each spelling the
+op does not compute is compiled too and must be left alone (count 0, eager results). Every extra_check predicate
+gets positive and negative unit tests on small traced graphs, and a training test reads what the partitioned
+forward saves (q, k, v, mask, O, LSE: no Sq × Sk tensor).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import re
+from types import SimpleNamespace
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from helpers import compile_and_run, ops_in
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import inductor_conv
+from inductor_conv._compat import dynamo_counters, inductor_config
+from inductor_conv.patterns import attention_checks as checks
+
+# fp32 compiled (the op: S = 8 keys, D = 16 products per score, fp32 accumulate) against float64 eager: rounding
+# stays below ~1e-6 for O(1) inputs, so 1e-5 still fails on any wrong term, scale or mask (>= 1e-3 here).
+TOL = {torch.float32: dict(atol=1e-5, rtol=1e-5),
+       # bf16: inputs/outputs carry 8 mantissa bits (4e-3 relative) and the backward rounds dS; 3e-2 is ~8 ulps.
+       torch.bfloat16: dict(atol=3e-2, rtol=3e-2)}
+B, H, HKV, S, D = 3, 4, 2, 8, 16  # distinct sizes: dynamic shapes must not merge them into one symbol
+S_MAX = 12  # causal buffers and masks longer than S, sliced like the models slice them
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models: ``forward(q, k, v, mask)`` is ``spelling(self, q, k, v, mask)`` with q/k/v in the (B, S, H, D) layout a
+# projection gives; buffers and the learned bias are module state (static under dynamic=True, as in real models).
+# ---------------------------------------------------------------------------------------------------------------
+class Attention(nn.Module):
+    def __init__(self, spelling, p=0.0, bias_shape=None):
+        super().__init__()
+        self.spelling, self.p, self.scaling = spelling, p, D**-0.5
+        self.drop = nn.Dropout(p)  # BERT's module spelling; the other spellings call F.dropout
+        causal = torch.ones(S_MAX, S_MAX, dtype=torch.bool).tril().view(1, 1, S_MAX, S_MAX)
+        self.register_buffer("causal_float", causal.float())  # nanoGPT's ``bias`` buffer
+        self.register_buffer("causal_bool", causal)  # HF GPT-2's ``bias`` buffer
+        self.bias = nn.Parameter(torch.randn(bias_shape)) if bias_shape else None
+
+    def forward(self, q, k, v, mask=None):
+        return self.spelling(self, q, k, v, mask)
+
+
+def _heads(*xs):
+    """(B, S, H, D) -> (B, H, S, D): the models' ``.view(B, S, H, D).transpose(1, 2)``."""
+    return [x.transpose(1, 2) for x in xs]
+
+
+def _merge(o):
+    return o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1)
+
+
+def _bert(m, q, k, v, mask):  # HF BERT eager self-attention
+    q, k, v = _heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s + mask
+    p = m.drop(F.softmax(s, dim=-1))
+    return _merge(torch.matmul(p, v))
+
+
+def _nanogpt(m, q, k, v, mask):  # nanoGPT CausalSelfAttention (slow path)
+    q, k, v = _heads(q, k, v)
+    T = q.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    att = att.masked_fill(m.causal_float[:, :, :T, :T] == 0, float("-inf"))
+    att = F.dropout(F.softmax(att, dim=-1), m.p, m.training)
+    return _merge(att @ v)
+
+
+def _gpt2(m, q, k, v, mask):  # HF GPT-2 eager_attention_forward
+    q, k, v = _heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2))
+    w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
+    ql, kl = q.size(-2), k.size(-2)
+    causal = m.causal_bool[:, :, kl - ql : kl, :kl]
+    min_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+    w = torch.where(causal, w.to(w.dtype), min_value)
+    if mask is not None:
+        w = w + mask
+    w = F.dropout(F.softmax(w, dim=-1).type(v.dtype), m.p, m.training)
+    return _merge(torch.matmul(w, v))
+
+
+def _repeat_kv(x, n_rep):  # HF Llama repeat_kv
+    if n_rep == 1:
+        return x
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+
+def _llama(m, q, k, v, mask):  # HF Llama eager_attention_forward (GQA through repeat_kv)
+    q, k, v = _heads(q, k, v)
+    k, v = _repeat_kv(k, q.shape[1] // k.shape[1]), _repeat_kv(v, q.shape[1] // v.shape[1])
+    w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
+    if mask is not None:
+        w = w + mask[:, :, :, : k.shape[-2]]
+    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def _t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned position bias (+ mask), fp32 softmax
+    q, k, v = _heads(q, k, v)
+    scores = torch.matmul(q, k.transpose(3, 2))
+    bias = m.bias if mask is None else m.bias + mask
+    if inplace:
+        scores += bias  # T5's own spelling: see test_t5_inplace_bias
+    else:
+        scores = scores + bias
+    w = F.softmax(scores.float(), dim=-1).type_as(scores)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return _merge(torch.matmul(w, v))
+
+
+def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
+    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+    w = torch.bmm(q * m.scaling, k.transpose(1, 2))
+    if mask is not None:
+        w = w + mask
+    w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return torch.bmm(w, v)
+
+
+def _masked_fill(fill):
+    def spelling(m, q, k, v, mask):  # mask: bool, True = hidden
+        q, k, v = _heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-2, -1)) * m.scaling
+        s = s.masked_fill(mask, fill if fill is not None else torch.finfo(s.dtype).min)
+        return _merge(torch.matmul(s.softmax(-1), v))
+
+    return spelling
+
+
+SCALES = {  # score scale spellings, d = q.size(-1) (symbolic under dynamic=True)
+    "mul": lambda s, d: s * (d**-0.5),
+    "div": lambda s, d: s / (d**0.5),
+    "div_math_sqrt": lambda s, d: s / math.sqrt(d),
+    "div_torch_full": lambda s, d: s / torch.full([], d**0.5, dtype=s.dtype, device=s.device),
+    "none": lambda s, d: s,
+}
+
+
+def _scaled(scale):
+    def spelling(m, q, k, v, mask):
+        q, k, v = _heads(q, k, v)
+        return _merge(SCALES[scale](q @ k.transpose(-2, -1), q.size(-1)).softmax(dim=-1) @ v)
+
+    return spelling
+
+
+def _prescaled_q(m, q, k, v, mask):  # (q * s) @ kᵀ, 4-D
+    q, k, v = _heads(q, k, v)
+    return _merge(torch.softmax((q * m.scaling) @ k.transpose(-2, -1), dim=-1) @ v)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cases: name -> (spelling, Attention kwargs, mask builder or None, Hkv). Masks are built from a seeded generator
+# and need no gradient, except in ``MASK_GRAD`` cases (a bias computed upstream that is trained through the mask).
+# ---------------------------------------------------------------------------------------------------------------
+def _additive(*shape):
+    return lambda: torch.randn(*shape)
+
+
+def _hidden(*shape):
+    """A bool "hidden" mask (True = masked out) that leaves the diagonal visible, so no row is empty."""
+
+    def build():
+        hidden = torch.rand(*shape) < 0.4
+        return hidden & ~torch.eye(shape[-2], shape[-1], dtype=torch.bool)
+
+    return build
+
+
+def _hidden_with_empty_row(*shape):
+    """As _hidden, but query row 0 hides every key: finfo.min must give that row a uniform softmax, as eager."""
+
+    def build():
+        hidden = _hidden(*shape)()
+        hidden[..., 0, :] = True
+        return hidden
+
+    return build
+
+
+def _right_padding():
+    """GPT-2 padding mask (B, 1, 1, S): 0 or finfo.min for the last two keys of batch 0."""
+
+    def build():
+        mask = torch.zeros(B, 1, 1, S)
+        mask[0, ..., -2:] = torch.finfo(torch.float32).min
+        return mask
+
+    return build
+
+
+RECOGNISED = {
+    "bert_additive_mask": (_bert, {}, _additive(B, 1, 1, S), H),
+    "bert_mask_b1sk": (_bert, {}, _additive(B, 1, S, S), H),
+    "bert_mask_1hsk": (_bert, {}, _additive(1, H, S, S), H),
+    "bert_learned_mask_b11s": (_bert, {}, _additive(B, 1, 1, S), H),
+    "bert_learned_mask_bhss": (_bert, {}, _additive(B, H, S, S), H),
+    "bert_no_mask": (_bert, {}, None, H),
+    "nanogpt": (_nanogpt, {}, None, H),
+    "hf_gpt2": (_gpt2, {}, None, H),
+    "hf_gpt2_padding": (_gpt2, {}, _right_padding(), H),
+    "hf_llama_repeat_kv": (_llama, {}, _additive(B, 1, S, S_MAX), HKV),
+    "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
+    "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
+    "t5_learned_bias_and_mask": (_t5, dict(bias_shape=(1, H, S, S)), _additive(B, 1, 1, S), H),
+    "bmm_prescaled_q": (_bmm, {}, None, H),
+    "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
+    "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
+    "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "prescaled_q": (_prescaled_q, {}, None, H),
+    **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},
+}
+MASK_GRAD = ("bert_learned_mask_b11s", "bert_learned_mask_bhss")
+# Forms whose training graph adds nothing over another case's (the scale or mask shape only changes the forward;
+# div_torch_full keeps training: its tensor scale reaches the backward), and learned masks, which are training only.
+_INFERENCE_ONLY = ("scale_mul", "scale_div", "scale_div_math_sqrt", "scale_none", "bert_mask_b1sk", "bert_mask_1hsk")
+STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
+          if not (train and name in _INFERENCE_ONLY) and not (not train and name in MASK_GRAD)]
+# Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
+DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
+           ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False)]
+
+
+def make_case(name, dtype=torch.float32, seed=0, table=None):
+    """(model, [q, k, v, mask]) with fresh random parameters and inputs (never zeros)."""
+    spelling, kwargs, mask, hkv = (table or RECOGNISED)[name]
+    torch.manual_seed(seed)
+    model = Attention(spelling, **kwargs).to(dtype)
+    q, k, v = torch.randn(B, S, H, D), torch.randn(B, S, hkv, D), torch.randn(B, S, hkv, D)
+    args = [q.to(dtype), k.to(dtype), v.to(dtype)]
+    if mask is not None:
+        m = mask()
+        args.append(m if m.dtype == torch.bool else m.to(dtype))
+    return model, args
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One helper per kind of check
+# ---------------------------------------------------------------------------------------------------------------
+def _grads(model, args, out, dy):
+    inputs = [a for a in args if a.requires_grad] + [p for p in model.parameters()]
+    return torch.autograd.grad(out, inputs, dy)
+
+
+def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False):
+    """Compile model(*args) with our pass; compare outputs (and gradients of q, k, v, every parameter and, with
+    mask_grad, the float mask) with float64 eager. Returns (counters, recorded graph texts)."""
+    dtype = args[0].dtype
+    ref = copy.deepcopy(model).double()
+    trained = [a.is_floating_point() and train and i < (4 if mask_grad else 3) for i, a in enumerate(args)]
+    args64 = [a.double().requires_grad_(g) if a.is_floating_point() else a for a, g in zip(args, trained)]
+    args = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
+    with torch.set_grad_enabled(train):
+        out, counts, graphs = compile_and_run(model, *args, dynamic=dynamic, device_types=device_types)
+        expected = ref(*args64)
+        torch.testing.assert_close(out, expected.to(dtype), **TOL[dtype])
+        if train:
+            dy = torch.randn_like(out)
+            for got, want in zip(_grads(model, args, out, dy), _grads(ref, args64, expected, dy.double())):
+                torch.testing.assert_close(got, want.to(got.dtype), **TOL[dtype])
+    return counts, graphs
+
+
+@functools.cache
+def check_recognised(name, *, train, dynamic, dtype=torch.float32) -> list[str]:
+    """Compile a recognised case: one rewrite, no bmm or softmax left, eager-equal results. Returns the graphs
+    (cached: tests/test_golden_graphs_attention.py pins the same compilations)."""
+    model, args = make_case(name, dtype)
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=dynamic, mask_grad=name in MASK_GRAD)
+    text = "".join(graphs)
+    assert counts["attention"] == 1, text
+    assert ops_in(text) == (["attention_fwd", "attention_bwd"] if train else ["attention_fwd"]), text
+    assert "aten.bmm" not in text and "aten.amax" not in text, text
+    return graphs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Recognised forms
+# ---------------------------------------------------------------------------------------------------------------
+def _ids(cases):
+    return [f"{name}-{'training' if train else 'inference'}" for name, train in cases]
+
+
+@pytest.mark.parametrize("name, train", STATIC, ids=_ids(STATIC))
+def test_recognised_static(name, train):
+    check_recognised(name, train=train, dynamic=False)
+
+
+@pytest.mark.parametrize("name, train", DYNAMIC, ids=_ids(DYNAMIC))
+def test_recognised_dynamic(name, train, monkeypatch):
+    # The op's torch fallback (TRITON_INTERPRET=0, read at call time) keeps these fast; the static tests run the
+    # same forms through the Triton kernels in the interpreter.
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    check_recognised(name, train=train, dynamic=True)
+
+
+BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True)]
+
+
+@pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
+def test_recognised_bf16(name, train):
+    # bf16 graphs carry the dtype converts of half softmax (plain for GPT-2/BERT, fp32 softmax for Llama).
+    check_recognised(name, train=train, dynamic=False, dtype=torch.bfloat16)
+
+
+def op_arg_shapes(text: str) -> list[str]:
+    """The shapes of attention_fwd's q, k, v arguments in a recorded graph text."""
+    (args,) = re.findall(r"attention_fwd\.default\((\w+), (\w+), (\w+),", text)
+    return [re.search(rf"\b{a}: \"\w+\[([\d, ]+)\]\"", text).group(1) for a in args]
+
+
+def test_gqa_passes_unexpanded_kv():
+    text = "".join(check_recognised("hf_llama_repeat_kv", train=True, dynamic=False))
+    assert op_arg_shapes(text) == [f"{B}, {H}, {S}, {D}", f"{B}, {HKV}, {S}, {D}", f"{B}, {HKV}, {S}, {D}"], text
+    assert not re.search(r'"f32\[\d+, \d+, \d+, \d+, \d+\]"', text), text  # no (B, Hkv, G, S, D) repeat left
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_t5_inplace_bias(train):
+    spelling = lambda m, q, k, v, mask: _t5(m, q, k, v, mask, inplace=True)  # noqa: E731
+    model, args = make_case("t5", table={"t5": (spelling, dict(bias_shape=(1, H, S, S)), None, H)})
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
+    assert counts["attention"] == 1, graphs
+
+
+def _contiguous_heads(m, q, k, v, mask):  # q, k, v given as contiguous (B, H, S, D): no layout copies at all
+    return torch.softmax(q @ k.transpose(-2, -1) * m.scaling, dim=-1) @ v
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("layout", ["batch_1", "contiguous_heads"])
+def test_layouts_without_copies(layout, train):
+    """The traced pattern has layout copies (transposed q/k/v, B > 1); graphs without them match too."""
+    torch.manual_seed(0)
+    if layout == "batch_1":  # (1, H, S, D) views reshape to (H, S, D) without a copy
+        model, args = Attention(_bert), [torch.randn(1, S, H, D) for _ in range(3)]
+    else:
+        model, args = Attention(_contiguous_heads), [torch.randn(B, H, S, D) for _ in range(3)]
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
+    assert counts["attention"] == 1 and "aten.clone" not in "".join(graphs).split("attention_fwd")[0], graphs
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["hf_llama_repeat_kv", "hf_gpt2", "nanogpt"])
+def test_recognised_on_cuda_bf16(name):
+    """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
+    model, args = make_case(name, torch.bfloat16)
+    model, args = model.cuda(), [a.cuda() for a in args]
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, device_types=("cuda",))
+    assert counts["attention"] == 1, graphs
+
+
+def test_two_layers_two_rewrites():
+    def two_layers(m, q, k, v, mask):
+        h = _bert(m, q, k, v, mask).view(B, S, H, D)
+        return _nanogpt(m, h, k, v, None)
+
+    model, args = make_case("x", table={"x": (two_layers, {}, _additive(B, 1, 1, S), H)})
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False)
+    assert counts["attention"] == 2 and ops_in("".join(graphs)).count("attention_bwd") == 2, graphs
+
+
+def test_scale_passed_to_op():
+    graphs = check_recognised("scale_div", train=False, dynamic=False)
+    assert f"False, {D**-0.5}, None)" in "".join(graphs)
+
+
+def test_our_rewrite_runs_before_inductor_fuse_attention():
+    """Our joint pre-pass owns the plain form: Inductor's own SDPA rewrite finds nothing left. With our pass off
+    (config.attention = False) Inductor does rewrite it, so this test can fail."""
+    model, args = make_case("bert_no_mask")
+    dynamo_counters["inductor"].clear()
+    counts, _ = run_and_compare(model, args, train=False, dynamic=False)
+    assert counts["attention"] == 1 and dynamo_counters["inductor"]["fuse_attention"] == 0
+    inductor_conv.config.attention = False
+    try:
+        dynamo_counters["inductor"].clear()
+        counts, _ = run_and_compare(model, args, train=False, dynamic=False)
+        assert counts["attention"] == 0 and dynamo_counters["inductor"]["fuse_attention"] >= 1
+    finally:
+        inductor_conv.config.attention = True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dropout (p > 0): count, p reaches the op, determinism, keep fraction, backward uses the forward's keep mask
+# ---------------------------------------------------------------------------------------------------------------
+P_DROP = 0.5
+
+
+def _one_hot_probe():
+    """q, k random; v = one-hot rows (v[j, j] = 1), so O[..., :S] is the dropped, rescaled P itself."""
+    torch.manual_seed(1)
+    q, k = torch.randn(B, S, H, D), torch.randn(B, S, H, D)
+    v = torch.eye(S, D).expand(B, H, S, D).transpose(1, 2).contiguous()
+    return q, k, v
+
+
+def _compiled_dropout(train, spelling=_bert):
+    model = Attention(spelling, p=P_DROP).train()
+    q, k, v = (x.requires_grad_(train) for x in _one_hot_probe())
+    with torch.set_grad_enabled(train):
+        torch.manual_seed(123)
+        out, counts, graphs = compile_and_run(model, q, k, v)
+    return model, (q, k, v), out, counts, graphs
+
+
+DROPOUT_SPELLINGS = {"nn_dropout": _bert, "f_dropout": _nanogpt}
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("spelling", list(DROPOUT_SPELLINGS))
+def test_dropout_counted_and_p_reaches_op(spelling, train):
+    _, _, _, counts, graphs = _compiled_dropout(train, DROPOUT_SPELLINGS[spelling])
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and f", {P_DROP}, False, " in text, text
+    assert "aten.randint.low" in text and "aten.rand.default" not in text, text
+
+
+def test_dropout_deterministic_keep_fraction_and_backward():
+    model, (q, k, v), out, counts, _ = _compiled_dropout(train=True)
+    assert counts["attention"] == 1
+    compiled = torch.compile(model, backend="inductor", fullgraph=True)  # the graph cached by compile_and_run
+    with inductor_conv.enabled(("cpu",)):
+        torch.manual_seed(7)
+        o1 = compiled(q, k, v)
+        torch.manual_seed(7)
+        o2 = compiled(q, k, v)
+        torch.manual_seed(8)
+        o3 = compiled(q, k, v)
+    assert torch.equal(o1, o2) and not torch.equal(o1, o3)
+    kept = o1.view(B, S, H, D).transpose(1, 2)[..., :S]  # (B, H, Sq, Sk) = keep ∘ P / (1 - p)
+    keep = kept != 0
+    # B·H·S·S = 768 Bernoulli(1 - p) draws: std 0.018, so ±0.1 is > 5 sigma.
+    assert abs(keep.double().mean().item() - (1 - P_DROP)) < 0.1
+    # Backward against a float64 reconstruction from the same keep mask: dS = P ∘ (dP' − rowsum(dP' ∘ P)).
+    dy = torch.randn_like(o1)
+    dq, dk, dv = torch.autograd.grad(o1, (q, k, v), dy)
+    qh, kh, vh, dyh = (x.double().view(B, S, H, D).transpose(1, 2) for x in (q, k, v, dy))
+    scale = 1 / math.sqrt(D)
+    p = torch.softmax(qh @ kh.transpose(-2, -1) * scale, dim=-1)
+    torch.testing.assert_close(kept.double(), p * keep / (1 - P_DROP), atol=1e-5, rtol=1e-5)
+    dp = (dyh @ vh.transpose(-2, -1)) * keep / (1 - P_DROP)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    want = {"q": ds @ kh * scale, "k": ds.transpose(-2, -1) @ qh * scale,
+            "v": (p * keep / (1 - P_DROP)).transpose(-2, -1) @ dyh}
+    for got, name in ((dq, "q"), (dk, "k"), (dv, "v")):
+        torch.testing.assert_close(got.view(B, S, H, D).transpose(1, 2).double(), want[name], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["p0", "eval"])
+def test_dropout_off_is_the_plain_rewrite(mode):
+    # F.dropout(p=0, training=True) and F.dropout(p, training=False) are identities: no dropout in the graph.
+    model, args = make_case("hf_llama_repeat_kv")
+    model.p = 0.0 if mode == "p0" else P_DROP
+    model.train(mode == "p0")
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False)
+    assert counts["attention"] == 1 and "randint" not in "".join(graphs) and ", 0.0, False, " in "".join(graphs)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Saved tensors: the partitioned forward saves q, k, v, O, LSE (nothing of shape (..., Sq, Sk))
+# ---------------------------------------------------------------------------------------------------------------
+def _saved_by_forward(name, enabled=True):
+    model, args = make_case(name)
+    args = [a.requires_grad_(i < 3) for i, a in enumerate(args)]
+    seen = []
+    inductor_conv.config.attention = enabled
+    try:
+        # Without our rewrite, keep Inductor's own SDPA rewrite off too, to see what eager attention saves.
+        with inductor_config.patch(post_grad_custom_pre_pass=lambda g: seen.append(g), pattern_matcher=enabled):
+            compile_and_run(model, *args)
+    finally:
+        inductor_conv.config.attention = True
+    forward = seen[0]  # Inductor compiles the forward first; its outputs are (result, *saved for backward)
+    (out_node,) = forward.find_nodes(op="output")
+    saved = [n for n in out_node.args[0][1:] if isinstance(n, torch.fx.Node)]
+    return [tuple(n.meta["val"].shape) for n in saved]
+
+
+@pytest.mark.parametrize("name", ["bert_no_mask", "hf_llama_repeat_kv"])
+def test_forward_saves_only_inputs_output_and_lse(name):
+    shapes = _saved_by_forward(name)
+    _, _, mask, hkv = RECOGNISED[name]
+    assert not any(s[-2:] == (S, S) for s in shapes), shapes
+    # q (B, H, S, D) or its (B, S, H, D) source, k and v with Hkv heads, O (B, H, S, D), LSE (B, H, S), the mask.
+    assert (B, H, S) in shapes and len(shapes) == 5 + (mask is not None), shapes
+    assert sum(s in ((B, hkv, S, D), (B, S, hkv, D)) for s in shapes) >= 2, shapes  # k, v unexpanded
+
+
+def test_forward_saves_scores_without_our_rewrite():
+    # The same check fails when nothing is rewritten: eager attention saves P (B, H, S, S).
+    assert any(s[-2:] == (S, S) for s in _saved_by_forward("bert_no_mask", enabled=False))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Left alone: count 0 and eager results
+# ---------------------------------------------------------------------------------------------------------------
+def _softmax_dim_minus2(m, q, k, v, mask):
+    q, k, v = _heads(q, k, v)
+    return _merge((q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-2) @ v)
+
+
+def _weights_returned(m, q, k, v, mask):
+    q, k, v = _heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    return _merge(w @ v), w
+
+
+def _mask_from_scores(m, q, k, v, mask):
+    q, k, v = _heads(q, k, v)
+    s = q @ k.transpose(-2, -1) * m.scaling
+    return _merge(s.masked_fill(s < -1.0, float("-inf")).softmax(-1) @ v)
+
+
+def _scale_along_keys(m, q, k, v, mask):  # a (Sk,) temperature is not a scalar scale
+    q, k, v = _heads(q, k, v)
+    return _merge((q @ k.transpose(-2, -1) * mask).softmax(-1) @ v)
+
+
+def _repeat_heads_tiled(m, q, k, v, mask):  # k.repeat(1, G, 1, 1): head h reads kv head h % Hkv, not h // G
+    q, k, v = _heads(q, k, v)
+    k, v = k.repeat(1, H // HKV, 1, 1), v.repeat(1, H // HKV, 1, 1)
+    return _merge((q @ k.transpose(-2, -1) * m.scaling).softmax(-1) @ v)
+
+
+LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim)
+    "softmax_dim_minus2": (_softmax_dim_minus2, {}, None, H, D),
+    "weights_returned": (_weights_returned, {}, None, H, D),
+    "mask_from_scores": (_mask_from_scores, {}, None, H, D),
+    "head_dim_8": (_bert, {}, None, H, 8),
+    "masked_fill_minus_1e4": (_masked_fill(-1e4), {}, _hidden(B, 1, S, S), H, D),
+    "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
+    "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
+}
+
+
+def make_left_alone(name):
+    spelling, kwargs, mask, hkv, d = LEFT_ALONE[name]
+    torch.manual_seed(0)
+    model = Attention(spelling, **kwargs)
+    args = [torch.randn(B, S, H, d), torch.randn(B, S, hkv, d), torch.randn(B, S, hkv, d)]
+    if mask is not None:
+        args.append(mask())
+    return model, args
+
+
+# Inductor's own SDPA rewrite ignores the softmax dim and miscompiles this one (pytorch/pytorch#196468, open):
+# its numerics are compared with Inductor's pattern matcher off. Our pass runs either way.
+INDUCTOR_MISCOMPILES = ("softmax_dim_minus2",)
+
+
+@functools.cache
+def check_left_alone(name, *, train=False, device_types=("cpu",)) -> list[str]:
+    """Compile a left-alone case: no rewrite, eager-equal results. Returns the graphs (cached, like
+    check_recognised)."""
+    with inductor_config.patch(pattern_matcher=name not in INDUCTOR_MISCOMPILES):
+        return _check_left_alone(name, train, device_types)
+
+
+def _check_left_alone(name, train, device_types):
+    model, args = make_left_alone(name)
+    if name == "weights_returned":
+        out, counts, graphs = compile_and_run(model, *args, device_types=device_types)
+        ref = model(*args)
+        for got, want in zip(out, ref):
+            torch.testing.assert_close(got, want, **TOL[torch.float32])
+    else:
+        counts, graphs = run_and_compare(model, args, train=train, dynamic=False, device_types=device_types)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
+    return graphs
+
+
+@pytest.mark.parametrize("name", list(LEFT_ALONE))
+def test_left_alone(name):
+    check_left_alone(name)
+
+
+def test_repeat_tiled_heads_not_taken_for_gqa():
+    # The tiled repeat is recognised as plain attention over the repeated K/V (correct), never as GQA.
+    model, args = make_case("x", table={"x": (_repeat_heads_tiled, {}, None, HKV)})
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False)
+    text = "".join(graphs)
+    assert counts["attention"] == 1, text
+    assert op_arg_shapes(text) == [f"{B}, {H}, {S}, {D}"] * 3, text
+
+
+def test_left_alone_on_other_device_types():
+    check_left_alone("softmax_dim_minus2", device_types=("cuda",))
+    model, args = make_case("bert_no_mask")
+    counts, _ = run_and_compare(model, args, train=False, dynamic=False, device_types=("cuda",))
+    assert counts["attention"] == 0
+
+
+def test_left_alone_when_attention_disabled():
+    inductor_conv.config.attention = False
+    try:
+        model, args = make_case("hf_llama_repeat_kv")
+        counts, _ = run_and_compare(model, args, train=True, dynamic=False)
+        assert counts["attention"] == 0
+    finally:
+        inductor_conv.config.attention = True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Predicates: each on a small traced graph, positive and negative
+# ---------------------------------------------------------------------------------------------------------------
+def _fake_match(fn, inputs, kwargs_names, **scalars):
+    """A Match-like object over make_fx(fn)(*inputs): kwargs map names to placeholders (plus scalars), nodes are
+    every call_function node, and the output node is the graph's first output."""
+    gm = make_fx(fn, tracing_mode="fake")(*inputs)
+    placeholders = list(gm.graph.find_nodes(op="placeholder"))
+    (out,) = gm.graph.find_nodes(op="output")
+    first = out.args[0][0] if isinstance(out.args[0], (list, tuple)) else out.args[0]
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
+    return SimpleNamespace(kwargs={**dict(zip(kwargs_names, placeholders)), **scalars}, nodes=nodes,
+                           output_nodes=lambda: [first])
+
+
+def _softmax_decomposed(s, dim):
+    e = torch.exp(s - torch.amax(s, [dim], True))
+    return e / torch.sum(e, [dim], True)
+
+
+def _attention_fn(softmax_dim=-1, perm=(0, 1, 3, 2)):
+    def fn(q, k, v):
+        s = torch.matmul(q, k.permute(perm))
+        return torch.matmul(_softmax_decomposed(s, softmax_dim), v)
+
+    return fn
+
+
+def _qkv(d=D, hkv=H, dtype=torch.float32, kb=B):
+    return [torch.randn(B, H, S, d, dtype=dtype), torch.randn(kb, hkv, S, d, dtype=dtype),
+            torch.randn(kb, hkv, S, d, dtype=dtype)]
+
+
+QKV = ("query", "key", "value")
+
+
+def test_predicate_device_enabled():
+    m = _fake_match(_attention_fn(), _qkv(), QKV)
+    with inductor_conv.enabled(("cpu",)):
+        assert checks.device_enabled(m)
+    with inductor_conv.enabled(("cuda",)):
+        assert not checks.device_enabled(m)
+
+
+def test_predicate_attention_enabled():
+    m = _fake_match(_attention_fn(), _qkv(), QKV)
+    assert checks.attention_enabled(m)
+    inductor_conv.config.attention = False
+    try:
+        assert not checks.attention_enabled(m)
+    finally:
+        inductor_conv.config.attention = True
+
+
+def test_predicate_qkv_consistent():
+    assert checks.qkv_consistent(_fake_match(_attention_fn(), _qkv(), QKV))
+    q, k, v = _qkv()
+    assert not checks.qkv_consistent(_fake_match(lambda q, k, v: q, [q, k.double(), v], QKV))
+    assert not checks.qkv_consistent(_fake_match(lambda q, k, v: q, [x.double() for x in (q, k, v)], QKV))
+
+
+def test_predicate_head_dim_supported():
+    assert checks.head_dim_supported(_fake_match(_attention_fn(), _qkv(d=16), QKV))
+    assert not checks.head_dim_supported(_fake_match(_attention_fn(), _qkv(d=8), QKV))
+    assert not checks.head_dim_supported(_fake_match(lambda q, k, v: q, _qkv(d=264), QKV))
+
+
+def test_predicate_qkv_shapes_consistent():
+    assert checks.qkv_shapes_consistent(_fake_match(lambda q, k, v: q, _qkv(hkv=2), QKV))
+    assert not checks.qkv_shapes_consistent(_fake_match(lambda q, k, v: q, _qkv(hkv=3), QKV))  # 4 % 3
+    assert not checks.qkv_shapes_consistent(_fake_match(lambda q, k, v: q, _qkv(kb=1), QKV))  # batch broadcast
+
+
+def test_predicate_scores_and_output_shaped():
+    assert checks.scores_and_output_shaped(_fake_match(_attention_fn(), _qkv(), QKV))
+    # q (B, H, S, D) against a "key" whose transpose gives (B, H, D, S) scores of another shape:
+    q, k, v = _qkv()
+    fn = lambda q, k, v: torch.matmul(_softmax_decomposed(q @ q.transpose(-2, -1), -1)[..., :4, :], v)  # noqa: E731
+    assert not checks.scores_and_output_shaped(_fake_match(fn, [q, k[..., :4, :], v], QKV))
+
+
+def test_predicate_softmax_over_last_dim():
+    assert checks.softmax_over_last_dim(_fake_match(_attention_fn(softmax_dim=-1), _qkv(), QKV))
+    assert checks.softmax_over_last_dim(_fake_match(_attention_fn(softmax_dim=3), _qkv(), QKV))
+    assert not checks.softmax_over_last_dim(_fake_match(_attention_fn(softmax_dim=-2), _qkv(), QKV))
+
+
+def test_predicate_key_transposed_last_two():
+    assert checks.key_transposed_last_two(_fake_match(_attention_fn(perm=(0, 1, 3, 2)), _qkv(), QKV))
+    # Swapping batch and heads instead (sizes chosen equal so the matmul still runs):
+    q = torch.randn(H, H, S, D)
+    fn = _attention_fn(perm=(1, 0, 3, 2))
+    assert not checks.key_transposed_last_two(_fake_match(fn, [q, q.clone(), q.clone()], QKV))
+
+
+def test_predicate_repeat_kv_interleaves():
+    q, k, v = _qkv(hkv=HKV)
+
+    def interleaved(q, k, v):
+        return _repeat_kv(k, H // HKV)
+
+    def tiled(q, k, v):  # head h <- kv head h % Hkv
+        b, h, s, d = k.shape
+        return k[:, None].expand(b, H // HKV, h, s, d).reshape(b, H, s, d)
+
+    assert checks.repeat_kv_interleaves(_fake_match(interleaved, [q, k, v], QKV))
+    assert not checks.repeat_kv_interleaves(_fake_match(tiled, [q, k, v], QKV))
+
+
+def test_predicate_masks_supported():
+    q, k, v = _qkv()
+    names = (*QKV, "mask")
+    ok = [torch.randn(B, 1, 1, S), torch.zeros(1, H, S, S, dtype=torch.bool), torch.randn(S)]
+    bad = [torch.randint(0, 2, (B, 1, 1, S)), torch.randn(()), torch.randn(B, 1, 1, 2 * S), torch.randn(2, B, H, S, S)]
+    for mask in ok:
+        assert checks.masks_supported(_fake_match(lambda q, k, v, m: q, [q, k, v, mask], names)), mask.shape
+    for mask in bad:
+        assert not checks.masks_supported(_fake_match(lambda q, k, v, m: q, [q, k, v, mask], names)), mask.shape
+
+
+def test_predicate_fill_supported():
+    def m(fill, dtype=torch.float32):
+        return _fake_match(lambda q, k, v: q, _qkv(dtype=dtype), QKV, fill=fill)
+
+    assert checks.fill_supported(m(float("-inf")))
+    assert checks.fill_supported(m(torch.finfo(torch.float32).min))
+    assert checks.fill_supported(m(torch.finfo(torch.bfloat16).min, torch.bfloat16))
+    assert not checks.fill_supported(m(-1e4))
+    assert not checks.fill_supported(m(torch.finfo(torch.float16).min))  # not fp32's min: a finite, other value
+
+
+def test_predicate_dropout_consistent():
+    def dropped(p, scale):
+        def fn(q, k, v):
+            keep = torch.rand(B, H, S, S) > p
+            return keep * _softmax_decomposed(q @ k.transpose(-2, -1), -1) * scale
+
+        return fn
+
+    q, k, v = _qkv()
+    assert checks.dropout_consistent(_fake_match(dropped(0.25, 1 / 0.75), [q, k, v], QKV, dropout_p=0.25))
+    assert not checks.dropout_consistent(_fake_match(dropped(0.25, 2.0), [q, k, v], QKV, dropout_p=0.25))
+    assert not checks.dropout_consistent(_fake_match(dropped(0.25, 1 / 0.75), [q, k, v], QKV, dropout_p=1.5))
+    assert checks.dropout_consistent(_fake_match(_attention_fn(), [q, k, v], QKV, dropout_p=0.0))
+
+
+def test_predicate_no_outside_users():
+    def fn(q, k, v):
+        p = _softmax_decomposed(q @ k.transpose(-2, -1), -1)
+        return p @ v, p
+
+    assert not checks.no_outside_users(_fake_match(fn, _qkv(), QKV))  # p is also returned
+    assert checks.no_outside_users(_fake_match(_attention_fn(), _qkv(), QKV))

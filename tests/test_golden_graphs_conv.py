@@ -244,12 +244,10 @@ class Graph:
         mm: "f32[20, 4]" = torch.ops.aten.mm.default(view_2, permute_5);  permute_5 = None
         permute_6: "f32[4, 20]" = torch.ops.aten.permute.default(view_2, [1, 0])
         mm_1: "f32[4, 4]" = torch.ops.aten.mm.default(permute_6, view);  permute_6 = view = None
-        permute_7: "f32[4, 4]" = torch.ops.aten.permute.default(mm_1, [1, 0]);  mm_1 = None
         sum_1: "f32[1, 4]" = torch.ops.aten.sum.dim_IntList(view_2, [0], True);  view_2 = None
         view_3: "f32[4]" = torch.ops.aten.view.default(sum_1, [4]);  sum_1 = None
-        permute_8: "f32[4, 4]" = torch.ops.aten.permute.default(permute_7, [1, 0]);  permute_7 = None
         view_4: "f32[2, 10, 4]" = torch.ops.aten.view.default(mm, [2, 10, 4]);  mm = None
-        return pytree.tree_unflatten([permute_2, permute_8, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
+        return pytree.tree_unflatten([permute_2, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
 """)
 
     def test_mamba2_transpose_slice_inference(self):
@@ -294,12 +292,10 @@ class Graph:
         mm: "f32[20, 4]" = torch.ops.aten.mm.default(view_2, permute_5);  permute_5 = None
         permute_6: "f32[4, 20]" = torch.ops.aten.permute.default(view_2, [1, 0])
         mm_1: "f32[4, 4]" = torch.ops.aten.mm.default(permute_6, view);  permute_6 = view = None
-        permute_7: "f32[4, 4]" = torch.ops.aten.permute.default(mm_1, [1, 0]);  mm_1 = None
         sum_1: "f32[1, 4]" = torch.ops.aten.sum.dim_IntList(view_2, [0], True);  view_2 = None
         view_3: "f32[4]" = torch.ops.aten.view.default(sum_1, [4]);  sum_1 = None
-        permute_8: "f32[4, 4]" = torch.ops.aten.permute.default(permute_7, [1, 0]);  permute_7 = None
         view_4: "f32[2, 10, 4]" = torch.ops.aten.view.default(mm, [2, 10, 4]);  mm = None
-        return pytree.tree_unflatten([permute_default, permute_8, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
+        return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
 """)
 
     def test_no_act_inference(self):
@@ -499,10 +495,8 @@ class Graph:
         slice_1: "f32[2, 4, 10]" = torch.ops.aten.slice.Tensor(empty, 2, 2, 12)
         copy: "f32[2, 4, 10]" = torch.ops.aten.copy.default(slice_1, arg2_1);  slice_1 = arg2_1 = None
         slice_scatter: "f32[2, 4, 14]" = torch.ops.aten.slice_scatter.default(empty, copy, 2, 2, 12);  empty = copy = None
-        slice_6: "f32[2, 4, 2]" = torch.ops.aten.slice.Tensor(slice_scatter, 2, 0, 2);  slice_6 = None
         slice_7: "f32[2, 4, 2]" = torch.ops.aten.slice.Tensor(slice_scatter, 2, 10, 12)
         slice_scatter_1: "f32[2, 4, 14]" = torch.ops.aten.slice_scatter.default(slice_scatter, slice_7, 2, 0, 2);  slice_scatter = slice_7 = None
-        slice_11: "f32[2, 4, 2]" = torch.ops.aten.slice.Tensor(slice_scatter_1, 2, 12, 14);  slice_11 = None
         slice_12: "f32[2, 4, 2]" = torch.ops.aten.slice.Tensor(slice_scatter_1, 2, 2, 4)
         slice_scatter_2: "f32[2, 4, 14]" = torch.ops.aten.slice_scatter.default(slice_scatter_1, slice_12, 2, 12, 14);  slice_scatter_1 = slice_12 = None
         convolution: "f32[2, 4, 12]" = torch.ops.aten.convolution.default(slice_scatter_2, arg0_1, arg1_1, [1], [0], [1], False, [0], 4);  slice_scatter_2 = arg0_1 = arg1_1 = None

@@ -222,3 +222,15 @@ def test_random_shapes_match_reference(B, C, L, K, channel_last, activation, ext
     for ours, ref in zip(grads, grads64):
         # dw/dβ sum B·L terms: allow the fp32 accumulation error to grow with the length of the sum.
         torch.testing.assert_close(ours.double(), ref, rtol=1e-4, atol=1e-5 * max(1, B * L) ** 0.5)
+
+
+@pytest.mark.parametrize("L, K", [(2, 4), (1, 3), (5, 1)])  # L < K (leftmost taps see only padding), K = 1
+def test_gradcheck_float64_short_sequences_and_width_one(L, K):
+    torch.manual_seed(L * 10 + K)
+    x = torch.randn(2, 3, L, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(3, K, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    init = torch.randn(2, 3, K - 1, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation="silu", initial_states=i), (x, w, b, init)
+    )

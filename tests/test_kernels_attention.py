@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
-from inductor_conv.reference.attention import attention_ref, dropout_keep_mask, lse_ref
+from inductor_conv.reference.attention import attention_ref, lse_ref
+from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
 # fp32 kernels against float64: scores and sums over <= 64 terms in fp32 with O(1) inputs, so errors are a few
 # hundred ulps of 1 at most; 2e-5 leaves room while still catching any wrong term (>= 1e-3 here).

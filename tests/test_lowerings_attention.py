@@ -19,7 +19,8 @@ import triton.language as tl
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import fx_graph_cache_disabled, has_lowering
 from inductor_conv.lowerings import attention as lowering
-from inductor_conv.reference.attention import attention_ref, dropout_keep_mask
+from inductor_conv.reference.attention import attention_ref
+from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 OPS = torch.ops.inductor_conv

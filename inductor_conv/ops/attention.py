@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from inductor_conv import config
+from inductor_conv.reference.attention import probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Seeds are drawn in [0, 2**31) so they fit Triton's philox seed argument on every backend.
@@ -238,24 +239,8 @@ def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
     return u >= p
 
 
-def _torch_probs(q, k, attn_mask, is_causal, scale):
-    G = q.shape[1] // k.shape[1]
-    kk = k.repeat_interleave(G, dim=1) if G > 1 else k
-    s = (q.double() @ kk.double().transpose(-2, -1)) * scale
-    Sq, Sk = s.shape[-2:]
-    if is_causal:
-        allowed = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device).tril()
-        s = s.masked_fill(~allowed, -math.inf)
-    if attn_mask is not None:
-        s = s.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == torch.bool else s + attn_mask.double()
-    empty = torch.isneginf(s).all(dim=-1, keepdim=True)
-    p = torch.softmax(s.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
-    lse = torch.logsumexp(s, dim=-1)
-    return p, lse
-
-
 def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
-    p, lse = _torch_probs(q, k, attn_mask, is_causal, scale)
+    p, lse = probs_ref(q, k, attn_mask, is_causal, scale)
     if dropout_p > 0.0:
         p = p * _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p)
     G = q.shape[1] // k.shape[1]
@@ -266,7 +251,7 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
 
 def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad):
     """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head."""
-    p, _ = _torch_probs(q, k, attn_mask, is_causal, scale)
+    p, _ = probs_ref(q, k, attn_mask, is_causal, scale)
     B, Hq, Sq, Sk = p.shape
     G = Hq // k.shape[1]
     keep = _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p) if dropout_p > 0 else 1.0

@@ -1,0 +1,30 @@
+"""The dropout keep mask our attention kernels draw, evaluated over a whole grid (tests only)."""
+import torch
+import triton
+import triton.language as tl
+
+from inductor_conv.kernels.attn_math import dropout_keep
+
+
+@triton.jit
+def _dropout_mask_kernel(SEED, OUT, H, SEQ_Q, SEQ_K, threshold, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    i_bh = tl.program_id(2)
+    o_i = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    start_n = tl.program_id(1) * BLOCK_N
+    o_j = start_n + tl.arange(0, BLOCK_N)
+    keep = dropout_keep(tl.load(SEED), i_bh // H, i_bh % H, o_i, start_n, threshold, BLOCK_N, False)
+    p = OUT + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_j[None, :]
+    tl.store(p, keep, mask=(o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :])
+
+
+def dropout_keep_mask(seed, B, H, Sq, Sk, dropout_p, block=(16, 32)):
+    """The keep mask [B, H, Sq, Sk] (bool) our kernels use for `seed` (int64 tensor (1,)) and `dropout_p`.
+
+    Evaluates attn_math.dropout_keep over the whole grid with its own tiling (`block`), so comparing two blocks
+    also checks that the mask does not depend on tiles.
+    """
+    out = torch.empty((B, H, Sq, Sk), dtype=torch.bool, device=seed.device)
+    threshold = min(int(round(dropout_p * 65536.0)), 65536)
+    grid = (triton.cdiv(Sq, block[0]), triton.cdiv(Sk, block[1]), B * H)
+    _dropout_mask_kernel[grid](seed, out, H, Sq, Sk, threshold, BLOCK_M=block[0], BLOCK_N=block[1])
+    return out

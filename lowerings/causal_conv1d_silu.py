@@ -64,21 +64,16 @@ def _load(name: str) -> str:
 
 
 @SymbolicGridFn
-def causal_conv1d_fwd_grid(B, C, L, meta, *, cdiv):
-    """One program per (BC channels, column tile of BT positions, batch row)."""
-    return (cdiv(C, meta["BC"]), cdiv(L, meta["BT"]), B)
-
-
-@SymbolicGridFn
-def causal_conv1d_bwd_grid(B, C, L, meta, *, cdiv):
-    """One program per (BC channels, chunk of L, batch row); it loops over its chunk's tiles and writes one partial
-    row of dw / dbeta, so there are B * N_CHUNKS rows (few: N_CHUNKS fills the GPU with about waves x #SMs)."""
+def causal_conv1d_grid(B, C, L, meta, *, cdiv):
+    """One program per (BC channels, chunk of L, batch row); it loops over its chunk's tiles (backward: and writes
+    one partial row of dw / dbeta, so there are B * N_CHUNKS rows). N_CHUNKS fills the GPU with about waves x #SMs
+    programs (kernels/causal_conv1d.py conv_chunks)."""
     return (cdiv(C, meta["BC"]), meta["N_CHUNKS"], B)
 
 
-FWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_fwd", causal_conv1d_fwd_grid,
+FWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_fwd", causal_conv1d_grid,
                                _load("inductor_conv_causal_conv1d_fwd"))
-BWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_bwd", causal_conv1d_bwd_grid,
+BWD_TEMPLATE = triton_template("inductor_conv_causal_conv1d_bwd", causal_conv1d_grid,
                                _load("inductor_conv_causal_conv1d_bwd"))
 
 
@@ -136,7 +131,7 @@ def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str) 
     return dict(
         num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
         BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-        HAS_INIT=initial_states is not None, SILU=activation == "silu",
+        HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows,
     )
 
 
@@ -153,12 +148,16 @@ def lower_fwd(x, weight, bias, seq_idx, initial_states, activation):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states,
                                                                    activation)
     x, weight, bias, seq_idx, initial_states = map(_fixed, (x, weight, bias, seq_idx, initial_states))
+    B, C, L = x.get_size()
     K = int(weight.get_size()[1])
+    hint = V.graph.sizevars.size_hint
+    sms = num_sms(x.get_device().index or 0)
     layout = _like_x(x)
     inputs = [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
     choices: list = []
     for g in _tiles("fwd", x, K):
-        FWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout,
+        _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), g, sms)
+        FWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout, N_CHUNKS=n_chunks,
                                          **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))
     if inductor_config.max_autotune or not choices:
         present = tuple(n for n, t in zip(_OPTIONAL, (bias, seq_idx, initial_states)) if t is not None)

@@ -40,10 +40,14 @@ def _ensure_registered() -> None:
 
 
 def _source_files() -> tuple[str, ...]:
-    """Every file whose text can change what the pass produces: patterns, ops and config."""
+    """Every file whose text can change the compiled graph: patterns, ops, config, and (a cache hit replays the
+    generated code) the kernels, lowerings, tile tables and templates."""
     package = pathlib.Path(importlib.import_module("inductor_conv").__file__).parent
+    lowerings = pathlib.Path(importlib.import_module("inductor_conv.lowerings").__file__).parent
     here = pathlib.Path(__file__).parent
-    files = sorted(here.glob("*.py")) + sorted((package / "ops").glob("*.py")) + [package / "config.py"]
+    files = (sorted(here.glob("*.py")) + sorted((package / "ops").glob("*.py")) + [package / "config.py"]
+             + sorted((package / "kernels").glob("*.py")) + sorted(lowerings.rglob("*.py"))
+             + sorted(lowerings.rglob("*.jinja")))
     return tuple(str(f) for f in files)
 
 

@@ -124,23 +124,24 @@ def render(name, named, out, constexprs, tmp_path):
 def test_template_bodies_match_reference(layout, activation, seq, init, tmp_path):
     B, C, L, K = 2, 5, 37, 4
     args, dy = make_inputs(B, C, L, K, layout=layout, seq=seq, init=init, seed=1)
-    g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=16))  # 4 lanes of 4: several tiles
+    # several tiles per program: 4 lanes of 4 positions (bcl) or 8 rows (blc); chunks of 2 or 3 tiles
+    g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=16 if layout == "bcl" else 8))
     n_chunks = 2
     constexprs = dict(K=K, KW=4, KP=4, BC=g.block_c, BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=True, HAS_SEQ=seq,
-                      HAS_INIT=init, SILU=activation == "silu")
+                      HAS_INIT=init, SILU=activation == "silu", ROWS=g.rows, N_CHUNKS=n_chunks)
     named = {"X": args["x"], "W": args["weight"], "BIAS": args["bias"]}
     named.update({"SEQ_IDX": args["seq_idx"]} if seq else {})
     named.update({"INIT": args["initial_states"]} if init else {})
     y = torch.full_like(args["x"], float("nan"))
     render("inductor_conv_causal_conv1d_fwd", named, y, constexprs, tmp_path)[
-        (triton.cdiv(C, g.block_c), triton.cdiv(L, g.block_t), B)](*named.values(), y)
+        (triton.cdiv(C, g.block_c), n_chunks, B)](*named.values(), y)
 
     part = torch.full((B * n_chunks, C, K + 1), float("nan"))
     named_bwd = dict(named, DY=dy, PART=part)
     dinit = torch.full_like(args["initial_states"], float("nan")) if init else None
     named_bwd.update({"DINIT": dinit} if init else {})
     dx = torch.full_like(args["x"], float("nan"))
-    render("inductor_conv_causal_conv1d_bwd", named_bwd, dx, dict(constexprs, N_CHUNKS=n_chunks), tmp_path)[
+    render("inductor_conv_causal_conv1d_bwd", named_bwd, dx, constexprs, tmp_path)[
         (triton.cdiv(C, g.block_c), n_chunks, B)](*named_bwd.values(), dx)
 
     y_ref, grads = reference(args, dy, activation)

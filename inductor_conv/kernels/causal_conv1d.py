@@ -21,7 +21,10 @@ import torch
 import triton
 import triton.language as tl
 
-from inductor_conv.kernels.conv_math import bwd_cols, dinit_tile, fwd_cols, param_grad_rows, store_cols, zero_cols
+from inductor_conv.kernels.conv_math import (
+    bwd_cols, bwd_rows, delta_rows, dinit_tile, drop_rows, fwd_cols, fwd_rows, load_rows, param_grad_rows, slide_rows,
+    store_cols, store_rows, weight_rows, x_rows, zero_cols,
+)
 
 __all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks"]
 
@@ -32,9 +35,9 @@ def causal_conv1d_fwd_kernel(
     C, L, tiles_per_prog,
     s_xb, s_xc, s_xl, s_wc, s_wk, s_bc, s_sb, s_sl, s_ib, s_ic, s_ik, s_yb, s_yc, s_yl,
     K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
-    HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr,
+    HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, ROWS: tl.constexpr,
 ):
-    """y for BC channels x tiles_per_prog column tiles of N * V positions of one batch row."""
+    """y for BC channels x tiles_per_prog tiles of N * V positions of one batch row (ROWS: row tiles, N = 1)."""
     i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     o_c = i_c * BC + tl.arange(0, BC)
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
@@ -42,12 +45,26 @@ def causal_conv1d_fwd_kernel(
     b_bias = tl.zeros([BC, 1], tl.float32)
     if HAS_BIAS:
         b_bias += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
+    p_xc = x + i_b * s_xb + o_c[:, None] * s_xc
+    p_ic = init + i_b * s_ib + o_c[:, None] * s_ic
+    p_wc = w + o_c[:, None] * s_wc
+    p_yc = y + i_b * s_yb + o_c[:, None] * s_yc
+    p_seq = seq_idx + i_b * s_sb
+    t_s = i_chunk * tiles_per_prog * (N * V)
+    if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
+        b_ws = weight_rows(p_wc, m_c, s_wk, K)
+        b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
     for i_tile in range(tiles_per_prog):
-        t0 = (i_chunk * tiles_per_prog + i_tile) * (N * V)
-        b_ys = fwd_cols(x + i_b * s_xb + o_c[:, None] * s_xc, init + i_b * s_ib + o_c[:, None] * s_ic,
-                        w + o_c[:, None] * s_wc, seq_idx + i_b * s_sb, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-                        K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
-        store_cols(y + i_b * s_yb + o_c[:, None] * s_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
+        t0 = t_s + i_tile * (N * V)
+        if ROWS:
+            b_next = load_rows(p_xc, m_c, t0 + V, L, s_xl, V)  # in flight while this tile computes
+            b_ys = fwd_rows(b_xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, V, HAS_SEQ, SILU)
+            store_rows(p_yc, b_ys, m_c, t0, L, s_yl, V)
+            b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
+        else:
+            b_ys = fwd_cols(p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
+                            K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+            store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
 
 
 @triton.jit
@@ -58,7 +75,7 @@ def causal_conv1d_bwd_kernel(
     s_gb, s_gc, s_gl, s_dxb, s_dxc, s_dxl, s_pp, s_pc, s_dib, s_dic, s_dik,
     K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
     V: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr,
-    SILU: tl.constexpr, ATOMIC: tl.constexpr,
+    SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr,
 ):
     """dx for BC channels x tiles_per_prog column tiles, and this program's dw / dbeta partial row.
 
@@ -79,12 +96,29 @@ def causal_conv1d_bwd_kernel(
     if HAS_BIAS:
         b_bias += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
 
+    p_dxc = dx + i_b * s_dxb + o_c[:, None] * s_dxc
     b_acc = zero_cols(BC, N, K + 1)  # per-lane sums of x~[s] delta[s + j] (j < K) and of delta
+    t_s = i_chunk * tiles_per_prog * (N * V)
+    if ROWS:  # V rows a tile; windows at t0 .. t0 + V + K - 2: b_xs of x~, b_ds of delta (tile and look-ahead)
+        b_ws = weight_rows(p_wc, m_c, s_wk, K)
+        b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V + K - 1, HAS_INIT)
+        b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
+                          K, V + K - 1, HAS_SEQ, SILU)
+        b_xs = drop_rows(b_xs, V + 2 * K - 2, K - 1)
     for i_tile in range(tiles_per_prog):
-        t0 = (i_chunk * tiles_per_prog + i_tile) * (N * V)
-        b_dxs, b_acc = bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl, s_gl,
-                                K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
-        store_cols(dx + i_b * s_dxb + o_c[:, None] * s_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
+        t0 = t_s + i_tile * (N * V)
+        if ROWS:
+            b_xn = load_rows(p_xc, m_c, t0 + V + K - 1, L, s_xl, V)  # the windows' next rows, in flight meanwhile
+            b_gn = load_rows(p_gc, m_c, t0 + V + K - 1, L, s_gl, V)
+            b_dxs, b_acc = bwd_rows(b_xs, b_ds, b_ws, p_seq, b_acc, t0, L, s_sl, K, V, HAS_SEQ)
+            store_rows(p_dxc, b_dxs, m_c, t0, L, s_dxl, V)
+            b_xs = slide_rows(b_xs, b_xn, V + K - 1, V)
+            b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq, b_bias, t0 + V + K - 1, L, s_sl, K, V,
+                                               HAS_SEQ, SILU), V + K - 1, V)
+        else:
+            b_dxs, b_acc = bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl,
+                                    s_gl, K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+            store_cols(p_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
     b_dw, b_db = param_grad_rows(b_acc, K, KW)
     if HAS_INIT:
         if i_chunk == 0:
@@ -126,12 +160,14 @@ def causal_conv1d_param_grad_kernel(
 # ---------------------------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ConvGeometry:
-    """What a tile config resolves to for one call: BC channels x N lanes x V positions."""
+    """What a tile config resolves to for one call: BC channels x N lanes x V positions (column tiles), or, when
+    `rows` (channels contiguous), BC channels x V rows with N = 1."""
     block_c: int
     lanes: int
     vec: int
     num_warps: int
     waves: int
+    rows: bool = False
 
     @property
     def block_t(self) -> int:
@@ -141,7 +177,8 @@ class ConvGeometry:
 def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, config=None) -> ConvGeometry:
     """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous), x dtype and width
     K: defaults from lowerings/heuristics/conv.py, overridden by `config` (a ConvTile or a dict of its fields).
-    V = 16 bytes of x, N = block_t / V lanes (at least K - 1, the look-ahead an edge tile holds)."""
+    (B, C, L): column tiles, V = 16 bytes of x, N = block_t / V lanes (at least K - 1, the look-ahead an edge tile
+    holds). Channel-last: row tiles of block_t rows."""
     from inductor_conv.lowerings.heuristics.conv import ConvTile, conv_tile
 
     tile = conv_tile(direction, layout, dtype, K)
@@ -149,6 +186,8 @@ def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, confi
         tile = config
     elif config is not None:
         tile = dataclasses.replace(tile, **dict(config))
+    if layout == "blc":
+        return ConvGeometry(tile.block_c, 1, tile.block_t, tile.num_warps, tile.waves, rows=True)
     vec = 16 // dtype.itemsize
     lanes = max(tile.block_t // vec, triton.next_power_of_2(max(K - 1, 1)))
     return ConvGeometry(tile.block_c, lanes, vec, tile.num_warps, tile.waves)
@@ -234,7 +273,7 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
         x, weight, p_b, p_s, p_i, y,
         C, L, tiles_per_prog, *x.stride(), *weight.stride(), *strides, *y.stride(),
         K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-        HAS_INIT=initial_states is not None, SILU=activation == "silu", num_warps=g.num_warps,
+        HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
     )
     return y
 
@@ -271,7 +310,7 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
         *x.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(), part.stride(0), part.stride(1), *s_di,
         K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
         BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-        HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic,
+        HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
         num_warps=g.num_warps,
     )
     block_c = min(256, triton.next_power_of_2(C))

@@ -131,6 +131,7 @@ def join_cols(cols, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
     elif V == 4:
         X = tl.join(tl.join(cols[0], cols[2]), tl.join(cols[1], cols[3]))
     else:
+        tl.static_assert(V == 8, "joined column tiles take V in (1, 2, 4, 8)")
         e = tl.reshape(tl.join(tl.join(cols[0], cols[4]), tl.join(cols[2], cols[6])), (BC, N, 4))
         o = tl.reshape(tl.join(tl.join(cols[1], cols[5]), tl.join(cols[3], cols[7])), (BC, N, 4))
         X = tl.join(e, o)
@@ -221,6 +222,141 @@ def conv_z_cols(xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_w
             b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
         b_zs = b_zs + (b_z,)
     return b_zs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Row tiles (channels contiguous: the channel-last view)
+# ---------------------------------------------------------------------------------------------------------------
+# When channels are contiguous a thread holds a vector of channels at one position, so a tile is a tuple of R rows
+# [BC, 1] (positions t0 .. t0 + R - 1) and a shift by d positions is a renaming of rows: no shuffles, no transposes.
+# A program walks its chunk of L tile by tile with a sliding window of rows carried through the loop (each row of x
+# and dy is loaded once), and loads the next tile's rows before it computes the current one (they are in flight
+# while it computes and stores). Rows stay in x's dtype until used.
+@triton.jit
+def load_rows(p_c, m_c, t0, L, s_l, R: tl.constexpr):
+    """Rows t0 .. t0 + R - 1 (t0 >= 0) as R [BC, 1] tensors in p_c's dtype, zero past L."""
+    rows = ()
+    for r in tl.static_range(R):
+        rows = rows + (tl.load(p_c + (t0 + r) * s_l, mask=m_c & (t0 + r < L), other=0.0),)
+    return rows
+
+
+@triton.jit
+def x_rows(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, R: tl.constexpr, HAS_INIT: tl.constexpr):
+    """x~ at t0 - K + 1 .. t0 + R - 1 (t0 >= 0) as fp32 rows: K - 1 halo rows then R rows."""
+    rows = ()
+    for r in tl.static_range(K - 1):
+        rows = rows + (load_x_tilde(p_xc, p_ic, m_c, t0 - K + 1 + r, L, s_xl, s_ik, K, HAS_INIT),)
+    b_new = load_rows(p_xc, m_c, t0, L, s_xl, R)
+    for r in tl.static_range(R):
+        rows = rows + (b_new[r].to(tl.float32),)
+    return rows
+
+
+@triton.jit
+def drop_rows(win, R: tl.constexpr, DROP: tl.constexpr):
+    """win[DROP:] of a window of R rows."""
+    rows = ()
+    for r in tl.static_range(DROP, R):
+        rows = rows + (win[r],)
+    return rows
+
+
+@triton.jit
+def slide_rows(win, new, R: tl.constexpr, NEW: tl.constexpr):
+    """The fp32 window of R rows moved on by the NEW rows of `new`: win[NEW:] + new (converted to fp32)."""
+    rows = drop_rows(win, R, NEW)
+    for r in tl.static_range(NEW):
+        rows = rows + (new[r].to(tl.float32),)
+    return rows
+
+
+@triton.jit
+def weight_rows(p_wc, m_c, s_wk, K: tl.constexpr):
+    """The K taps of the program's channels, fp32 [BC, 1] each (tap k has lag K - 1 - k)."""
+    b_ws = ()
+    for k in tl.static_range(K):
+        b_ws = b_ws + (tl.load(p_wc + k * s_wk, mask=m_c, other=0.0).to(tl.float32),)
+    return b_ws
+
+
+@triton.jit
+def conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """z at t0 .. t0 + R - 1 from xs = x~ at t0 - K + 1 .. t0 + R - 1 (R + K - 1 rows)."""
+    b_zs = ()
+    for v in tl.static_range(R):
+        b_z = b_bias + b_ws[K - 1] * xs[K - 1 + v]
+        for d in tl.static_range(1, K):
+            b_tap = xs[K - 1 + v - d]
+            if HAS_SEQ:
+                b_tap = tl.where(same_sequence(p_seq, t0 + v, t0 + v - d, L, s_sl), b_tap, 0.0)
+            b_z += b_ws[K - 1 - d] * b_tap
+        b_zs = b_zs + (b_z,)
+    return b_zs
+
+
+@triton.jit
+def store_rows(p_c, rows, m_c, t0, L, s_l, R: tl.constexpr):
+    """Store R rows [BC, 1] (cast to p_c's element type) at positions t0 .. t0 + R - 1 below L."""
+    for r in tl.static_range(R):
+        tl.store(p_c + (t0 + r) * s_l, rows[r].to(p_c.dtype.element_ty), mask=m_c & (t0 + r < L))
+
+
+@triton.jit
+def fwd_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr,
+             SILU: tl.constexpr):
+    """y = act(z) at t0 .. t0 + R - 1 from xs = x~ at t0 - K + 1 .. t0 + R - 1, as R fp32 rows [BC, 1]."""
+    b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
+    b_ys = ()
+    for v in tl.static_range(R):
+        b_y = b_zs[v]
+        if SILU:
+            b_y = silu(b_y)
+        b_ys = b_ys + (b_y,)
+    return b_ys
+
+
+@triton.jit
+def delta_rows(xs, gs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr,
+               SILU: tl.constexpr):
+    """delta at t0 .. t0 + R - 1 (fp32 rows) from g there and xs = x~ at t0 - K + 1 .. t0 + R - 1 (used if SILU)."""
+    b_ds = ()
+    if SILU:
+        b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
+        for u in tl.static_range(R):
+            b_ds = b_ds + (silu_grad_from_z(gs[u].to(tl.float32), b_zs[u]),)
+    else:
+        for u in tl.static_range(R):
+            b_ds = b_ds + (gs[u].to(tl.float32),)
+    return b_ds
+
+
+@triton.jit
+def bwd_rows(xs, ds, b_ws, p_seq, b_acc, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """(dx at t0 .. t0 + R - 1 as R fp32 rows [BC, 1], b_acc plus this tile's share) from xs = x~ and ds = delta
+    at t0 .. (at least R, resp. R + K - 1 rows). b_acc: K + 1 rows [BC, 1], x~[s] * delta[s + j] summed over the
+    positions s for j = 0 .. K - 1, then delta (as bwd_cols)."""
+    b_new = ()
+    for j in tl.static_range(K):
+        b_new = b_new + (b_acc[j],)
+    b_dxs = ()
+    for v in tl.static_range(R):
+        b_dx = tl.zeros_like(ds[0])
+        b_x = xs[v]
+        b_upd = ()
+        for j in tl.static_range(K):
+            b_dj = ds[v + j]
+            if HAS_SEQ:
+                if j > 0:
+                    b_dj = tl.where(same_sequence(p_seq, t0 + v + j, t0 + v, L, s_sl), b_dj, 0.0)
+            b_dx += b_ws[K - 1 - j] * b_dj
+            b_upd = b_upd + (b_new[j] + b_x * b_dj,)
+        b_new = b_upd
+        b_dxs = b_dxs + (b_dx,)
+    b_db = b_acc[K]
+    for v in tl.static_range(R):
+        b_db += ds[v]
+    return b_dxs, b_new + (b_db,)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,13 +13,16 @@ __all__ = ["ConvTile", "conv_tile", "conv_autotune_tiles"]
 
 @dataclasses.dataclass(frozen=True)
 class ConvTile:
-    """One program's tile of the causal conv1d kernels (conv_math's column tiles): block_c channels x block_t
-    positions, held as V columns [block_c, N lanes] with V = 16 bytes / element size and N = block_t / V.
+    """One program's tile of the causal conv1d kernels.
 
-    Keep N = 32 (block_t = 256 for 2-byte x, 128 for fp32) so that the lane shifts stay inside a warp, and
-    block_c a multiple of num_warps. Powers of two; N is raised to next_pow2(K - 1) when smaller.
-    waves: each program loops over tiles along L so that about waves x #SMs programs remain (fewer programs, and
-    in the backward fewer dw / dbeta partial rows).
+    Positions contiguous ((B, C, L)): conv_math's column tiles, block_c channels x block_t positions held as V
+    columns [block_c, N lanes] with V = 16 bytes / element size and N = block_t / V. Keep N = 32 (block_t = 256
+    for 2-byte x, 128 for fp32) or 16 so that the lane shifts stay inside a warp, and block_c a multiple of
+    num_warps; N is raised to next_pow2(K - 1) when smaller.
+    Channels contiguous (the channel-last view): row tiles, block_t in (1, 2, 4, 8) rows of block_c channels;
+    block_c / (32 * num_warps) channels a thread (8 = one 16-byte vector of bf16).
+    Powers of two. waves: each program loops over tiles along L so that about waves x #SMs programs remain (fewer
+    programs, and in the backward fewer dw / dbeta partial rows).
     """
     block_c: int
     block_t: int
@@ -27,33 +30,42 @@ class ConvTile:
     waves: int = 4
 
 
-# Keyed by (direction, layout); layout "bcl": positions contiguous, "blc": channels contiguous. The same numbers
-# serve every dtype (block_t is set to 32 lanes x 16 bytes) and every K <= 33.
-# Where they come from (2026-11-30, helper H1): not timed yet. They are the tiles that compiled for sm_90 (Triton
-# 3.6 ptxas, offline) without spills and with the fewest registers for 4 warps, bf16, K = 4: forward 8 channels
-# (56 registers), backward 4 channels (64) for (B, C, L); 8 channels (56 / 128) for the channel-last view, whose tile
-# is transposed through 4 KB of shared memory. Re-time them with the device sweep named in the H1 report.
+# Keyed by (direction, layout); layout "bcl": positions contiguous (column tiles), "blc": channels contiguous (row
+# tiles: block_t rows of block_c channels, the numbers for 2-byte x; fp32 halves block_c, keeping 16-byte vectors).
+# Column-tile numbers serve every dtype (block_t is set to 32 lanes x 16 bytes) and every K <= 33.
+# Timed on the H200 (2026-11-30, bf16, B8 C5120 L2048 K4, eager launchers, medians; runs differ by ~5%):
+#   columns, forward: 4 / 8 / 16 channels 94 / 95 / 100 us; backward: 4 / 8 channels 204 / 204 us, waves 2..8 within
+#   1%; 16 lanes (block_t 128) 2x slower.
+#   rows, forward (channels a thread = block_c / 32 / num_warps): 4 channels x 4 rows, 4 warps: 106 / 115 / 102 / 98 us
+#   at waves 4 / 8 / 16 / 32; 8 channels 118-136 us; 8 rows 110 us. Backward: 4 channels x 4 rows, 2 warps, waves 4:
+#   242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill or run at 255 registers (320+ us).
 _TILES = {
-    ("fwd", "bcl"): ConvTile(block_c=8, block_t=256, num_warps=4),
-    ("fwd", "blc"): ConvTile(block_c=8, block_t=256, num_warps=4),
+    ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
+    ("fwd", "blc"): ConvTile(block_c=512, block_t=4, num_warps=4, waves=16),
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
-    ("bwd", "blc"): ConvTile(block_c=8, block_t=256, num_warps=4),
+    ("bwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2),
 }
 
 
 def conv_tile(direction: str, layout: str, dtype: torch.dtype, K: int) -> ConvTile:
     """The default tile for a kernel direction ("fwd" / "bwd"), layout ("bcl" / "blc"), x dtype and width K."""
     tile = _TILES[(direction, layout)]
-    tile = dataclasses.replace(tile, block_t=32 * (16 // dtype.itemsize))  # 32 lanes of 16 bytes
-    return tile
+    if layout == "blc":
+        return dataclasses.replace(tile, block_c=tile.block_c * 2 // dtype.itemsize) if dtype.itemsize > 2 else tile
+    return dataclasses.replace(tile, block_t=32 * (16 // dtype.itemsize))  # 32 lanes of 16 bytes
 
 
 def conv_autotune_tiles(direction: str, layout: str, dtype: torch.dtype, K: int) -> list[ConvTile]:
-    """Tiles tried under mode="max-autotune": the default first, then neighbours in channels per program, warps
-    and (backward) programs per SM."""
+    """Tiles tried under mode="max-autotune": the default first, then neighbours in channels per program, positions
+    per tile, warps and programs per SM."""
     base = conv_tile(direction, layout, dtype, K)
-    variants = [dict(block_c=base.block_c // 2), dict(block_c=base.block_c * 2),
-                dict(block_c=base.block_c * 2, num_warps=8), dict(waves=base.waves * 2)]
+    if layout == "blc":
+        variants = [dict(block_t=4), dict(block_c=base.block_c // 2, num_warps=max(base.num_warps // 2, 1)),
+                    dict(block_c=base.block_c * 2, num_warps=base.num_warps * 2), dict(waves=base.waves * 2)]
+    else:
+        variants = [dict(block_c=base.block_c // 2), dict(block_c=base.block_c * 2),
+                    dict(block_c=base.block_c * 2, num_warps=8), dict(waves=base.waves * 2),
+                    dict(block_t=base.block_t // 2)]
     if direction == "bwd":
         variants.append(dict(waves=max(base.waves // 2, 1)))
     tiles = [base]

@@ -123,6 +123,25 @@ def test_dropout_reproduces_under_manual_seed():
     assert not torch.allclose(a, plain)
 
 
+def test_dropout_fallback_and_kernels_drop_the_same_elements():
+    """float64 runs the torch fallback, float32 the Triton kernels (interpreter or GPU); under the same
+    torch.manual_seed they draw the same seed and, bit-identical masks, give the same output and gradients."""
+    q, k, v = _qkv(Hq=4, Hkv=2, Sq=11, Sk=19)
+    outs, grads = [], []
+    for dtype in (torch.float32, torch.float64):
+        leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
+        torch.manual_seed(5)
+        out = inductor_conv.attention(*leaves, dropout_p=0.4, is_causal=True, enable_gqa=True)
+        out.backward(torch.ones_like(out))
+        outs.append(out.double())
+        grads.append([t.grad.double() for t in leaves])
+    assert not torch.allclose(outs[1], inductor_conv.attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                               enable_gqa=True))  # dropout did drop
+    torch.testing.assert_close(outs[0], outs[1], **FP32_TOL)
+    for g32, g64 in zip(*grads):
+        torch.testing.assert_close(g32, g64, **FP32_TOL)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, needle",
     [

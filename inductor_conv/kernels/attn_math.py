@@ -24,12 +24,19 @@ the constant FLOOR2 = -2^126, qk dropped (as eager's rounding drops it).  A row 
 lse = -2^120 * (1 + log2(l) / 64) (<= -2^120, far below any real LSE) and backward rebuilds p = 2^((s2 - FLOOR2) - log2 l).
 A row with no allowed key at all stores lse = -inf and gets zero output and zero gradients (declared extension).
 
-Note [dropout replay]: element (b, h, i, j) is kept iff the 16-bit lane (j % 8) of
-Philox4x32-7(key = seed, counter = (j // 8, i, h, b)) is >= threshold = round(p * 2^16); lane 2w is the low half of
-output word w, lane 2w+1 its high half.  The 128-bit counter holds every index whole, so there is no 2^32 wrap for any
-B*H*Sq*Sk, and the draw does not depend on tiles, grid order or pass.  The keep probability is 1 - threshold / 2^16
-(|error| <= 2^-17 against 1 - p); kept values are scaled by 1 / (1 - p).  Seven Philox rounds pass BigCrush (Salmon
-et al., SC'11, table 2); one call gives eight decisions.
+Note [dropout replay]: element (b, h, i, j) is kept iff (x >> 16) >= threshold = round(p * 2^16), where, on uint32
+with wrapping products (xs16(x) = x ^ (x >> 16), φ = 0x9E3779B9):
+    M(x) = ((x*A) ^ ((x*A) >> 15)) * B,  A = 0x7FEB352D, B = 0x846CA68B    (the core of Wellons' lowbias32)
+    H(x) = xs16(M(xs16(x)))                                                (lowbias32 itself)
+    k = H(H(H(seed_hi ^ 0x6A09E667) ^ seed_lo) ^ b),  k_r = H(k ^ h),  k_c = H(k_r ^ 0xBB67AE85)
+    x = M(M(k_r ^ i) ^ k_c ^ φ*j)
+So the keys are scalars per (b, h), each query row of a tile costs one M, each key one multiply, each element a
+3-way xor, M and a compare, and no element moves between threads: the mask adds no layout conversion in either tile
+orientation.  The draw does not depend on tiles, grid order or pass; i and j enter whole (no wrap below 2^32).  The
+keep probability is 1 - threshold / 2^16 (|error| <= 2^-17 against 1 - p; threshold 2^16 drops all); kept values are
+scaled by 1 / (1 - p).  φ*j matters: M(c ^ j) of consecutive j fails a pair test of neighbouring outputs; with φ*j no
+pair, 2x2-block, run or periodogram test over 3.3e7 elements found a deviation.  ops/attention.py's torch fallback
+computes the same bits (`_torch_dropout_keep`).
 """
 import triton
 import triton.language as tl
@@ -164,31 +171,37 @@ def probs_from_lse(s, c, anchor, offset, MASK_KIND: tl.constexpr):
 
 # ---------------------------------------------------------------- dropout
 @triton.jit
-def dropout_keep(seed, i_b, i_h, o_i, start_j, threshold, BLOCK_J: tl.constexpr, TRANSPOSED: tl.constexpr):
-    """Keep mask for query rows o_i [BM] and keys start_j + [0, BLOCK_J) (start_j % 8 == 0): [BM, BLOCK_J] bool,
-    or [BLOCK_J, BM] if TRANSPOSED.  A pure function of (seed, b, h, i, j): Note [dropout replay]."""
-    tl.static_assert(BLOCK_J % 8 == 0, "dropout draws eight keys per Philox call")
-    G: tl.constexpr = BLOCK_J // 8
-    o_g = (start_j // 8 + tl.arange(0, G)).to(tl.uint32)
-    c0, c1 = tl.broadcast(o_g[None, :], o_i.to(tl.uint32)[:, None])  # [BM, G]
-    zero = c0 * 0
-    r0, r1, r2, r3 = tl.philox(seed, c0, c1, zero + i_h.to(tl.uint32), zero + i_b.to(tl.uint32), 7)
-    t = zero + threshold  # uint32; threshold is a runtime int (eager kernels) or a constexpr (templates)
-    # lane k of group g is key 8g + k; the interleave tree below puts lane k at position k.
-    k0 = ((r0 & 0xFFFF) >= t).to(tl.int8)
-    k1 = ((r0 >> 16) >= t).to(tl.int8)
-    k2 = ((r1 & 0xFFFF) >= t).to(tl.int8)
-    k3 = ((r1 >> 16) >= t).to(tl.int8)
-    k4 = ((r2 & 0xFFFF) >= t).to(tl.int8)
-    k5 = ((r2 >> 16) >= t).to(tl.int8)
-    k6 = ((r3 & 0xFFFF) >= t).to(tl.int8)
-    k7 = ((r3 >> 16) >= t).to(tl.int8)
-    even = tl.interleave(tl.interleave(k0, k4), tl.interleave(k2, k6))
-    odd = tl.interleave(tl.interleave(k1, k5), tl.interleave(k3, k7))
-    keep = tl.interleave(even, odd) != 0  # [BM, BLOCK_J]
-    if TRANSPOSED:
-        keep = tl.trans(keep)
-    return keep
+def _mix32(x):
+    """M(x) of Note [dropout replay] on uint32 (wrapping): multiply, xorshift 15, multiply."""
+    x = x * 0x7FEB352D
+    x = x ^ (x >> 15)
+    return x * 0x846CA68B
+
+
+@triton.jit
+def _lowbias32(x):
+    """H(x) = xs16(M(xs16(x))), xs16(x) = x ^ (x >> 16): Wellons' lowbias32 finalizer, for the per-(b, h) keys."""
+    x = _mix32(x ^ (x >> 16))
+    return x ^ (x >> 16)
+
+
+@triton.jit
+def dropout_keep(seed, i_b, i_h, o_i, o_j, threshold):
+    """Keep mask of queries o_i and keys o_j, broadcast-shaped ([BM, 1] / [1, BN], or the transposed pair for a
+    tile with keys as rows): a pure function of (seed, b, h, i, j), Note [dropout replay].
+
+    Scalars per program, M once per row word, φ·j per key, then per element one 3-way xor, M and a compare: all
+    elementwise in the score tile's own layout, so nothing is shuffled between threads.
+    """
+    s = seed.to(tl.int64)
+    k = _lowbias32((s >> 32).to(tl.uint32) ^ 0x6A09E667)
+    k = _lowbias32(k ^ s.to(tl.uint32))
+    k = _lowbias32(k ^ i_b.to(tl.uint32))
+    k_r = _lowbias32(k ^ i_h.to(tl.uint32))
+    k_c = _lowbias32(k_r ^ 0xBB67AE85)
+    b_r = _mix32(k_r ^ o_i.to(tl.uint32))
+    b_c = o_j.to(tl.uint32) * 0x9E3779B9
+    return (_mix32(b_r ^ b_c ^ k_c) >> 16) >= threshold
 
 
 # ---------------------------------------------------------------- forward
@@ -217,21 +230,21 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
         acc = acc * alpha[:, None]
         v = load_tile(p_v + start_n * stride_vn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
-        if HAS_DROPOUT:
-            p = tl.where(dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False), p, 0.0)
+        if HAS_DROPOUT:  # a product, not tl.where: LLVM would sink the select past the cast to DOT_DTYPE
+            p = p * dropout_keep(seed, i_b, i_h, o_i[:, None], o_j[None, :], dropout_threshold).to(p.dtype)
         acc = tl.dot(p.to(DOT_DTYPE), v.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
     return acc, m_i, l_i
 
 
 # ---------------------------------------------------------------- backward
 @triton.jit
-def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
                         lo, hi, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2,
                         dropout_threshold, dropout_scale,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
-    """Accumulate dK, dV [BN, BD] of the key tile at start_n over query tiles [lo, hi) of one query head.
+    """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head.
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
         dV += (P∘Z)ᵀ dO,   dPᵀ = Z∘(V dOᵀ),   dSᵀ = Pᵀ∘(dPᵀ - Δ),   dK += dSᵀ Q   (Z = keep / (1-p))
@@ -259,10 +272,10 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
         dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
         if HAS_DROPOUT:
-            keep_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True)
-            dv = tl.dot(tl.where(keep_t, p_t, 0.0).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
-                        out_dtype=dv.dtype)
-            dp_t = tl.where(keep_t, dp_t * dropout_scale, 0.0)
+            z_t = dropout_keep(seed, i_b, i_h, o_i[None, :], o_j[:, None], dropout_threshold).to(p_t.dtype)
+            dv = tl.dot((p_t * z_t).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                        out_dtype=dv.dtype)  # a product, not tl.where, as in attn_fwd_inner
+            dp_t = dp_t * (z_t * dropout_scale)
         else:
             dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
                         out_dtype=dv.dtype)
@@ -297,7 +310,7 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
         dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if HAS_DROPOUT:
-            keep = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False)
+            keep = dropout_keep(seed, i_b, i_h, o_i[:, None], o_j[None, :], dropout_threshold)
             dp = tl.where(keep, dp * dropout_scale, 0.0)
         ds = p * (dp - delta[:, None])
         if STORE_DS:
@@ -392,19 +405,19 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
         if IS_CAUSAL:
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
                 start_n, tl.minimum(start_n + BLOCK_N, SEQ_Q), stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
         dk, dv = attn_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
             full_lo, full_hi, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
         dk, dv = attn_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, start_n, m_d,
+            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
             full_hi, SEQ_Q, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,

@@ -26,7 +26,7 @@ from inductor_conv import config
 from inductor_conv.reference.attention import probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-# Seeds are drawn in [0, 2**31) so they fit Triton's philox seed argument on every backend.
+# Seeds are drawn in [0, 2**31); the dropout hash reads all 64 bits (attn_math's Note [dropout replay]).
 _SEED_HIGH = 2**31 - 1
 
 
@@ -224,19 +224,36 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> 
 # ---------------------------------------------------------------------------------------------------------------
 # Torch fallback (CPU without the Triton interpreter, float64): same math, materialised
 # ---------------------------------------------------------------------------------------------------------------
-def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
-    """Keep mask as a pure function of (seed, b, h, i, j): a splitmix64-style hash of the flat logical index.
+def _mix32(x: Tensor) -> Tensor:
+    """M(x) of attn_math's Note [dropout replay] on int64 tensors holding uint32 values (products wrap mod 2^64,
+    whose low 32 bits are the uint32 product)."""
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x = x ^ (x >> 15)
+    return (x * 0x846CA68B) & 0xFFFFFFFF
 
-    Used only by the torch fallback; the Triton kernels use philox (kernels/attn_math.py). Both are pure functions
-    of the seed and the logical index, so forward and backward agree on each backend.
-    """
-    idx = torch.arange(math.prod(shape), dtype=torch.int64, device=device).view(shape)
-    z = idx * 0x9E3779B97F4A7C15 + seed.to(device)  # int64 arithmetic wraps, as the hash wants
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-    z = z ^ (z >> 31)
-    u = ((z >> 11) & ((1 << 53) - 1)).to(torch.float64) / float(1 << 53)
-    return u >= p
+
+def _lowbias32(x: Tensor) -> Tensor:
+    x = _mix32(x ^ (x >> 16))
+    return x ^ (x >> 16)
+
+
+def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
+    """Keep mask [B, H, Sq, Sk] (bool): bit for bit the kernels' ``dropout_keep`` (attn_math's Note [dropout
+    replay]), here with int64 tensor ops masked to 32 bits, so the fallback and the Triton kernels drop the same
+    elements."""
+    B, H, Sq, Sk = shape
+    m32 = 0xFFFFFFFF
+    s = seed.to(device=device, dtype=torch.int64).reshape(())
+    idx = lambda n: torch.arange(n, dtype=torch.int64, device=device)  # noqa: E731
+    k = _lowbias32(((s >> 32) & m32) ^ 0x6A09E667)
+    k = _lowbias32(k ^ (s & m32))
+    k = _lowbias32(k ^ idx(B).view(B, 1, 1, 1))
+    k_r = _lowbias32(k ^ idx(H).view(1, H, 1, 1))
+    k_c = _lowbias32(k_r ^ 0xBB67AE85)
+    b_r = _mix32(k_r ^ idx(Sq).view(1, 1, Sq, 1))
+    b_c = (idx(Sk) * 0x9E3779B9 & m32).view(1, 1, 1, Sk)
+    threshold = min(int(round(p * 65536.0)), 65536)
+    return (_mix32(b_r ^ b_c ^ k_c) >> 16) >= threshold
 
 
 def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):

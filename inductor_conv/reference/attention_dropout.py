@@ -10,9 +10,8 @@ from inductor_conv.kernels.attn_math import dropout_keep
 def _dropout_mask_kernel(SEED, OUT, H, SEQ_Q, SEQ_K, threshold, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     i_bh = tl.program_id(2)
     o_i = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    start_n = tl.program_id(1) * BLOCK_N
-    o_j = start_n + tl.arange(0, BLOCK_N)
-    keep = dropout_keep(tl.load(SEED), i_bh // H, i_bh % H, o_i, start_n, threshold, BLOCK_N, False)
+    o_j = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    keep = dropout_keep(tl.load(SEED), i_bh // H, i_bh % H, o_i[:, None], o_j[None, :], threshold)
     p = OUT + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_j[None, :]
     tl.store(p, keep, mask=(o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :])
 

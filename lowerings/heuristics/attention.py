@@ -11,8 +11,8 @@ import torch
 class AttnFwdTile:
     """Forward (and the shape of the dQ pass): BLOCK_M query rows per program, BLOCK_N keys per loop step.
 
-    Constraints: BLOCK_M % BLOCK_N == 0 (the causal band starts on a key-tile boundary), BLOCK_N % 8 == 0 (dropout
-    draws eight keys per Philox call), both powers of two >= 16 (tl.dot needs K >= 16).
+    Constraints: BLOCK_M % BLOCK_N == 0 (the causal band starts on a key-tile boundary), both powers of two >= 16
+    (tl.dot needs K >= 16).
     """
 
     block_m: int
@@ -25,7 +25,7 @@ class AttnFwdTile:
 class AttnBwdTile:
     """Backward: dK/dV programs own BLOCK_N keys and step over BLOCK_M queries; dQ programs own BLOCK_N queries and
     step over BLOCK_M keys (FlexAttention's symmetric pairing).  Constraints: BLOCK_N % BLOCK_M == 0, both powers of
-    two >= 16 (tl.dot needs K >= 16; dropout draws eight keys per Philox call).
+    two >= 16 (tl.dot needs K >= 16).
     """
 
     block_m: int

@@ -22,8 +22,8 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels.conv_math import (
-    bwd_cols, bwd_rows, delta_rows, dinit_tile, drop_rows, fwd_cols, fwd_rows, load_rows, param_grad_rows, slide_rows,
-    store_cols, store_rows, weight_rows, x_rows, zero_cols,
+    bwd_cols, bwd_rows, delta_cols, delta_rows, dinit_tile, drop_rows, fwd_cols, fwd_rows, load_cols, load_rows,
+    param_grad_rows, slide_rows, store_cols, store_rows, weight_rows, x_rows, x_tilde_cols, zero_cols,
 )
 
 __all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks"]
@@ -54,6 +54,9 @@ def causal_conv1d_fwd_kernel(
     if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
         b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
+    else:  # column tiles of x~: b_xs this tile's, b_xp the previous tile's
+        b_xp = x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT)
+        b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
@@ -62,9 +65,11 @@ def causal_conv1d_fwd_kernel(
             store_rows(p_yc, b_ys, m_c, t0, L, s_yl, V)
             b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
         else:
-            b_ys = fwd_cols(p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-                            K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+            b_next = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
+            b_ys = fwd_cols(b_xs, b_xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU)
             store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
+            b_xp = b_xs
+            b_xs = b_next
 
 
 @triton.jit
@@ -105,6 +110,11 @@ def causal_conv1d_bwd_kernel(
         b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
                           K, V + K - 1, HAS_SEQ, SILU)
         b_xs = drop_rows(b_xs, V + 2 * K - 2, K - 1)
+    else:  # column tiles of this tile: b_xs of x~, b_ds of delta; the next tile's are computed one step ahead
+        b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
+        b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
+                          load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), p_wc, p_seq, m_c, b_bias, t_s, L, s_wk, s_sl,
+                          K, N, V, HAS_SEQ, SILU)
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
@@ -116,9 +126,13 @@ def causal_conv1d_bwd_kernel(
             b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq, b_bias, t0 + V + K - 1, L, s_sl, K, V,
                                                HAS_SEQ, SILU), V + K - 1, V)
         else:
-            b_dxs, b_acc = bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl,
-                                    s_gl, K, BC, N, V, HAS_INIT, HAS_SEQ, SILU)
+            b_xn = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
+            b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), p_wc, p_seq, m_c,
+                              b_bias, t0 + N * V, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU)
+            b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
             store_cols(p_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
+            b_xs = b_xn
+            b_ds = b_dn
     b_dw, b_db = param_grad_rows(b_acc, K, KW)
     if HAS_INIT:
         if i_chunk == 0:
@@ -177,8 +191,8 @@ class ConvGeometry:
 def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, config=None) -> ConvGeometry:
     """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous), x dtype and width
     K: defaults from lowerings/heuristics/conv.py, overridden by `config` (a ConvTile or a dict of its fields).
-    (B, C, L): column tiles, V = 16 bytes of x, N = block_t / V lanes (at least K - 1, the look-ahead an edge tile
-    holds). Channel-last: row tiles of block_t rows."""
+    (B, C, L): column tiles, V = 16 bytes of x, N = block_t / V lanes (N * V >= K - 1: a neighbouring tile holds
+    the look-back / look-ahead). Channel-last: row tiles of block_t rows."""
     from inductor_conv.lowerings.heuristics.conv import ConvTile, conv_tile
 
     tile = conv_tile(direction, layout, dtype, K)

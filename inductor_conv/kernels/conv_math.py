@@ -21,11 +21,11 @@ inductor_conv/ops/causal_conv1d.py). silu' needs the pre-activation z, not y: si
 Column tiles. A tile covers BT = N * V positions t0 + n * V + v, held as a tuple of V "columns" [BC, N]: column v
 holds positions t0 + n * V + v, so lane n owns the chunk of V consecutive positions t0 + n * V .. + V - 1 (V = 16
 bytes of x: one vector load). A shift by d positions is a renaming of columns plus, for the columns that cross into
-a neighbouring chunk, a tl.gather along n (a warp shuffle: the default tiles keep N = 32 lanes in one warp). Lanes
-whose neighbouring chunk lies outside the tile read "edge" tiles [BC, N] whose lane e holds x~ at t0 - N + e (left)
-or delta at t0 + BT + e (right, backward); so K - 1 <= N. x and dy are read from memory once, with no shifted
-re-reads through the caches. The tile is loaded as [BC, BT] and split into columns in registers: free when positions
-are contiguous in memory; when channels are contiguous Triton transposes it once through shared memory.
+a neighbouring chunk, a tl.gather along n (a warp shuffle: the default tiles keep N = 32 lanes in one warp). The
+lanes at a tile's ends read the neighbouring tile's columns, which the kernels carry through their loop along L: the
+previous tile's x (left) and, backward, the next tile's delta (right; computed one tile ahead); so K - 1 <= N * V.
+x and dy are read from memory once, as 16-byte vectors. The tile is loaded as [BC, BT] and split into columns in
+registers: free when positions are contiguous in memory. (When channels are contiguous the row tiles below are used.)
 """
 import triton
 import triton.language as tl
@@ -168,10 +168,10 @@ def lane_gather(col, o_src, N: tl.constexpr):
 
 
 @triton.jit
-def x_lagged(xs, edge, p_seq, t0, v: tl.constexpr, d: tl.constexpr, L, s_sl, N: tl.constexpr, V: tl.constexpr,
+def x_lagged(xs, xp, p_seq, t0, v: tl.constexpr, d: tl.constexpr, L, s_sl, N: tl.constexpr, V: tl.constexpr,
              HAS_SEQ: tl.constexpr):
     """x~[t - d] (same sequence as t) for the positions t of column v: column (v - d) mod V of the chunk m lanes
-    back; the first m lanes read the left edge tile (lane e: x~ at t0 - N + e; d <= N)."""
+    back; the first m lanes read the previous tile's columns xp (d <= N * V)."""
     q: tl.constexpr = v - d
     if q >= 0:
         b_x = xs[q]
@@ -179,8 +179,7 @@ def x_lagged(xs, edge, p_seq, t0, v: tl.constexpr, d: tl.constexpr, L, s_sl, N: 
         m: tl.constexpr = (V - 1 - q) // V
         c: tl.constexpr = q + m * V
         o_n = tl.arange(0, N)
-        b_x = tl.where((o_n >= m)[None, :], lane_gather(xs[c], o_n - m, N),
-                       lane_gather(edge, N + (o_n - m) * V + c, N))
+        b_x = tl.where((o_n >= m)[None, :], lane_gather(xs[c], o_n - m, N), lane_gather(xp[c], o_n + N - m, N))
     if HAS_SEQ:
         if d > 0:
             o_t = col_pos(t0, v, N, V)
@@ -189,10 +188,10 @@ def x_lagged(xs, edge, p_seq, t0, v: tl.constexpr, d: tl.constexpr, L, s_sl, N: 
 
 
 @triton.jit
-def delta_ahead(ds, d_edge, p_seq, t0, v: tl.constexpr, j: tl.constexpr, L, s_sl, N: tl.constexpr,
+def delta_ahead(ds, dn, p_seq, t0, v: tl.constexpr, j: tl.constexpr, L, s_sl, N: tl.constexpr,
                 V: tl.constexpr, HAS_SEQ: tl.constexpr):
     """delta[s + j] (same sequence as s) for the positions s of column v: column (v + j) mod V of the chunk m lanes
-    ahead; the last m lanes read d_edge (lane e: delta at t0 + N * V + e)."""
+    ahead; the last m lanes read the next tile's columns dn."""
     q: tl.constexpr = v + j
     if q < V:
         b_d = ds[q]
@@ -200,8 +199,7 @@ def delta_ahead(ds, d_edge, p_seq, t0, v: tl.constexpr, j: tl.constexpr, L, s_sl
         m: tl.constexpr = q // V
         c: tl.constexpr = q - m * V
         o_n = tl.arange(0, N)
-        b_d = tl.where((o_n + m < N)[None, :], lane_gather(ds[c], o_n + m, N),
-                       lane_gather(d_edge, (o_n + m - N) * V + c, N))
+        b_d = tl.where((o_n + m < N)[None, :], lane_gather(ds[c], o_n + m, N), lane_gather(dn[c], o_n + m - N, N))
     if HAS_SEQ:
         if j > 0:
             o_t = col_pos(t0, v, N, V)
@@ -210,18 +208,87 @@ def delta_ahead(ds, d_edge, p_seq, t0, v: tl.constexpr, j: tl.constexpr, L, s_sl
 
 
 @triton.jit
-def conv_z_cols(xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-                K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr):
-    """z of every column of the tile (tuple of V [BC, N])."""
-    b_edge = load_x_tilde(p_xc, p_ic, m_c, (t0 - N + tl.arange(0, N))[None, :], L, s_xl, s_ik, K, HAS_INIT)
+def x_tilde_cols(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
+                 V: tl.constexpr, HAS_INIT: tl.constexpr):
+    """x~ of the tile at t0 (any sign: initial states / zeros before 0) as V fp32 columns [BC, N]."""
+    o_t = t0 + tl.arange(0, N * V)
+    return split_cols(load_x_tilde(p_xc, p_ic, m_c, o_t[None, :], L, s_xl, s_ik, K, HAS_INIT), BC, N, V)
+
+
+@triton.jit
+def conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+                K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """z of every column of the tile at t0 (tuple of V [BC, N]) from its x~ columns xs and the previous tile's xp."""
     b_zs = ()
     for v in tl.static_range(V):
         b_z = b_bias + tl.zeros_like(xs[0])
         for d in tl.static_range(K):
-            b_tap = x_lagged(xs, b_edge, p_seq, t0, v, d, L, s_sl, N, V, HAS_SEQ)
+            b_tap = x_lagged(xs, xp, p_seq, t0, v, d, L, s_sl, N, V, HAS_SEQ)
             b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
         b_zs = b_zs + (b_z,)
     return b_zs
+
+
+@triton.jit
+def fwd_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+             K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """y = act(z) of the column tile at t0 (x~ columns xs, previous tile xp), as V fp32 columns [BC, N]."""
+    b_zs = conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
+    b_ys = ()
+    for v in tl.static_range(V):
+        b_y = b_zs[v]
+        if SILU:
+            b_y = silu(b_y)
+        b_ys = b_ys + (b_y,)
+    return b_ys
+
+
+@triton.jit
+def delta_cols(xs, xp, gs, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+               K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
+    """delta of the column tile at t0 from its g columns gs (and x~ columns xs, xp when SILU: z is recomputed)."""
+    if SILU:
+        b_zs = conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
+        b_ds = ()
+        for v in tl.static_range(V):
+            b_ds = b_ds + (silu_grad_from_z(gs[v], b_zs[v]),)
+    else:
+        b_ds = gs
+    return b_ds
+
+
+@triton.jit
+def zero_cols(BC: tl.constexpr, N: tl.constexpr, n: tl.constexpr):
+    """n fp32 zero columns [BC, N]."""
+    b_cols = ()
+    for i in tl.static_range(n):
+        b_cols = b_cols + (tl.zeros([BC, N], tl.float32),)
+    return b_cols
+
+
+@triton.jit
+def bwd_cols(xs, ds, dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl,
+             K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr):
+    """(dx of the column tile at t0 as V fp32 columns [BC, N], b_acc plus this tile's share) from its x~ and delta
+    columns xs, ds and the next tile's delta dn. b_acc: K + 1 columns [BC, N], x~[s] * delta[s + j] summed over
+    each lane's positions s for j = 0 .. K - 1, then delta."""
+    b_dxs = ()
+    for v in tl.static_range(V):
+        b_dx = tl.zeros_like(xs[0])
+        for j in tl.static_range(K):
+            b_dj = delta_ahead(ds, dn, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+            b_dx += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
+        b_dxs = b_dxs + (b_dx,)
+    b_new = ()
+    for j in tl.static_range(K):  # the same products again (CSE'd): dw[K - 1 - j] += x~[s] delta[s + j]
+        b_xd = b_acc[j]
+        for v in tl.static_range(V):
+            b_xd += xs[v] * delta_ahead(ds, dn, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+        b_new = b_new + (b_xd,)
+    b_db = b_acc[K]
+    for v in tl.static_range(V):
+        b_db += ds[v]
+    return b_dxs, b_new + (b_db,)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -360,71 +427,8 @@ def bwd_rows(xs, ds, b_ws, p_seq, b_acc, t0, L, s_sl, K: tl.constexpr, R: tl.con
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Tile bodies of the kernels and templates
+# Parameter gradients
 # ---------------------------------------------------------------------------------------------------------------
-@triton.jit
-def fwd_cols(p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-             K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
-             HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
-    """y = act(z) of the column tile at t0, as V fp32 columns [BC, N]."""
-    b_xs = load_cols(p_xc, m_c, t0, L, s_xl, BC, N, V)                                # V x [BC, N]
-    b_zs = conv_z_cols(b_xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-                       K, N, V, HAS_INIT, HAS_SEQ)
-    b_ys = ()
-    for v in tl.static_range(V):
-        b_y = b_zs[v]
-        if SILU:
-            b_y = silu(b_y)
-        b_ys = b_ys + (b_y,)
-    return b_ys
-
-
-@triton.jit
-def zero_cols(BC: tl.constexpr, N: tl.constexpr, n: tl.constexpr):
-    """n fp32 zero columns [BC, N]."""
-    b_cols = ()
-    for i in tl.static_range(n):
-        b_cols = b_cols + (tl.zeros([BC, N], tl.float32),)
-    return b_cols
-
-
-@triton.jit
-def bwd_cols(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, b_bias, b_acc, t0, L, s_xl, s_ik, s_wk, s_sl, s_gl,
-             K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_INIT: tl.constexpr,
-             HAS_SEQ: tl.constexpr, SILU: tl.constexpr):
-    """(dx of the column tile at t0 as V fp32 columns [BC, N], b_acc plus this tile's share). b_acc: K + 1
-    columns [BC, N], x~[s] * delta[s + j] summed over each lane's positions s for j = 0 .. K - 1, then delta."""
-    b_xs = load_cols(p_xc, m_c, t0, L, s_xl, BC, N, V)                                # V x [BC, N]
-    b_ds = load_cols(p_gc, m_c, t0, L, s_gl, BC, N, V)                                # g, then delta
-    if SILU:
-        b_zs = conv_z_cols(b_xs, p_xc, p_ic, p_wc, p_seq, m_c, b_bias, t0, L, s_xl, s_ik, s_wk, s_sl,
-                           K, N, V, HAS_INIT, HAS_SEQ)
-        b_gs = b_ds
-        b_ds = ()
-        for v in tl.static_range(V):
-            b_ds = b_ds + (silu_grad_from_z(b_gs[v], b_zs[v]),)
-    # delta just past the tile, for the last lanes' look-ahead (lane e: position t0 + N * V + e)
-    b_dedge = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, t0 + N * V + tl.arange(0, N), b_bias, L, s_xl,
-                            s_ik, s_wk, s_sl, s_gl, K, HAS_INIT, HAS_SEQ, SILU)
-    b_dxs = ()
-    for v in tl.static_range(V):
-        b_dx = tl.zeros_like(b_xs[0])
-        for j in tl.static_range(K):
-            b_dj = delta_ahead(b_ds, b_dedge, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
-            b_dx += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
-        b_dxs = b_dxs + (b_dx,)
-    b_new = ()
-    for j in tl.static_range(K):  # the same products again (CSE'd): dw[K - 1 - j] += x~[s] delta[s + j]
-        b_xd = b_acc[j]
-        for v in tl.static_range(V):
-            b_xd += b_xs[v] * delta_ahead(b_ds, b_dedge, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
-        b_new = b_new + (b_xd,)
-    b_db = b_acc[K]
-    for v in tl.static_range(V):
-        b_db += b_ds[v]
-    return b_dxs, b_new + (b_db,)
-
-
 @triton.jit
 def param_grad_rows(b_acc, K: tl.constexpr, KW: tl.constexpr):
     """Reduce bwd_cols' accumulators over the lanes: (dw [BC, KW], dbeta [BC]) of the program."""

@@ -33,14 +33,15 @@ class ConvTile:
 # Keyed by (direction, layout); layout "bcl": positions contiguous (column tiles), "blc": channels contiguous (row
 # tiles: block_t rows of block_c channels, the numbers for 2-byte x; fp32 halves block_c, keeping 16-byte vectors).
 # Column-tile numbers serve every dtype (block_t is set to 32 lanes x 16 bytes) and every K <= 33.
-# Timed on the H200 (2026-11-30, bf16, B8 C5120 L2048 K4, eager launchers, medians; runs differ by ~5%):
-#   columns, forward: 4 / 8 / 16 channels 94 / 95 / 100 us; backward: 4 / 8 channels 204 / 204 us, waves 2..8 within
-#   1%; 16 lanes (block_t 128) 2x slower.
+# Timed on the H200 (2026-11-30, bf16, B8 C5120 L2048 K4, eager launchers, medians; runs differ by ~5-10%), with
+# neighbouring tiles carried through the loop (no edge loads):
+#   columns, forward: 4 channels 4 warps 91 us at waves 8 (106 at waves 4), 8 channels 96 us; backward: 4 channels
+#   193-194 us at 4 warps (waves 2..8) and at 2 warps, 2 channels 271 us, 8 channels 198 us.
 #   rows, forward (channels a thread = block_c / 32 / num_warps): 4 channels x 4 rows, 4 warps: 106 / 115 / 102 / 98 us
 #   at waves 4 / 8 / 16 / 32; 8 channels 118-136 us; 8 rows 110 us. Backward: 4 channels x 4 rows, 2 warps, waves 4:
 #   242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill or run at 255 registers (320+ us).
 _TILES = {
-    ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
+    ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=8),
     ("fwd", "blc"): ConvTile(block_c=512, block_t=4, num_warps=4, waves=16),
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
     ("bwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2),

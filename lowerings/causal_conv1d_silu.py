@@ -172,6 +172,10 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
                                                                    activation, deterministic)
     x, weight, bias, seq_idx, initial_states, dy = map(_fixed, (x, weight, bias, seq_idx, initial_states, dy))
+    if ir.get_stride_order(dy.get_stride()) != ir.get_stride_order(x.get_stride()):
+        # One tile reads x and dy alike: a dy in the other layout (AOTAutograd hands tangents over contiguous, x may
+        # be the channel-last view) is copied into x's layout once rather than read across the grain.
+        dy = ir.ExternKernel.require_stride_order(dy, ir.get_stride_order(x.get_stride()))
     B, C, L = x.get_size()
     K = int(weight.get_size()[1])
     device = x.get_device()

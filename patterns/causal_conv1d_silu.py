@@ -184,11 +184,11 @@ def joint_fwd_bwd_gpu(fn, args, **kwargs):
     return joint_fwd_bwd_with_decompositions(fn, args, _gpu_decompositions, **kwargs)
 
 
-def _example_inputs(has_bias: bool, training: bool, x_grad: bool) -> list[torch.Tensor]:
+def _example_inputs(has_bias: bool, training: bool, x_grad: bool, dtype=torch.float32) -> list[torch.Tensor]:
     # Sizes only need to be distinct (B=2, C=4, L=8, K=3); the match ignores them and checks real ones.
-    x = torch.randn(2, 4, 8, requires_grad=training and x_grad)
-    w = torch.randn(4, 1, 3, requires_grad=training)
-    b = torch.randn(4, requires_grad=training)
+    x = torch.randn(2, 4, 8, dtype=dtype, requires_grad=training and x_grad)
+    w = torch.randn(4, 1, 3, dtype=dtype, requires_grad=training)
+    b = torch.randn(4, dtype=dtype, requires_grad=training)
     return [x, w, b] if has_bias else [x, w]
 
 
@@ -197,24 +197,34 @@ def _variants():
     # Training first: for one anchor node the larger (forward + backward) pattern must be tried before the forward
     # alone (checks.backward_is_matched also refuses a forward-only rewrite of a differentiated conv).
     # The *_gpu kinds differ from the CPU ones only with a bias (dβ by sum); without one they would be duplicates.
+    # Half-precision training graphs differ again: the activation's decomposition computes in fp32 between
+    # convert_element_type nodes (opmath), which fp32 traces lack; they are traced as on the GPU (with a bias, dβ by
+    # sum), where half precision trains, and bf16 (x differentiable) also as on the CPU.
     kinds = (
-        ("training", joint_fwd_bwd, True),
-        ("training_x_nograd", joint_fwd_bwd, False),
-        ("training_gpu", joint_fwd_bwd_gpu, True),
-        ("training_x_nograd_gpu", joint_fwd_bwd_gpu, False),
-        ("inference", fwd_only, False),
+        ("training", joint_fwd_bwd, True, torch.float32),
+        ("training_x_nograd", joint_fwd_bwd, False, torch.float32),
+        ("training_gpu", joint_fwd_bwd_gpu, True, torch.float32),
+        ("training_x_nograd_gpu", joint_fwd_bwd_gpu, False, torch.float32),
+        ("training_bf16", joint_fwd_bwd, True, torch.bfloat16),
+        ("training_gpu_bf16", joint_fwd_bwd_gpu, True, torch.bfloat16),
+        ("training_x_nograd_gpu_bf16", joint_fwd_bwd_gpu, False, torch.bfloat16),
+        ("training_gpu_fp16", joint_fwd_bwd_gpu, True, torch.float16),
+        ("training_x_nograd_gpu_fp16", joint_fwd_bwd_gpu, False, torch.float16),
+        ("inference", fwd_only, False, torch.float32),
     )
     for candidate in CANDIDATES:
         for act_name in candidate.activations:
             for has_bias in (True, False):
-                for kind, trace_fn, x_grad in kinds:
-                    if kind.endswith("_gpu") and not has_bias:
-                        continue
+                for kind, trace_fn, x_grad, dtype in kinds:
+                    if not has_bias and (kind.endswith("_gpu") or kind == "training_bf16"):
+                        continue  # without a bias the CPU and GPU traces are the same graph
+                    if dtype != torch.float32 and act_name == "none":
+                        continue  # no activation: nothing is upcast
                     search, replace = _specialise(candidate, act_name, has_bias)
                     training = trace_fn is not fwd_only
                     # e.g. _pattern_conv_pad_slice_silu_nobias_training (shown by pattern-matcher debug logs)
                     search.__name__ = f"{candidate.search.__name__}_{act_name}{'' if has_bias else '_nobias'}_{kind}"
-                    yield search, replace, _example_inputs(has_bias, training, x_grad), trace_fn
+                    yield search, replace, _example_inputs(has_bias, training, x_grad, dtype), trace_fn
 
 
 def _generalise(pattern):

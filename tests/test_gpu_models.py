@@ -13,6 +13,8 @@ from torch import nn
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
+from helpers import recording_graphs
+
 pytestmark = pytest.mark.gpu
 
 
@@ -86,11 +88,14 @@ def test_mamba_conv_and_llama_attention(dtype):
         eager = _run(model, inputs, dtype)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
-        with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)):
+        with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)), recording_graphs() as graphs:
             from torch._inductor.utils import run_and_get_code
 
             ours, code = run_and_get_code(lambda: _run(torch.compile(model), inputs, dtype))
         assert inductor_conv.counters()[key] == 1
+        if key == "causal_conv1d":  # the SiLU is fused too: in half precision it decomposes with fp32 upcasts
+            text = "".join(graphs)
+            assert "sigmoid" not in text and "'silu')" in text.replace('"', "'"), text
         generated = "\n".join(code)
         for helper in helpers:
             assert f"def {helper}(" in generated, helper

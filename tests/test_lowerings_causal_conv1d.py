@@ -202,6 +202,23 @@ def test_gpu_templates_chosen_and_match(registered, dtype, layout):
 
 
 @pytest.mark.gpu
+def test_gpu_backward_dy_in_the_other_layout(registered):
+    """x the channel-last view, dy contiguous (as AOTAutograd hands tangents over): the lowering copies dy into x's
+    layout for the row tiles; results and dx's strides are unchanged."""
+    args, dy = make_inputs(2, 96, 700, 4, dtype=torch.bfloat16, layout="blc", seed=5)
+    dy = dy.contiguous()
+    x, w, b = args["x"], args["weight"], args["bias"]
+    assert dy.stride() != x.stride()
+    (dx, dw, db, _), code = compile_and_run(_bwd, x, w, b, dy)
+    assert _BWD_TEMPLATE_MARK in code
+    _, grads = reference(args, dy, "silu")
+    assert dx.stride() == x.stride()
+    assert_close(dx, grads["x"], TOL[torch.bfloat16], "dx")
+    assert_close(dw, grads["weight"], TOL[torch.bfloat16], "dw")
+    assert_close(db, grads["bias"], TOL[torch.bfloat16], "db")
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("seq,init", [(True, False), (False, True)], ids=["seq_idx", "initial_states"])
 def test_gpu_optional_inputs(registered, seq, init):
     args, dy = make_inputs(2, 64, 300, 4, dtype=torch.bfloat16, seq=seq, init=init, seed=3)

@@ -22,6 +22,21 @@ def bench(fn, rep: int = 60) -> float:
     return do_bench(fn, warmup=10, rep=rep, return_mode="median")
 
 
+def gpu_ms(fn, iters: int = 10) -> float:
+    """Milliseconds of GPU kernel time per call of fn (torch.profiler, summed over every kernel it launches).
+    Unlike bench() it excludes the CPU time of autograd and of Python launchers, which a backward of a few hundred
+    microseconds can be bound by."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    return sum(e.self_device_time_total for e in prof.key_averages()) / iters / 1e3
+
+
 def held_bytes(run_forward) -> int:
     """Device bytes a forward leaves allocated besides its output: what it holds for the backward."""
     torch.cuda.synchronize()

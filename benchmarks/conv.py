@@ -10,7 +10,8 @@ times (median of triton.testing.do_bench) the forward and forward+backward of:
   fla            fla's Triton causal_conv1d (fla-core, when importable; it takes (B, T, D))
   dao            Dao-AILab's causal_conv1d_fn (when importable)
 and prints GB/s (forward moves 2·|x| bytes: read x, write y), % of the device-copy bandwidth measured in the same
-run, forward+backward against the 5·|x| byte floor, and the bytes each forward holds for backward.
+run, forward+backward (wall time, and GPU kernel time from the profiler, which excludes autograd's CPU overhead)
+against the 5·|x| byte floor, and the bytes each forward holds for backward.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, held_bytes, parse_args, write_table
+from common import bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, write_table
 
 SHAPES = [(8, 5120, 2048, 4), (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]
 
@@ -84,8 +85,9 @@ def measure(fn, shape, channel_last):
         torch.autograd.grad(y, (xg, wg, bg), dy)
 
     fb_ms = bench(fwd_bwd)
+    fb_gpu_ms = gpu_ms(fwd_bwd)
     held = held_bytes(lambda: fn(xg, wg, bg))
-    return fwd_ms, fb_ms, held
+    return fwd_ms, fb_ms, fb_gpu_ms, held
 
 
 def main():
@@ -96,8 +98,9 @@ def main():
         f"# conv benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
         f"device copy: {copy_gbs:.0f} GB/s (read + write)",
         "",
-        "| B C L K | layout | impl | fwd ms | fwd GB/s | % copy | fwd+bwd ms | × floor (5·|x|) | held after fwd |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| B C L K | layout | impl | fwd ms | fwd GB/s | % copy | fwd+bwd ms | fwd+bwd GPU ms | GPU × floor (5·|x|) "
+        "| held after fwd |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
     shapes = SHAPES[:1] if args.quick else SHAPES
@@ -111,7 +114,7 @@ def main():
                     if isinstance(fn, str):
                         fn = compile_with_plugin(eager_pattern, plugin=fn == "compiled-on")
                     try:
-                        fwd_ms, fb_ms, held = measure(fn, shape, channel_last)
+                        fwd_ms, fb_ms, fb_gpu_ms, held = measure(fn, shape, channel_last)
                     except Exception as e:  # an anchor failing must not hide the others
                         inductor_conv.disable()
                         print(f"| {shape} | {'CL' if channel_last else 'BCL'} | {name} | failed: {type(e).__name__}: {e} |")
@@ -123,8 +126,8 @@ def main():
                     floor_ms = 5 * x_bytes / copy_gbs / 1e6
                     line = (
                         f"| {B} {C} {L} {K} | {'channel-last' if channel_last else '(B,C,L)'} | {name} | "
-                        f"{fwd_ms:.3f} | {gbs:.0f} | {100 * gbs / copy_gbs:.0f}% | {fb_ms:.3f} | "
-                        f"{fb_ms / floor_ms:.2f} | {held / x_bytes:.2f}·|x| |"
+                        f"{fwd_ms:.3f} | {gbs:.0f} | {100 * gbs / copy_gbs:.0f}% | {fb_ms:.3f} | {fb_gpu_ms:.3f} | "
+                        f"{fb_gpu_ms / floor_ms:.2f} | {held / x_bytes:.2f}·|x| |"
                     )
                     lines.append(line)
                     print(line, flush=True)

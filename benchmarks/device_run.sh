@@ -25,5 +25,5 @@ step gpu_conv_tests 90 python3 -m pytest -q -m gpu -n 4 --maxfail=20 tests/test_
 step gpu_models 60 python3 -m pytest -q -m gpu tests/test_gpu_models.py
 TAIL=30 step bench_conv 90 python3 benchmarks/conv.py --quick
 TAIL=40 step bench_attention 120 python3 benchmarks/attention.py --quick
-step demo 40 python3 -m inductor_conv demo
+step demo 120 python3 -m inductor_conv demo
 exit 0

@@ -30,6 +30,7 @@ from inductor_conv._compat import (
     triton_template,
 )
 from inductor_conv.kernels import attn_math
+from inductor_conv.reference.attention import dropout_threshold
 from inductor_conv.lowerings.heuristics.attention import (
     attn_bwd_autotune_tiles,
     attn_bwd_tile,
@@ -129,7 +130,7 @@ def _options(q, attn_mask, dropout_p, is_causal, scale):
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
-        DROPOUT_THRESHOLD=min(int(round(dropout_p * 65536.0)), 65536), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
+        DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
     ), head_dim
 
 

@@ -15,6 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
+from inductor_conv.reference.attention import dropout_threshold
+
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, load_tile
 
 MASK_NONE, MASK_BOOL, MASK_ADDITIVE = 0, 1, 2
@@ -184,8 +186,8 @@ def _kernel_options(dtype, dropout_p):
         dot_dtype = tl.float32
     precision = "ieee" if dtype.itemsize >= 4 or _interpreting() else "tf32"
     acc_dtype = tl.float64 if dtype == torch.float64 else tl.float32
-    threshold = min(int(round(dropout_p * 65536.0)), 65536)
-    return dict(DOT_DTYPE=dot_dtype, PRECISION=precision, ACC_DTYPE=acc_dtype), threshold, 1.0 / (1.0 - dropout_p)
+    return (dict(DOT_DTYPE=dot_dtype, PRECISION=precision, ACC_DTYPE=acc_dtype), dropout_threshold(dropout_p),
+            1.0 / (1.0 - dropout_p))
 
 
 def _tiles(kind, q, config, is_causal):

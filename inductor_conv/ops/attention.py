@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from inductor_conv import config
-from inductor_conv.reference.attention import probs_ref
+from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Seeds are drawn in [0, 2**31); the dropout hash reads all 64 bits (attn_math's Note [dropout replay]).
@@ -252,8 +252,7 @@ def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
     k_c = _lowbias32(k_r ^ 0xBB67AE85)
     b_r = _mix32(k_r ^ idx(Sq).view(1, 1, Sq, 1))
     b_c = (idx(Sk) * 0x9E3779B9 & m32).view(1, 1, 1, Sk)
-    threshold = min(int(round(p * 65536.0)), 65536)
-    return (_mix32(b_r ^ b_c ^ k_c) >> 16) >= threshold
+    return (_mix32(b_r ^ b_c ^ k_c) >> 16) >= dropout_threshold(p)
 
 
 def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):

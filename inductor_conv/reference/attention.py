@@ -43,3 +43,9 @@ def attention_ref(q, k, v, attn_mask=None, dropout_mask=None, dropout_p=0.0, is_
 def lse_ref(q, k, attn_mask=None, is_causal=False, scale=None):
     """Row log-sum-exp (natural log, float64) of the scores, -inf for rows with no allowed key."""
     return probs_ref(q, k, attn_mask, is_causal, scale)[1]
+
+
+def dropout_threshold(p: float) -> int:
+    """The 16-bit keep threshold of Note [dropout replay] (kernels/attn_math.py): element kept iff its 16 hash bits
+    are >= round(p * 2^16); 2^16 (p = 1) drops everything. Shared by the kernels, templates, fallback and tests."""
+    return min(int(round(p * 65536.0)), 65536)

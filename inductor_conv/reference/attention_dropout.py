@@ -4,6 +4,7 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels.attn_math import dropout_keep
+from inductor_conv.reference.attention import dropout_threshold
 
 
 @triton.jit
@@ -23,7 +24,7 @@ def dropout_keep_mask(seed, B, H, Sq, Sk, dropout_p, block=(16, 32)):
     also checks that the mask does not depend on tiles.
     """
     out = torch.empty((B, H, Sq, Sk), dtype=torch.bool, device=seed.device)
-    threshold = min(int(round(dropout_p * 65536.0)), 65536)
+    threshold = dropout_threshold(dropout_p)
     grid = (triton.cdiv(Sq, block[0]), triton.cdiv(Sk, block[1]), B * H)
     _dropout_mask_kernel[grid](seed, out, H, Sq, Sk, threshold, BLOCK_M=block[0], BLOCK_N=block[1])
     return out

@@ -44,7 +44,7 @@ aten = torch.ops.aten
 FWD_OP = torch.ops.inductor_conv.causal_conv1d_fwd.default
 BWD_OP = torch.ops.inductor_conv.causal_conv1d_bwd.default
 OPS = (FWD_OP, BWD_OP)
-MAX_K = 33  # K - 1 <= 32 lanes: the look-ahead edge tile and the lane shifts stay inside one warp
+MAX_K = 33  # column tiles keep N >= K - 1 lanes and N <= 32: the lane shifts stay inside one warp
 _OPTIONAL = ("bias", "seq_idx", "initial_states")
 
 

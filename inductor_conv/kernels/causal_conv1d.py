@@ -2,10 +2,12 @@
 
 Shapes: x [B, C, L] with any strides (no copies: contiguous [B, C, L] and the channel-last view [B, L, C].T(1, 2)
 are both read in place), weight [C, K], bias [C], seq_idx [B, L] int32, initial_states [B, C, K - 1]. The math and
-the column tiles (shifts in registers, so x and dy are read once) are in conv_math.py.
+the tiles (shifts in registers, so x and dy are read once) are in conv_math.py.
 
-A program owns BC channels of one batch row and loops over `tiles_per_prog` consecutive column tiles of BT = N * V
-positions (V = 16 bytes of x, N lanes); grid (C / BC, chunks of L, B).
+A program owns BC channels of one batch row and loops over `tiles_per_prog` consecutive tiles of BT = N * V
+positions: column tiles (V = 16 bytes of x, N lanes) when positions are contiguous, row tiles (ROWS: V rows, N = 1)
+when channels are; the loop carries each tile's neighbours (previous x, next delta) to the next step. Grid (C / BC,
+chunks of L, B).
 
 Backward in one pass: z is recomputed (Note [conv backward recomputes z] in inductor_conv/ops/causal_conv1d.py), dx
 is gathered (each element written once), and dw / dbeta are reduced in fp32 into one partial row [C, K + 1] per

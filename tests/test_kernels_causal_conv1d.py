@@ -233,3 +233,26 @@ def test_gpu_deterministic_default_tiles(layout):
         for a, b in zip(first, again):
             if a is not None:
                 assert torch.equal(a, b)
+
+
+# Random tiles: the loop carries each tile's neighbours (column tiles: previous x, next delta; row tiles: windows of
+# V + K - 1 rows), so every combination of K against the tile (K - 1 > V, chunks of one tile, one row a tile) must
+# agree with the float64 reference. Few, small, derandomised examples: each runs through the interpreter.
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(
+    layout=st.sampled_from(["bcl", "blc"]),
+    K=st.integers(1, 9),
+    L=st.integers(1, 70),
+    block_t=st.sampled_from([1, 2, 4, 8, 16, 32]),
+    waves=st.sampled_from([1, 64]),
+    extra=st.sampled_from(["none", "seq", "init"]),
+)
+def test_random_tiles_match_reference(layout, K, L, block_t, waves, extra):
+    if layout == "bcl":
+        block_t = max(block_t, 16)  # column tiles: at least 4 lanes of 4 fp32 positions
+    args, dy = make_inputs(2, 3, L, K, layout=layout, seq=extra == "seq", init=extra == "init" and K > 1,
+                           seed=K * 100 + L)
+    check(args, dy, "silu", dict(block_c=2, block_t=block_t, waves=waves))

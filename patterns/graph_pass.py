@@ -7,6 +7,9 @@ the op's inputs. The joint passes also run for inference (no-grad) graphs, so in
 It runs before Inductor's own ``remove_noop_ops``, so it first removes alias/clone no-ops itself (they sit between
 the ops of a pattern and make it miss), and calls ``stable_topological_sort`` after replacing.
 
+Each capability's patterns are traced (seconds) the first time a graph holds one of its anchor ops (a convolution,
+a bmm), so graphs without either cost nothing more than a scan.
+
 Inductor's FX graph cache skips custom passes on a hit, so the pass is a ``CustomGraphPass`` whose ``uuid()`` hashes
 every source file that can change a rewrite, plus the config values the rewrites read.
 """
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 import pathlib
+
+import torch
 
 from inductor_conv import config
 from inductor_conv._compat import (
@@ -30,13 +35,25 @@ from inductor_conv._compat import (
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
 # Callables run on each graph right after our rewrites (tests record golden graphs with them).
 GRAPH_OBSERVERS: list = []
-_PATTERN_MODULES = ("inductor_conv.patterns.causal_conv1d_silu", "inductor_conv.patterns.attention")
+# Capability: (pattern module, config flag, anchor ops: every form it rewrites contains one of them in an ATen graph;
+# a 4-D matmul is an expand / view / bmm there).
+_CAPABILITIES = (
+    ("inductor_conv.patterns.causal_conv1d_silu", "causal_conv1d", (torch.ops.aten.convolution.default,)),
+    ("inductor_conv.patterns.attention", "attention", (torch.ops.aten.bmm.default,)),
+)
 
 
-def _ensure_registered() -> None:
-    """Register every capability's search/replace pairs (each module's ``register`` is functools.cache'd)."""
-    for name in _PATTERN_MODULES:
-        importlib.import_module(name).register(PATTERNS)
+def _register_for(graph) -> bool:
+    """Register the search/replace pairs of each enabled capability whose anchor op is in the graph, and say whether
+    there was one. Tracing a capability's patterns takes seconds, so a process pays for it only once it compiles a
+    graph that could contain the form (each module's ``register`` is functools.cache'd)."""
+    targets = {n.target for n in graph.nodes if n.op == "call_function"}
+    found = False
+    for module, flag, anchors in _CAPABILITIES:
+        if getattr(config, flag) and not targets.isdisjoint(anchors):
+            importlib.import_module(module).register(PATTERNS)
+            found = True
+    return found
 
 
 def _source_files() -> tuple[str, ...]:
@@ -69,9 +86,8 @@ class InductorConvPass(CustomGraphPass):
     def __call__(self, graph) -> None:
         for previous in _as_tuple(self.previous):
             previous(graph)
-        if not self.active or not (config.causal_conv1d or config.attention):
+        if not self.active or not _register_for(graph):
             return
-        _ensure_registered()
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs).
         remove_noop_ops(graph)

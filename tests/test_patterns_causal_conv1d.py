@@ -357,6 +357,19 @@ def test_config_flag_off(monkeypatch):
     assert counts["causal_conv1d"] == 0 and ops_in("".join(graphs)) == []
 
 
+def test_patterns_registered_only_for_graphs_with_an_anchor(monkeypatch):
+    """Tracing a capability's patterns costs seconds: a graph without a convolution or bmm registers none."""
+    calls = []
+    for module in ("causal_conv1d_silu", "attention"):
+        monkeypatch.setattr(f"inductor_conv.patterns.{module}.register", lambda d, m=module: calls.append(m))
+    plain = make_fx(lambda x: torch.relu(x @ x) + 1)(torch.randn(4, 4)).graph
+    assert not graph_pass._register_for(plain) and calls == []
+    conv = make_fx(lambda x, w: F.conv1d(x, w, groups=C))(torch.randn(B, C, L), torch.randn(C, 1, 3)).graph
+    assert graph_pass._register_for(conv) and calls == ["causal_conv1d_silu"]
+    monkeypatch.setattr(inductor_conv.config, "causal_conv1d", False)
+    assert not graph_pass._register_for(conv)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # extra_check predicates, one negative (and one positive) each, on small traced graphs
 # ---------------------------------------------------------------------------------------------------------------

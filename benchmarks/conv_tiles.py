@@ -1,95 +1,124 @@
-"""Tile sweep of the conv kernels on the GPU (how lowerings/heuristics/conv.py's numbers were found).
+"""Tile sweep of the causal conv1d kernels on the GPU: where lowerings/heuristics/conv.py's numbers come from.
 
-    PYTHONPATH=$PWD python benchmarks/conv_tiles.py      (OUT=dir for the log; SWEEP_LIMIT=seconds per table)
+    python benchmarks/conv_tiles.py [--quick] [--out sweep.md]
 
-Times the eager launchers over the FWD / BWD tile tables below for both layouts at B8 C5120 L2048 K4 (errors against
-an fp32 autograd reference), the best and default tiles on the issue's other shapes, and the two ops compiled alone
-(templates) with the profiler's kernel sum. Entries: (block_c, block_t, num_warps, waves).
+For both layouts at B8 C5120 L2048 K4 (bf16) it times the eager launchers (kernels/causal_conv1d.py) over the tile
+tables below, checking each result against an fp32 autograd reference; then the best and the default tile of each
+direction on the issue's other shapes; then the two ops compiled alone (our templates) with the GPU kernel time of
+forward + backward. Table entries: (block_c, block_t, num_warps, waves), see lowerings/heuristics/conv.py.
 """
-import os, time
-T0 = time.time()
-import torch, triton
+from __future__ import annotations
+
+import torch
 import torch.nn.functional as F
-from triton.testing import do_bench
-from inductor_conv.kernels import causal_conv1d as KM
-from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, causal_conv1d_bwd
-OUT = os.environ.get("OUT", "/tmp"); LIMIT = float(os.environ.get("SWEEP_LIMIT", "100"))
-log = open(f"{OUT}/sweep_conv.txt", "w")
-def p(*a):
-    s = " ".join(str(x) for x in a); print(s, flush=True); log.write(s + "\n"); log.flush()
-def bench(fn, rep=40): return do_bench(fn, warmup=10, rep=rep, return_mode="median")
-def regs(kern):
-    try:
-        for dev, c in kern.device_caches.items():
-            k = list(c[0].values())[-1]; return f"r{k.n_regs}/s{k.n_spills}"
-    except Exception: return "r?"
-src = torch.empty(2**30, dtype=torch.uint8, device="cuda"); dst = torch.empty_like(src)
-COPY = 2 * src.numel() / bench(lambda: dst.copy_(src)) / 1e6; del src, dst
-p(f"# {torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}; copy {COPY:.0f} GB/s")
-def inputs(B, C, L, K, layout, dtype=torch.bfloat16):
-    mk = (lambda: torch.randn(B, C, L, device="cuda", dtype=dtype)) if layout == "bcl" else (lambda: torch.randn(B, L, C, device="cuda", dtype=dtype).transpose(1, 2))
-    x, dy = mk(), mk(); w = (torch.randn(C, K, device="cuda") / K).to(dtype); b = torch.randn(C, device="cuda").to(dtype)
-    return x, w, b, dy
+
+from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
+
+from common import bench, gpu_ms, parse_args, write_table
+from conv import SHAPES, copy_bandwidth
+
+TILES = {
+    ("fwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 8), (2, 256, 2, 4), (8, 256, 4, 4), (8, 256, 8, 4)],
+    ("bwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 2), (4, 256, 4, 8), (4, 256, 2, 4), (2, 256, 2, 4), (8, 256, 4, 4)],
+    ("fwd", "blc"): [(512, 4, 4, 16), (512, 4, 4, 32), (512, 4, 4, 4), (1024, 4, 8, 8), (256, 4, 2, 8), (512, 8, 4, 8)],
+    ("bwd", "blc"): [(256, 4, 2, 4), (256, 4, 2, 2), (512, 4, 4, 2), (256, 2, 2, 2), (128, 4, 2, 2), (512, 8, 4, 4)],
+}
+TOL = 2e-2  # relative L2 error of bf16 results against the fp32 reference
+
+
+def make_inputs(B, C, L, K, layout):
+    def activation():
+        if layout == "bcl":
+            return torch.randn(B, C, L, device="cuda", dtype=torch.bfloat16)
+        return torch.randn(B, L, C, device="cuda", dtype=torch.bfloat16).transpose(1, 2)  # channel-last view
+
+    w = (torch.randn(C, K, device="cuda") / K).bfloat16()
+    return activation(), w, torch.randn(C, device="cuda").bfloat16(), activation()
+
+
 def reference(x, w, b, dy):
-    K = w.shape[1]; xf, wf, bf = [t.detach().float().requires_grad_() for t in (x, w, b)]
-    y = F.silu(F.conv1d(F.pad(xf, (K - 1, 0)), wf[:, None, :], bf, groups=x.shape[1]))
+    """(y, dx, dw, db) in fp32 autograd."""
+    xf, wf, bf = (t.detach().float().requires_grad_() for t in (x, w, b))
+    y = F.silu(F.conv1d(F.pad(xf, (w.shape[1] - 1, 0)), wf[:, None, :], bf, groups=x.shape[1]))
     return (y.detach(),) + torch.autograd.grad(y, (xf, wf, bf), dy.float())
-def rel(a, r): return ((a.float() - r).norm() / r.norm()).item()
-FWD = {"bcl": [(4, 256, 4, 4), (2, 256, 2, 4), (8, 256, 4, 4), (4, 256, 4, 8), (8, 256, 8, 4)],
-       "blc": [(512, 4, 4, 16)]}
-BWD = {"bcl": [(4, 256, 4, 4), (2, 256, 2, 4), (4, 256, 2, 4), (8, 256, 4, 4), (4, 256, 4, 8), (4, 256, 4, 2), (8, 256, 8, 4)],
-       "blc": [(256, 4, 2, 4)]}
-best = {}
-SHAPE = (8, 5120, 2048, 4); B, C, L, K = SHAPE; xb = B * C * L * 2
-for layout in ("blc", "bcl"):
-    x, w, b, dy = inputs(B, C, L, K, layout); ry, rdx, rdw, rdb = reference(x, w, b, dy)
-    for direction, table in (("fwd", FWD), ("bwd", BWD)):
-        res = []
-        for bc, bt, nw, wv in table[layout]:
-            if time.time() - T0 > LIMIT and res: p("  (time guard)"); break
-            c = dict(block_c=bc, block_t=bt, num_warps=nw, waves=wv)
-            try:
-                if direction == "fwd":
-                    out = causal_conv1d_fwd(x, w, b, None, None, "silu", config=c); torch.cuda.synchronize()
-                    err = rel(out, ry); fn = lambda: causal_conv1d_fwd(x, w, b, None, None, "silu", config=c); nbytes = 2 * xb; kern = KM.causal_conv1d_fwd_kernel
-                else:
-                    dx, dw, db, _ = causal_conv1d_bwd(x, w, b, None, None, dy, "silu", config=c); torch.cuda.synchronize()
-                    err = max(rel(dx, rdx), rel(dw, rdw), rel(db, rdb)); fn = lambda: causal_conv1d_bwd(x, w, b, None, None, dy, "silu", config=c); nbytes = 3 * xb; kern = KM.causal_conv1d_bwd_kernel
-            except Exception as e:
-                p(f"{direction} {layout} {c} FAILED {type(e).__name__}: {str(e)[:300]}"); continue
-            ms = bench(fn); gbs = nbytes / ms / 1e6
-            p(f"{direction} {layout} {c}: {ms*1e3:.1f} us {gbs:.0f} GB/s {100*gbs/COPY:.0f}% err={err:.1e} {regs(kern)}")
-            if err < 2e-2: res.append((ms, c))
-        if res: best[(direction, layout)] = min(res, key=lambda r: r[0]); p(f"BEST {direction} {layout}: {best[(direction, layout)]}")
-    del x, w, b, dy, ry, rdx, rdw, rdb
-p("\n| shape | layout | fwd us best (default) | fwd % copy | bwd us best (default) |")
-for shape in [SHAPE, (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]:
-    for layout in ("bcl", "blc"):
-        x, w, b, dy = inputs(*shape, layout)
-        cf = best.get(("fwd", layout), (0, None))[1]; cb = best.get(("bwd", layout), (0, None))[1]
-        tf = bench(lambda: causal_conv1d_fwd(x, w, b, None, None, "silu", config=cf)); tb = bench(lambda: causal_conv1d_bwd(x, w, b, None, None, dy, "silu", config=cb))
-        tfd = bench(lambda: causal_conv1d_fwd(x, w, b, None, None, "silu")); tbd = bench(lambda: causal_conv1d_bwd(x, w, b, None, None, dy, "silu"))
-        n = x.numel() * 2
-        p(f"| {shape} | {layout} | {tf*1e3:.1f} ({tfd*1e3:.1f}) | {100*2*n/tf/1e6/COPY:.0f}% ({100*2*n/tfd/1e6/COPY:.0f}%) | {tb*1e3:.1f} ({tbd*1e3:.1f}) |")
-p(f"kernels done {time.time()-T0:.0f}s")
-try:
-    from torch.profiler import profile, ProfilerActivity
-    from inductor_conv.lowerings import causal_conv1d_silu as low
-    low.register(); OPS = torch.ops.inductor_conv
-    def fb(x, w, b, dy):
-        y = OPS.causal_conv1d_fwd(x, w, b, None, None, "silu")
-        return (y,) + tuple(OPS.causal_conv1d_bwd(x, w, b, None, None, dy, "silu", True))
-    for layout in ("bcl", "blc"):
-        x, w, b, dy = inputs(*SHAPE, layout); torch._dynamo.reset()
-        cfb = torch.compile(fb, fullgraph=True); outs = cfb(x, w, b, dy); torch.cuda.synchronize()
-        ry, rdx, rdw, rdb = reference(x, w, b, dy)
-        err = max(rel(outs[0], ry), rel(outs[1], rdx), rel(outs[2], rdw), rel(outs[3], rdb))
-        t2 = bench(lambda: cfb(x, w, b, dy))
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(10): cfb(x, w, b, dy)
-            torch.cuda.synchronize()
-        ks = {e.key: e.self_device_time_total / 10 for e in prof.key_averages() if e.self_device_time_total > 0}
-        p(f"compiled {layout}: fwd+bwd wall {t2*1e3:.1f} us, kernel sum {sum(ks.values()):.1f} us {ks} err {err:.1e}")
-except Exception:
-    import traceback; p("compiled FAILED", traceback.format_exc()[-2000:])
-p(f"total {time.time()-T0:.0f}s")
+
+
+def rel_err(got, want):
+    return ((got.float() - want).norm() / want.norm()).item()
+
+
+def run(direction, x, w, b, dy, config=None):
+    if direction == "fwd":
+        return (causal_conv1d_fwd(x, w, b, None, None, "silu", config=config),)
+    return causal_conv1d_bwd(x, w, b, None, None, dy, "silu", config=config)[:3]
+
+
+def sweep(direction, layout, lines, copy_gbs, quick):
+    """Time every tile of the table; return the fastest that is correct (or None)."""
+    B, C, L, K = SHAPES[0]
+    x, w, b, dy = make_inputs(B, C, L, K, layout)
+    ref = reference(x, w, b, dy)
+    ref = ref[:1] if direction == "fwd" else ref[1:]
+    moved = (2 if direction == "fwd" else 3) * x.numel() * x.element_size()
+    timed = []
+    for block_c, block_t, num_warps, waves in TILES[(direction, layout)][: 2 if quick else None]:
+        config = dict(block_c=block_c, block_t=block_t, num_warps=num_warps, waves=waves)
+        err = max(rel_err(g, r) for g, r in zip(run(direction, x, w, b, dy, config), ref))
+        ms = bench(lambda: run(direction, x, w, b, dy, config))
+        gbs = moved / ms / 1e6
+        lines.append(f"| {direction} | {layout} | {block_c} {block_t} {num_warps} {waves} | {ms * 1e3:.1f} | "
+                     f"{100 * gbs / copy_gbs:.0f}% | {err:.1e} |")
+        print(lines[-1], flush=True)
+        if err < TOL:
+            timed.append((ms, config))
+    return min(timed, key=lambda t: t[0])[1] if timed else None
+
+
+def compiled_kernel_time(layout):
+    """GPU us of forward + backward of the two ops compiled alone (templates), and their largest relative error."""
+    ops = torch.ops.inductor_conv
+
+    def fwd_bwd(x, w, b, dy):
+        y = ops.causal_conv1d_fwd(x, w, b, None, None, "silu")
+        return (y,) + tuple(ops.causal_conv1d_bwd(x, w, b, None, None, dy, "silu", True))[:3]
+
+    x, w, b, dy = make_inputs(*SHAPES[0], layout)
+    torch._dynamo.reset()
+    compiled = torch.compile(fwd_bwd, fullgraph=True)
+    err = max(rel_err(g, r) for g, r in zip(compiled(x, w, b, dy), reference(x, w, b, dy)))
+    return 1e3 * gpu_ms(lambda: compiled(x, w, b, dy)), err
+
+
+def main():
+    args = parse_args(__doc__)
+    torch.manual_seed(0)
+    copy_gbs = copy_bandwidth()
+    lines = [f"device copy {copy_gbs:.0f} GB/s; B C L K = {SHAPES[0]}, bf16", "",
+             "| direction | layout | block_c block_t warps waves | us | % copy | rel. error |", "|---|---|---|---|---|---|"]
+    best = {key: sweep(*key, lines, copy_gbs, args.quick) for key in TILES}
+    lines += ["", "| B C L K | layout | fwd us best (default) | bwd us best (default) |", "|---|---|---|---|"]
+    for shape in SHAPES[:1] if args.quick else SHAPES:
+        for layout in ("bcl", "blc"):
+            x, w, b, dy = make_inputs(*shape, layout)
+            cells = []
+            for direction in ("fwd", "bwd"):
+                tuned = bench(lambda: run(direction, x, w, b, dy, best[(direction, layout)]))
+                default = bench(lambda: run(direction, x, w, b, dy))
+                cells.append(f"{tuned * 1e3:.1f} ({default * 1e3:.1f})")
+            lines.append(f"| {' '.join(map(str, shape))} | {layout} | {cells[0]} | {cells[1]} |")
+            print(lines[-1], flush=True)
+    from inductor_conv.lowerings import causal_conv1d_silu
+
+    causal_conv1d_silu.register()
+    lines.append("")
+    with fx_graph_cache_disabled():
+        for layout in ("bcl", "blc"):
+            us, err = compiled_kernel_time(layout)
+            lines.append(f"templates {layout}: forward + backward {us:.1f} us GPU (rel. error {err:.1e})")
+            print(lines[-1], flush=True)
+    write_table(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -113,9 +113,14 @@ def _fixed(node):
     return node
 
 
+def _stride_order(node) -> list[int]:
+    """node's stride order; with dynamic shapes the strides are symbolic and need the shape env to be compared."""
+    return list(ir.get_stride_order(node.get_stride(), V.graph.sizevars.shape_env))
+
+
 def _like_x(x) -> ir.FixedLayout:
     """The layout of empty_like(x) (the ops' fake impls): dense, in x's stride order."""
-    stride = ir.FlexibleLayout.stride_ordered(x.get_size(), ir.get_stride_order(x.get_stride()))
+    stride = ir.FlexibleLayout.stride_ordered(x.get_size(), _stride_order(x))
     return ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(), stride)
 
 
@@ -172,10 +177,10 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
                                                                    activation, deterministic)
     x, weight, bias, seq_idx, initial_states, dy = map(_fixed, (x, weight, bias, seq_idx, initial_states, dy))
-    if ir.get_stride_order(dy.get_stride()) != ir.get_stride_order(x.get_stride()):
+    if _stride_order(dy) != _stride_order(x):
         # One tile reads x and dy alike: a dy in the other layout (AOTAutograd hands tangents over contiguous, x may
         # be the channel-last view) is copied into x's layout once rather than read across the grain.
-        dy = ir.ExternKernel.require_stride_order(dy, ir.get_stride_order(x.get_stride()))
+        dy = ir.ExternKernel.require_stride_order(dy, _stride_order(x))
     B, C, L = x.get_size()
     K = int(weight.get_size()[1])
     device = x.get_device()

@@ -202,6 +202,22 @@ def test_gpu_templates_chosen_and_match(registered, dtype, layout):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+def test_gpu_dynamic_shapes(registered, layout):
+    """Symbolic B and L: the lowering compares symbolic strides (through the shape env) and sizes its chunks from
+    hints; a second length reuses the graph."""
+    torch._dynamo.reset()
+    with fx_graph_cache_disabled():
+        compiled = torch.compile(_bwd, dynamic=True, fullgraph=True)
+        for L in (700, 1100):
+            args, dy = make_inputs(2, 64, L, 4, dtype=torch.bfloat16, layout=layout, seed=L)
+            dx, dw, db, _ = compiled(args["x"], args["weight"], args["bias"], dy)
+            _, grads = reference(args, dy, "silu")
+            assert_close(dx, grads["x"], TOL[torch.bfloat16], "dx")
+            assert_close(dw, grads["weight"], TOL[torch.bfloat16], "dw")
+
+
+@pytest.mark.gpu
 def test_gpu_backward_dy_in_the_other_layout(registered):
     """x the channel-last view, dy contiguous (as AOTAutograd hands tangents over): the lowering copies dy into x's
     layout for the row tiles; results and dx's strides are unchanged."""

@@ -173,6 +173,24 @@ def compile_and_run(fn, *args, mode=None):
     return out, "\n".join(code)
 
 
+def test_stride_order_of_symbolic_strides():
+    """Under dynamic=True strides are expressions such as C * s1 vs s1; they sort only through the shape env (the
+    lowering once sorted them without it, which raises)."""
+    import types
+
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from inductor_conv._compat import V
+
+    env = ShapeEnv()  # dynamic=True makes C symbolic too: C * L vs L cannot be decided from sympy assumptions
+    C, L = (env.create_symbol(hint, ConstantSource(name)) for hint, name in ((64, "C"), (2048, "L")))
+    node = lambda *stride: types.SimpleNamespace(get_stride=lambda: list(stride))  # noqa: E731
+    with V.set_graph_handler(types.SimpleNamespace(sizevars=types.SimpleNamespace(shape_env=env))):
+        assert lowering._stride_order(node(C * L, L, 1)) == [2, 1, 0]  # (B, C, L) contiguous
+        assert lowering._stride_order(node(C * L, 1, C)) == [2, 0, 1]  # the channel-last view
+
+
 @pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path")
 def test_cpu_compile_falls_back(registered):
     args, dy = make_inputs(2, 3, 20, 4, device="cpu")

@@ -197,9 +197,9 @@ def _variants():
     # Training first: for one anchor node the larger (forward + backward) pattern must be tried before the forward
     # alone (checks.backward_is_matched also refuses a forward-only rewrite of a differentiated conv).
     # The *_gpu kinds differ from the CPU ones only with a bias (dβ by sum); without one they would be duplicates.
-    # Half-precision training graphs differ again: the activation's decomposition computes in fp32 between
-    # convert_element_type nodes (opmath), which fp32 traces lack; they are traced as on the GPU (with a bias, dβ by
-    # sum), where half precision trains, and bf16 (x differentiable) also as on the CPU.
+    # Half-precision graphs differ again, inference ones too: the activation's decomposition computes in fp32
+    # between convert_element_type nodes (opmath), which fp32 traces lack; training is traced as on the GPU (with a
+    # bias, dβ by sum), where half precision trains, and bf16 (x differentiable) also as on the CPU.
     kinds = (
         ("training", joint_fwd_bwd, True, torch.float32),
         ("training_x_nograd", joint_fwd_bwd, False, torch.float32),
@@ -211,6 +211,8 @@ def _variants():
         ("training_gpu_fp16", joint_fwd_bwd_gpu, True, torch.float16),
         ("training_x_nograd_gpu_fp16", joint_fwd_bwd_gpu, False, torch.float16),
         ("inference", fwd_only, False, torch.float32),
+        ("inference_bf16", fwd_only, False, torch.bfloat16),
+        ("inference_fp16", fwd_only, False, torch.float16),
     )
     for candidate in CANDIDATES:
         for act_name in candidate.activations:

@@ -320,6 +320,19 @@ def test_cuda_style_training_graph(fn, dtype, monkeypatch):
         torch.testing.assert_close(got.float(), want.float(), **_HALF_TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_inference_fuses_silu(dtype):
+    """No-grad graphs in half precision decompose the SiLU with fp32 upcasts too: conv and SiLU are still one op."""
+    torch.manual_seed(1)
+    x, w, b = torch.randn(B, C, L, dtype=dtype), (torch.randn(C, 1, 3) / 3).to(dtype), torch.randn(C, dtype=dtype)
+    with torch.no_grad():
+        out, counts, graphs = compile_and_run(_functional_left_pad, x, w, b)
+    assert counts["causal_conv1d"] == 1 and fused_activations(graphs) == ["silu"]
+    assert "exp" not in "".join(graphs) and "sigmoid" not in "".join(graphs)
+    torch.testing.assert_close(out.float(), _functional_left_pad(x.double(), w.double(), b.double()).float(),
+                               **_HALF_TOL[dtype])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Left-alone forms
 # ---------------------------------------------------------------------------------------------------------------

@@ -298,7 +298,7 @@ def bwd_cols(xs, ds, dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl,
 # [BC, 1] (positions t0 .. t0 + R - 1) and a shift by d positions is a renaming of rows: no shuffles, no transposes.
 # A program walks its chunk of L tile by tile with a sliding window of rows carried through the loop (each row of x
 # and dy is loaded once), and loads the next tile's rows before it computes the current one (they are in flight
-# while it computes and stores). Rows stay in x's dtype until used.
+# while it computes and stores). Prefetched rows stay in x's dtype until they enter the (fp32) window.
 @triton.jit
 def load_rows(p_c, m_c, t0, L, s_l, R: tl.constexpr):
     """Rows t0 .. t0 + R - 1 (t0 >= 0) as R [BC, 1] tensors in p_c's dtype, zero past L."""
@@ -431,7 +431,7 @@ def bwd_rows(xs, ds, b_ws, p_seq, b_acc, t0, L, s_sl, K: tl.constexpr, R: tl.con
 # ---------------------------------------------------------------------------------------------------------------
 @triton.jit
 def param_grad_rows(b_acc, K: tl.constexpr, KW: tl.constexpr):
-    """Reduce bwd_cols' accumulators over the lanes: (dw [BC, KW], dbeta [BC]) of the program."""
+    """Reduce bwd_cols' / bwd_rows' accumulators over the lanes (one for rows): (dw [BC, KW], dbeta [BC])."""
     o_k = tl.arange(0, KW)
     b_dw = tl.zeros([b_acc[0].shape[0], KW], tl.float32)
     for j in tl.static_range(K):

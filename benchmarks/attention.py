@@ -25,7 +25,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, held_bytes, parse_args, write_table
+from common import attention_tflops, bench, compile_with_plugin, held_bytes, parse_args, write_table
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -108,8 +108,8 @@ def measure(fn, shape, causal, p):
 
     fb_ms = bench(fwd_bwd)
     held = held_bytes(lambda: fn(q, k, v, causal, p))
-    flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0)
-    return flops / fwd_ms / 1e9, 3.5 * flops / fb_ms / 1e9, held / (q.numel() * q.element_size())
+    return (attention_tflops(fwd_ms, B, Hq, S, D, causal, backward=False),
+            attention_tflops(fb_ms, B, Hq, S, D, causal, backward=True), held / (q.numel() * q.element_size()))
 
 
 def main():

@@ -20,6 +20,8 @@ from inductor_conv.kernels.attention import attention_bwd, attention_fwd
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
+from common import attention_tflops
+
 B, H, S, D = 4, 16, 2048, 128
 DTYPE = torch.bfloat16
 QUICK = "--quick" in sys.argv
@@ -27,8 +29,7 @@ REP = dict(warmup=10, rep=30, return_mode="median") if QUICK else dict(warmup=25
 
 
 def tflops(ms, causal, bwd):
-    flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0) * (3.5 if bwd else 1.0)
-    return flops / (ms * 1e-3) / 1e12
+    return attention_tflops(ms, B, H, S, D, causal, backward=bwd)
 
 
 def bench_ours(q, k, v, do, p, causal, seed):

@@ -37,6 +37,12 @@ def gpu_ms(fn, iters: int = 10) -> float:
     return sum(e.self_device_time_total for e in prof.key_averages()) / iters / 1e3
 
 
+def attention_tflops(ms: float, B: int, Hq: int, S: int, D: int, causal: bool, backward: bool) -> float:
+    """TFLOP/s by the anchors' count: forward 4·B·Hq·S²·D (half of it causal), forward+backward 3.5× that."""
+    flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0) * (3.5 if backward else 1.0)
+    return flops / ms / 1e9
+
+
 def held_bytes(run_forward) -> int:
     """Device bytes a forward leaves allocated besides its output: what it holds for the backward."""
     torch.cuda.synchronize()

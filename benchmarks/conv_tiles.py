@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from inductor_conv._compat import fx_graph_cache_disabled
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
 
+import conv
 from common import bench, gpu_ms, parse_args, write_table
 from conv import SHAPES, copy_bandwidth
 
@@ -28,13 +29,9 @@ TOL = 2e-2  # relative L2 error of bf16 results against the fp32 reference
 
 
 def make_inputs(B, C, L, K, layout):
-    def activation():
-        if layout == "bcl":
-            return torch.randn(B, C, L, device="cuda", dtype=torch.bfloat16)
-        return torch.randn(B, L, C, device="cuda", dtype=torch.bfloat16).transpose(1, 2)  # channel-last view
-
-    w = (torch.randn(C, K, device="cuda") / K).bfloat16()
-    return activation(), w, torch.randn(C, device="cuda").bfloat16(), activation()
+    """conv.py's bf16 inputs with the launchers' [C, K] weight, plus a dy in x's layout."""
+    x, w, b = conv.make_inputs(B, C, L, K, channel_last=layout == "blc", requires_grad=False)
+    return x, w.squeeze(1), b, torch.randn_like(x)
 
 
 def reference(x, w, b, dy):

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv import config
 from inductor_conv._compat import (
     extern_kernel_choice,
     SymbolicGridFn,
@@ -145,12 +146,49 @@ def _dense_like(node, dtype=None):
                          device=node.get_device())
 
 
+def _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
+    """The plain form (no mask, no causal band, no dropout, MHA, fp16 / bf16, head dim a multiple of 8 up to 128,
+    unit-stride head dim) on a GPU with cuDNN's fused attention: config.attention_cudnn_forward."""
+    if not config.attention_cudnn_forward or attn_mask is not None or dropout_p > 0 or is_causal:
+        return False
+    if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
+        return False
+    sizevars = V.graph.sizevars
+    head_dim = sizevars.guard_int(q.get_size()[-1])
+    if head_dim % 8 or head_dim > 128 or not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]):
+        return False
+    if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
+        return False
+    # cuDNN reads rows of 16-byte vectors: a unit-stride head dim, other strides and the offset multiples of 8
+    # (what Inductor's sdpa_constraint asks of SDPA's inputs); other layouts stay on our template (no copies).
+    for t in (q, k, v):
+        layout = t.get_layout()
+        *outer, last = layout.stride
+        if not sizevars.statically_known_equals(last, 1):
+            return False
+        if any(not sizevars.statically_known_multiple_of(e, 8) for e in (*outer, layout.offset)):
+            return False
+    return True
+
+
+def _cudnn_forward(q, k, v, scale):
+    """cuDNN's fused forward as an Inductor fallback kernel: (out, LSE as [B, H, Sq] fp32, natural log: the row
+    log-sum-exp of the scaled scores, the quantity our backward recomputes P from)."""
+    outs = inductor_lowerings[aten._scaled_dot_product_cudnn_attention.default](
+        q, k, v, None, True, 0.0, False, False, scale=float(scale))
+    B, H, Sq = q.get_size()[:3]
+    lse = inductor_lowerings[aten.view.default](outs[1], [B, H, Sq])
+    return outs[0], ir.ExternKernel.require_contiguous(lse)
+
+
 def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     if not _use_template(q, k, v):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                                                     seed)
-    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
     q, k, v = realize_inputs(q, k, v)
+    if _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal):
+        return _cudnn_forward(q, k, v, scale)
+    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
@@ -160,8 +198,9 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     inputs = [q, k, v, mask, seed_node, lse]
 
     autotune = inductor_config.max_autotune
-    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal) if autotune else [
-        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal)]
+    dropout = dropout_p > 0
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout)]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
@@ -203,8 +242,9 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     mutated = [dq, dv] + ([ds] if mask_grad else [])
 
     autotune = inductor_config.max_autotune
-    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim) if autotune else [
-        attn_bwd_tile(q.get_dtype(), head_dim, "cuda")]
+    dropout = dropout_p > 0
+    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout) if autotune else [
+        attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout)]
     choices = []
     for tile in tiles:
         BWD_TEMPLATE.maybe_append_choice(

@@ -222,8 +222,27 @@ def test_fallback_choice_when_no_template(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_max_autotune_picks_a_working_choice():
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_plain_form_takes_cudnn_forward_and_our_backward(dtype):
+    """config.attention_cudnn_forward: no mask, no causal band, no dropout, MHA -> cuDNN's forward, whose row LSE
+    feeds our backward template (odd lengths, Sq != Sk, head dim 80). A wrong LSE convention (log2, or per-tile)
+    breaks the gradients, not the output."""
+    B, H, Sq, Sk, D = 2, 4, 333, 517, 80
+    q, k, v = (_randn(B, H, s, D, seed=i, dtype=dtype).requires_grad_() for i, s in enumerate((Sq, Sk, Sk)))
+    do = _randn(B, H, Sq, D, seed=6, dtype=dtype)
+    got, code = _compiled_fwd_bwd(False, 0.0, q, k, v, None, None, do)
+    forward, backward = code.split("# AOT ID")[1:3]  # the backward template carries all of attn_math's helpers
+    assert "_scaled_dot_product_cudnn_attention" in forward and "attn_fwd_rows" not in forward
+    assert "attn_bwd_dkdv_cols" in backward
+    ref, ref_grads = _ref_and_grads(q, k, v, do, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+def test_max_autotune_picks_a_working_choice(monkeypatch):
     import torch._inductor.config as inductor_config
+
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_forward", False)  # the plain form: our templates
 
     q, k, v = (_randn(2, 4, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
     do = _randn(2, 4, 256, 64, seed=7, dtype=torch.bfloat16)

@@ -190,7 +190,7 @@ def _kernel_options(dtype, dropout_p):
             1.0 / (1.0 - dropout_p))
 
 
-def _tiles(kind, q, config, is_causal):
+def _tiles(kind, q, config, is_causal, dropout_p):
     """(block_m, block_n, num_warps, num_stages): the override, else the table in lowerings/heuristics."""
     if config is not None:
         c = config
@@ -199,9 +199,10 @@ def _tiles(kind, q, config, is_causal):
 
         device = "interpreter" if _interpreting() else q.device.type
         if kind == "fwd":
-            c = attn_fwd_tile(q.dtype, q.shape[-1], device, causal=bool(is_causal))
+            c = attn_fwd_tile(q.dtype, q.shape[-1], device, causal=bool(is_causal), dropout=dropout_p > 0)
         else:
-            c = attn_bwd_tile(q.dtype, q.shape[-1], device, eager=True)
+            c = attn_bwd_tile(q.dtype, q.shape[-1], device, eager=True, causal=bool(is_causal),
+                              dropout=dropout_p > 0)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     outer, inner = (tile[0], tile[1]) if kind == "fwd" else (tile[1], tile[0])
@@ -230,7 +231,7 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     if out.numel() == 0:
         return out, lse.fill_(float("-inf"))
     opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
-    block_m, block_n, num_warps, num_stages = _tiles("fwd", q, config, is_causal)
+    block_m, block_n, num_warps, num_stages = _tiles("fwd", q, config, is_causal, dropout_p)
     grid = (triton.cdiv(Sq, block_m), B * Hq)
     _attn_fwd_kernel[grid](
         q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
@@ -267,7 +268,7 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
         return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
     lse = lse.contiguous()  # (B, Hq, Sq) fp32 rows, written contiguous by attention_fwd
     opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
-    block_m, block_n, num_warps, num_stages = _tiles("bwd", q, config, is_causal)
+    block_m, block_n, num_warps, num_stages = _tiles("bwd", q, config, is_causal, dropout_p)
     block_d = max(16, triton.next_power_of_2(D))
     common = dict(HEAD_DIM=D, BLOCK_D=block_d, MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal),
                   HAS_DROPOUT=dropout_p > 0, num_warps=num_warps, num_stages=num_stages, **opts)

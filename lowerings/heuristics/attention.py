@@ -48,7 +48,19 @@ _CUDA_FWD = {
     (torch.float16, 128): AttnFwdTile(128, 64, 8, 3),
     (torch.float16, 256): AttnFwdTile(64, 32, 4, 3),
 }
+# Causal head dim 64 (max-autotune sweep of the compiled template, third session, B8 H16 S1024 D64): (64, 64, 4, 3)
+# 0.063 ms, (64, 64, 4, 4) 0.068, (128, 64, 4, 3) 0.070, (128, 128, 8, 3) 0.088.
 _CUDA_FWD_CAUSAL = {
+    (torch.bfloat16, 64): AttnFwdTile(64, 64, 4, 3),
+    (torch.bfloat16, 128): AttnFwdTile(64, 64, 4, 3),
+    (torch.float16, 64): AttnFwdTile(64, 64, 4, 3),
+    (torch.float16, 128): AttnFwdTile(64, 64, 4, 3),
+}
+# With dropout, head dim 128 (same sweep at B4 H16 S2048, p = 0.1): non-causal (64, 64, 4, 3) 0.333 ms,
+# (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351; causal (64, 64, 4, 3) 0.209, (64, 32, 4, 3)
+# 0.225, (128, 64, 8, 3) 0.236.  The hash's integer work favours the smaller tile.  Head dim 64 keeps its default:
+# (128, 64, 4, 3) 0.120 ms, (64, 64, 4, 3) 0.125.
+_CUDA_FWD_DROPOUT = {
     (torch.bfloat16, 128): AttnFwdTile(64, 64, 4, 3),
     (torch.float16, 128): AttnFwdTile(64, 64, 4, 3),
 }
@@ -62,6 +74,22 @@ _CUDA_BWD = {
     (torch.float16, 64): AttnBwdTile(64, 64, 4, 3),
     (torch.float16, 128): AttnBwdTile(64, 128, 8, 3),
     (torch.float16, 256): AttnBwdTile(32, 64, 4, 2),
+}
+# Causal or dropout, head dim 128 (same sweeps): non-causal p=0.1 (64, 64, 4, 2) 0.936 ms, (32, 64, 4, 3) 1.001,
+# (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074; causal p=0 (128, 128, 8, 2) 0.578, (64, 64, 4, 2) 0.583,
+# (64, 128, 8, 3) 0.595; causal p=0.1 (64, 64, 4, 2) 0.690, (64, 128, 8, 3) 0.698.  Three stages of (64, 64, 4)
+# lose there (1.31 / 0.89 / 1.00).  Head dim 64, causal: (32, 64, 4, 3) 0.184 ms, (64, 64, 4, 3) 0.201,
+# (64, 64, 4, 2) 0.215 (p=0.1: 0.222 / 0.234 / 0.241); non-causal keeps (64, 64, 4, 3) with or without dropout
+# (0.249 ms p=0, 0.334 p=0.1, the best of ten tiles both times).
+_CUDA_BWD_CAUSAL = {
+    (torch.bfloat16, 64): AttnBwdTile(32, 64, 4, 3),
+    (torch.bfloat16, 128): AttnBwdTile(64, 64, 4, 2),
+    (torch.float16, 64): AttnBwdTile(32, 64, 4, 3),
+    (torch.float16, 128): AttnBwdTile(64, 64, 4, 2),
+}
+_CUDA_BWD_DROPOUT = {
+    (torch.bfloat16, 128): AttnBwdTile(64, 64, 4, 2),
+    (torch.float16, 128): AttnBwdTile(64, 64, 4, 2),
 }
 _EAGER_BWD_STAGES = {128: 2}
 # fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
@@ -77,7 +105,8 @@ def _bucket(head_dim: int) -> int:
     return max(64, 1 << (max(head_dim, 1) - 1).bit_length())
 
 
-def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False) -> AttnFwdTile:
+def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False,
+                  dropout: bool = False) -> AttnFwdTile:
     """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1)."""
     if device != "cuda":
         return _INTERPRETER_FWD
@@ -86,34 +115,45 @@ def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool =
     key = (dtype, _bucket(head_dim))
     if causal and key in _CUDA_FWD_CAUSAL:
         return _CUDA_FWD_CAUSAL[key]
+    if dropout and key in _CUDA_FWD_DROPOUT:
+        return _CUDA_FWD_DROPOUT[key]
     return _CUDA_FWD.get(key, AttnFwdTile(64, 32, 4, 2))
 
 
-def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = False) -> AttnBwdTile:
+def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = False, causal: bool = False,
+                  dropout: bool = False) -> AttnBwdTile:
     """Default backward tile (see AttnBwdTile for how the two kinds of program use it); `eager` for the launcher,
     whose kernel sees runtime lengths and strides (the templates see Inductor's static ones)."""
     if device != "cuda":
         return _INTERPRETER_BWD
     if dtype == torch.float32:
         return _CUDA_FP32_BWD
-    tile = _CUDA_BWD.get((dtype, _bucket(head_dim)), AttnBwdTile(32, 64, 4, 1))
+    key = (dtype, _bucket(head_dim))
+    if causal and key in _CUDA_BWD_CAUSAL:
+        return _CUDA_BWD_CAUSAL[key]
+    if dropout and key in _CUDA_BWD_DROPOUT:
+        return _CUDA_BWD_DROPOUT[key]
+    tile = _CUDA_BWD.get(key, AttnBwdTile(32, 64, 4, 1))
     if eager and _bucket(head_dim) in _EAGER_BWD_STAGES:
         tile = dataclasses.replace(tile, num_stages=_EAGER_BWD_STAGES[_bucket(head_dim)])
     return tile
 
 
-def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False) -> list[AttnFwdTile]:
+def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
+                            dropout: bool = False) -> list[AttnFwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
-    default = attn_fwd_tile(dtype, head_dim, "cuda", causal)
+    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]
 
 
-def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int) -> list[AttnBwdTile]:
-    default = attn_bwd_tile(dtype, head_dim, "cuda")
-    extra = [AttnBwdTile(64, 128, 8, 2), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(32, 128, 8, 3)]
+def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
+                            dropout: bool = False) -> list[AttnBwdTile]:
+    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout)
+    extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
+             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]

@@ -25,7 +25,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import attention_tflops, bench, compile_with_plugin, held_bytes, parse_args, write_table
+from common import attention_tflops, bench, compile_with_plugin, held_bytes, parse_args, pick, write_table
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -122,7 +122,7 @@ def main():
         "|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
-    cases = CASES[:1] if args.quick else CASES
+    cases = pick(CASES, args)
     rewrites = {}
     with fx_graph_cache_disabled():
         for shape in cases:

@@ -11,6 +11,7 @@ import inductor_conv
 def parse_args(description: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="first case only")
+    parser.add_argument("--cases", default=None, help="comma-separated indices of the cases to run (default: all)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     return parser.parse_args()
 
@@ -63,6 +64,13 @@ def compile_with_plugin(fn, plugin: bool):
     else:
         inductor_conv.disable()
     return torch.compile(fn, dynamic=False)
+
+
+def pick(cases: list, args: argparse.Namespace) -> list:
+    """The cases --quick (the first) or --cases (indices) asks for, else all."""
+    if args.cases:
+        return [cases[int(i)] for i in args.cases.split(",")]
+    return cases[:1] if args.quick else cases
 
 
 def write_table(lines: list[str], path: str | None) -> None:

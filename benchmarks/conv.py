@@ -3,7 +3,7 @@
     python benchmarks/conv.py [--quick] [--out results.md]
 
 For each (B, C, L, K) and layout — (B, C, L) contiguous, and the channel-last view (B, L, C).transpose(1, 2) — it
-times (median of triton.testing.do_bench) the forward and forward+backward of:
+times (median of triton.testing.do_bench; and GPU kernel time from the profiler) the forward and forward+backward of:
   ours-op        inductor_conv.causal_conv1d called eagerly
   ours-compiled  the eager pattern below compiled with inductor_conv enabled (the rewrite + our templates)
   inductor       the same eager pattern compiled by plain Inductor
@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, write_table
+from common import bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, write_table
 
 SHAPES = [(8, 5120, 2048, 4), (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]
 
@@ -77,8 +77,9 @@ def measure(fn, shape, channel_last):
     B, C, L, K = shape
     x, w, b = make_inputs(B, C, L, K, channel_last, requires_grad=False)
     fwd_ms = bench(lambda: fn(x, w, b))
+    fwd_gpu_ms = gpu_ms(lambda: fn(x, w, b))
     xg, wg, bg = make_inputs(B, C, L, K, channel_last, requires_grad=True)
-    dy = torch.randn_like(xg)
+    dy = torch.randn_like(xg)  # in x's layout (docs/benchmarks.md: what a compiled graph's boundary does with it)
 
     def fwd_bwd():
         y = fn(xg, wg, bg)
@@ -87,7 +88,7 @@ def measure(fn, shape, channel_last):
     fb_ms = bench(fwd_bwd)
     fb_gpu_ms = gpu_ms(fwd_bwd)
     held = held_bytes(lambda: fn(xg, wg, bg))
-    return fwd_ms, fb_ms, fb_gpu_ms, held
+    return fwd_ms, fwd_gpu_ms, fb_ms, fb_gpu_ms, held
 
 
 def main():
@@ -98,12 +99,12 @@ def main():
         f"# conv benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
         f"device copy: {copy_gbs:.0f} GB/s (read + write)",
         "",
-        "| B C L K | layout | impl | fwd ms | fwd GB/s | % copy | fwd+bwd ms | fwd+bwd GPU ms | GPU × floor (5·|x|) "
-        "| held after fwd |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| B C L K | layout | impl | fwd ms | fwd GB/s | % copy | fwd GPU ms | GPU % copy | fwd+bwd ms "
+        "| fwd+bwd GPU ms | GPU × floor (5·|x|) | held after fwd |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
-    shapes = SHAPES[:1] if args.quick else SHAPES
+    shapes = pick(SHAPES, args)
     rewrites = {}
     with fx_graph_cache_disabled():
         for shape in shapes:
@@ -114,7 +115,7 @@ def main():
                     if isinstance(fn, str):
                         fn = compile_with_plugin(eager_pattern, plugin=fn == "compiled-on")
                     try:
-                        fwd_ms, fb_ms, fb_gpu_ms, held = measure(fn, shape, channel_last)
+                        fwd_ms, fwd_gpu_ms, fb_ms, fb_gpu_ms, held = measure(fn, shape, channel_last)
                     except Exception as e:  # an anchor failing must not hide the others
                         inductor_conv.disable()
                         print(f"| {shape} | {'CL' if channel_last else 'BCL'} | {name} | failed: {type(e).__name__}: {e} |")
@@ -126,7 +127,8 @@ def main():
                     floor_ms = 5 * x_bytes / copy_gbs / 1e6
                     line = (
                         f"| {B} {C} {L} {K} | {'channel-last' if channel_last else '(B,C,L)'} | {name} | "
-                        f"{fwd_ms:.3f} | {gbs:.0f} | {100 * gbs / copy_gbs:.0f}% | {fb_ms:.3f} | {fb_gpu_ms:.3f} | "
+                        f"{fwd_ms:.3f} | {gbs:.0f} | {100 * gbs / copy_gbs:.0f}% | {fwd_gpu_ms:.3f} | "
+                        f"{100 * 2 * x_bytes / fwd_gpu_ms / 1e6 / copy_gbs:.0f}% | {fb_ms:.3f} | {fb_gpu_ms:.3f} | "
                         f"{fb_gpu_ms / floor_ms:.2f} | {held / x_bytes:.2f}·|x| |"
                     )
                     lines.append(line)

@@ -23,7 +23,9 @@ step() {  # step NAME SECONDS COMMAND...
 step gpu_conv_tests 90 python3 -m pytest -q -m gpu -n 4 --maxfail=20 tests/test_kernels_causal_conv1d.py tests/test_lowerings_causal_conv1d.py
 [ -n "${SKIP_ATTENTION_TESTS:-}" ] || step gpu_attention_tests 130 python3 -m pytest -q -m gpu -n 8 --maxfail=20 tests/test_kernels_attention.py tests/test_lowerings_attention.py
 step gpu_models 60 python3 -m pytest -q -m gpu tests/test_gpu_models.py
-TAIL=30 step bench_conv 90 python3 benchmarks/conv.py --quick
-TAIL=40 step bench_attention 120 python3 benchmarks/attention.py --quick
-step demo 120 python3 -m inductor_conv demo
+# CONV_ARGS / ATTENTION_ARGS: "--quick" by default, "" for every shape; SKIP="conv attention demo" skips steps.
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+skip conv || TAIL=40 step bench_conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
+skip attention || TAIL=80 step bench_attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py ${ATTENTION_ARGS---quick}
+skip demo || step demo 120 python3 -m inductor_conv demo
 exit 0

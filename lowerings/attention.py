@@ -153,6 +153,8 @@ def _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
         return False
+    if not torch.backends.cuda.cudnn_sdp_enabled():  # the user switched SDPA's cuDNN backend off
+        return False
     sizevars = V.graph.sizevars
     head_dim = sizevars.guard_int(q.get_size()[-1])
     if head_dim % 8 or head_dim > 128 or not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]):

@@ -107,7 +107,8 @@ class InductorConvPass(CustomGraphPass):
 
     def uuid(self):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
-        settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic)
+        settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
+                    config.attention_cudnn_forward)
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 

@@ -84,15 +84,14 @@ def test_enabled_context_restores_previous_state(clean_state):
     assert inductor_conv.is_enabled() and inductor_conv.config.device_types == ("cuda",)
 
 
-def test_uuid_changes_with_config(clean_state):
+@pytest.mark.parametrize("flag", ["deterministic", "attention_cudnn_forward"])
+def test_uuid_changes_with_config(clean_state, flag, monkeypatch):
+    """Each flag that changes the generated code is in the pass's uuid (an FX-cache hit replays generated code)."""
     inductor_conv.enable(("cpu",))
     ours = get_joint_custom_pre_pass()
     before = ours.uuid()
-    inductor_conv.config.deterministic = False
-    try:
-        assert ours.uuid() != before
-    finally:
-        inductor_conv.config.deterministic = True
+    monkeypatch.setattr(inductor_conv.config, flag, not getattr(inductor_conv.config, flag))
+    assert ours.uuid() != before
 
 
 def test_bad_device_type_names_argument(clean_state):

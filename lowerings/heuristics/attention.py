@@ -34,46 +34,38 @@ class AttnBwdTile:
     num_stages: int
 
 
-# H200 (torch 2.11 / triton 3.6), B4 H16 S2048 D128 bf16, medians of triton.testing.do_bench, 2026-11-30.
+# Keyed by head dim (padded, see _bucket) for the 16-bit dtypes: fp16 and bf16 run the same tensor-core code, timed in
+# bf16.  H200 (torch 2.11 / triton 3.6), B4 H16 S2048 D128 bf16, medians of triton.testing.do_bench, 2026-11-30.
 # Forward, non-causal: (128, 64, 8, 3) 446 TFLOP/s eager and 465 as the compiled template; (128, 128, 8, 3) 446;
 # (128, 128, 8, 2) 391; (128, 64, 4, 3) 190; (128, 128, 8, 4) exceeds shared memory.  Causal: (64, 64, 4, 3) 364,
 # (128, 128, 8, 3) 338, (128, 64, 8, 3) 333, (128, 64, 8, 2) 270 -- smaller tiles waste less of the diagonal band
 # and balance the uneven row blocks.  Other head dims follow FlexAttention's sm90 table (torch 2.13
 # template_heuristics/triton.py), not measured here.
 _CUDA_FWD = {
-    (torch.bfloat16, 64): AttnFwdTile(128, 64, 4, 3),
-    (torch.bfloat16, 128): AttnFwdTile(128, 64, 8, 3),
-    (torch.bfloat16, 256): AttnFwdTile(64, 32, 4, 3),
-    (torch.float16, 64): AttnFwdTile(128, 64, 4, 3),
-    (torch.float16, 128): AttnFwdTile(128, 64, 8, 3),
-    (torch.float16, 256): AttnFwdTile(64, 32, 4, 3),
+    64: AttnFwdTile(128, 64, 4, 3),
+    128: AttnFwdTile(128, 64, 8, 3),
+    256: AttnFwdTile(64, 32, 4, 3),
 }
 # Causal head dim 64 (max-autotune sweep of the compiled template, third session, B8 H16 S1024 D64): (64, 64, 4, 3)
 # 0.063 ms, (64, 64, 4, 4) 0.068, (128, 64, 4, 3) 0.070, (128, 128, 8, 3) 0.088.
 _CUDA_FWD_CAUSAL = {
-    (torch.bfloat16, 64): AttnFwdTile(64, 64, 4, 3),
-    (torch.bfloat16, 128): AttnFwdTile(64, 64, 4, 3),
-    (torch.float16, 64): AttnFwdTile(64, 64, 4, 3),
-    (torch.float16, 128): AttnFwdTile(64, 64, 4, 3),
+    64: AttnFwdTile(64, 64, 4, 3),
+    128: AttnFwdTile(64, 64, 4, 3),
 }
 # With dropout, head dim 128 (same sweep at B4 H16 S2048, p = 0.1): non-causal (64, 64, 4, 3) 0.333 ms,
 # (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351; causal (64, 64, 4, 3) 0.209, (64, 32, 4, 3)
 # 0.225, (128, 64, 8, 3) 0.236.  The hash's integer work favours the smaller tile.  Head dim 64 keeps its default:
 # (128, 64, 4, 3) 0.120 ms, (64, 64, 4, 3) 0.125.
 _CUDA_FWD_DROPOUT = {
-    (torch.bfloat16, 128): AttnFwdTile(64, 64, 4, 3),
-    (torch.float16, 128): AttnFwdTile(64, 64, 4, 3),
+    128: AttnFwdTile(64, 64, 4, 3),
 }
 # Backward (one launch, dK/dV and dQ programs), non-causal: the compiled template at (64, 128, 8, 3) gives 429
 # TFLOP/s forward+backward (~416 backward alone).  The eager kernel, whose lengths and strides are runtime values,
 # prefers two stages: (64, 128, 8, 2) 361, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158, (64, 128, 4, 3) 132.
 _CUDA_BWD = {
-    (torch.bfloat16, 64): AttnBwdTile(64, 64, 4, 3),
-    (torch.bfloat16, 128): AttnBwdTile(64, 128, 8, 3),
-    (torch.bfloat16, 256): AttnBwdTile(32, 64, 4, 2),
-    (torch.float16, 64): AttnBwdTile(64, 64, 4, 3),
-    (torch.float16, 128): AttnBwdTile(64, 128, 8, 3),
-    (torch.float16, 256): AttnBwdTile(32, 64, 4, 2),
+    64: AttnBwdTile(64, 64, 4, 3),
+    128: AttnBwdTile(64, 128, 8, 3),
+    256: AttnBwdTile(32, 64, 4, 2),
 }
 # Causal or dropout, head dim 128 (same sweeps): non-causal p=0.1 (64, 64, 4, 2) 0.936 ms, (32, 64, 4, 3) 1.001,
 # (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074; causal p=0 (128, 128, 8, 2) 0.578, (64, 64, 4, 2) 0.583,
@@ -82,14 +74,11 @@ _CUDA_BWD = {
 # (64, 64, 4, 2) 0.215 (p=0.1: 0.222 / 0.234 / 0.241); non-causal keeps (64, 64, 4, 3) with or without dropout
 # (0.249 ms p=0, 0.334 p=0.1, the best of ten tiles both times).
 _CUDA_BWD_CAUSAL = {
-    (torch.bfloat16, 64): AttnBwdTile(32, 64, 4, 3),
-    (torch.bfloat16, 128): AttnBwdTile(64, 64, 4, 2),
-    (torch.float16, 64): AttnBwdTile(32, 64, 4, 3),
-    (torch.float16, 128): AttnBwdTile(64, 64, 4, 2),
+    64: AttnBwdTile(32, 64, 4, 3),
+    128: AttnBwdTile(64, 64, 4, 2),
 }
 _CUDA_BWD_DROPOUT = {
-    (torch.bfloat16, 128): AttnBwdTile(64, 64, 4, 2),
-    (torch.float16, 128): AttnBwdTile(64, 64, 4, 2),
+    128: AttnBwdTile(64, 64, 4, 2),
 }
 _EAGER_BWD_STAGES = {128: 2}
 # fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
@@ -99,6 +88,9 @@ _CUDA_FP32_BWD = AttnBwdTile(32, 64, 4, 1)
 # causal band and ragged-end paths.
 _INTERPRETER_FWD = AttnFwdTile(32, 16, 4, 1)
 _INTERPRETER_BWD = AttnBwdTile(16, 32, 4, 1)
+
+
+_HALF = (torch.float16, torch.bfloat16)
 
 
 def _bucket(head_dim: int) -> int:
@@ -112,7 +104,7 @@ def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool =
         return _INTERPRETER_FWD
     if dtype == torch.float32:
         return _CUDA_FP32_FWD
-    key = (dtype, _bucket(head_dim))
+    key = _bucket(head_dim) if dtype in _HALF else None
     if causal and key in _CUDA_FWD_CAUSAL:
         return _CUDA_FWD_CAUSAL[key]
     if dropout and key in _CUDA_FWD_DROPOUT:
@@ -128,7 +120,7 @@ def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = 
         return _INTERPRETER_BWD
     if dtype == torch.float32:
         return _CUDA_FP32_BWD
-    key = (dtype, _bucket(head_dim))
+    key = _bucket(head_dim) if dtype in _HALF else None
     if causal and key in _CUDA_BWD_CAUSAL:
         return _CUDA_BWD_CAUSAL[key]
     if dropout and key in _CUDA_BWD_DROPOUT:

@@ -220,7 +220,10 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
 def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
                            deterministic):
     # Our backward is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).
-    if not _use_template(q, k, v):
+    # A causal op whose mask needs a gradient (a direct call: attention() refuses mask + is_causal, and the causal
+    # pass drops the mask) runs the eager op: the template never writes dS above the causal band, the eager op
+    # zero-fills it, and the template's dS buffer is uninitialised.
+    if not _use_template(q, k, v) or (mask_grad and is_causal):
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(
             dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic)
     options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)

@@ -101,7 +101,8 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n):
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
 @pytest.mark.parametrize("causal,p", [(True, 0.0), (False, 0.3)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
-    B, Hq, Hkv, Sq, Sk, D, scale = 2, 4, 2, 19, 27, 24, 0.3
+    """Outputs start as NaN, so an entry a template never writes fails; Sq spans two dQ programs (32 rows each)."""
+    B, Hq, Hkv, Sq, Sk, D, scale = 2, 4, 2, 41, 45, 24, 0.3
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
     mask4 = bias.expand(B, Hq, Sq, Sk)
@@ -110,7 +111,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
 
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"fwd_{causal}_{p}")
-    out, lse = torch.empty(B, Hq, Sq, D), torch.empty(B, Hq, Sq)
+    nan = float("nan")
+    out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
     fwd[(triton.cdiv(Sq, 32), B * Hq)](
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
@@ -122,11 +124,14 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}")
     delta = (do * out).sum(-1)
-    dq, dk, dv, ds = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), torch.zeros(B, Hq, Sq, Sk)
+    dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     grid = (triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32), B * Hkv)
     bwd[grid](q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
               *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
               Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
+    if causal:  # dS is written on and below the band only: the lowering sends causal + mask grad to the eager op
+        allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
+        ds, dm_r = ds[..., allowed], dm_r[..., allowed]
     for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
@@ -174,10 +179,24 @@ def _assert_16bit_close(got, want):
         assert err <= 2e-2 * w.abs().max().item() + 1e-3, f"{name}: {err}"
 
 
+def _modules(code):
+    """(forward, backward) generated modules of _compiled_fwd_bwd's code."""
+    return tuple(code.split("# AOT ID")[1:3])
+
+
+def _calls(module, helper):
+    """Whether a generated module *calls* an attn_math helper: every template appends all of attn_math's
+    definitions, so a bare name test cannot tell which template ran."""
+    return re.search(rf"(?<!def ){helper}\(", module) is not None
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("causal,p,mask_kind", [(True, 0.0, None), (False, 0.0, "bias"), (False, 0.2, "bool")])
+@pytest.mark.parametrize("causal,p,mask_kind", [(True, 0.0, None), (False, 0.0, "bias"), (False, 0.2, "bool"),
+                                                (True, 0.0, "bias")])
 def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
+    """Causal with a mask that needs its gradient (a direct op call) takes the eager op's backward (the template
+    leaves dS above the band unwritten); every other case runs both templates."""
     B, Hq, Hkv, Sq, Sk, D = 2, 8, 2, 333, 517, 80
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=dtype).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -189,9 +208,10 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
     seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
     do = _randn(B, Hq, Sq, D, seed=6, dtype=dtype)
     got, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
-    # Inductor renames template kernels triton_tem_fused_*: the inductor_conv_attention_* templates show through
-    # attn_math's helpers, which only they carry into the generated code
-    assert "attn_fwd_rows" in code and "attn_bwd_dkdv_cols" in code
+    # Inductor renames template kernels triton_tem_fused_*: a template shows through the attn_math helper it calls
+    forward, backward = _modules(code)
+    assert _calls(forward, "attn_fwd_rows")
+    assert _calls(backward, "attn_bwd_dkdv_cols") == (not (causal and mask_kind == "bias"))
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
     _assert_16bit_close(got, (ref, *ref_grads))
@@ -216,7 +236,7 @@ def test_fallback_choice_when_no_template(monkeypatch):
     q, k, v = (_randn(1, 4, 100, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
     do = _randn(1, 4, 100, 64, seed=7, dtype=torch.bfloat16)
     got, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
-    assert "attn_fwd_rows" not in code and "inductor_conv.attention_fwd" in code
+    assert not _calls(code, "attn_fwd_rows") and "inductor_conv.attention_fwd" in code
     ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)
     _assert_16bit_close(got, (ref, *ref_grads))
 
@@ -231,9 +251,9 @@ def test_plain_form_takes_cudnn_forward_and_our_backward(dtype):
     q, k, v = (_randn(B, H, s, D, seed=i, dtype=dtype).requires_grad_() for i, s in enumerate((Sq, Sk, Sk)))
     do = _randn(B, H, Sq, D, seed=6, dtype=dtype)
     got, code = _compiled_fwd_bwd(False, 0.0, q, k, v, None, None, do)
-    forward, backward = code.split("# AOT ID")[1:3]  # the backward template carries all of attn_math's helpers
-    assert "_scaled_dot_product_cudnn_attention" in forward and "attn_fwd_rows" not in forward
-    assert "attn_bwd_dkdv_cols" in backward
+    forward, backward = _modules(code)
+    assert "_scaled_dot_product_cudnn_attention" in forward and not _calls(forward, "attn_fwd_rows")
+    assert _calls(backward, "attn_bwd_dkdv_cols")
     ref, ref_grads = _ref_and_grads(q, k, v, do, scale=0.125)
     _assert_16bit_close(got, (ref, *ref_grads))
 

@@ -1,9 +1,11 @@
 """GPU end to end (run on the device): realistic model code compiled with the plugin, bf16, vs float64 eager.
 
 Each model is plain eager PyTorch as people write it; we check the rewrite happened (counters), the generated
-code calls our Triton templates, and outputs and gradients are close to a float64 eager run.
+code calls our Triton templates, and outputs and gradients (input and every parameter) are close to a float64 eager
+run.
 """
 import math
+import re
 
 import pytest
 import torch
@@ -53,12 +55,14 @@ class LlamaAttention(nn.Module):
 
 
 def _run(model, inputs, dtype):
+    """(output, dx, then each parameter's gradient in named_parameters order), as float64."""
     m = model.cuda().to(dtype)
+    m.zero_grad(set_to_none=True)  # the same module serves the float64, eager and compiled runs
     xs = [t.cuda() for t in inputs]
     xs[0] = xs[0].to(dtype).requires_grad_(True)
     out = m(*xs)
     out.float().square().mean().backward()
-    return out.detach().double(), xs[0].grad.detach().double()
+    return [out.detach().double(), xs[0].grad.detach().double()] + [p.grad.detach().double() for p in m.parameters()]
 
 
 def _max_err(a, b):
@@ -97,8 +101,10 @@ def test_mamba_conv_and_llama_attention(dtype):
             text = "".join(graphs)
             assert "sigmoid" not in text and "'silu')" in text.replace('"', "'"), text
         generated = "\n".join(code)
-        for helper in helpers:
-            assert f"def {helper}(" in generated, helper
-        for name, o, e, r in zip(("output", "dx"), ours, eager, ref):
+        for helper in helpers:  # called, not only defined: every template appends all the helpers' definitions
+            assert re.search(rf"(?<!def ){helper}\(", generated), helper
+        names = ["output", "dx"] + [f"d{n}" for n, _ in model.named_parameters()]
+        assert len(names) == len(ours) == len(eager) == len(ref)
+        for name, o, e, r in zip(names, ours, eager, ref):
             scale = r.abs().max().item()
             assert _max_err(o, r) <= 2 * _max_err(e, r) + ulp * scale, (key, name, _max_err(o, r), _max_err(e, r))

@@ -87,7 +87,9 @@ def _op_mask_none(query, mask, fill, padding):
 
 
 def _op_mask_additive(query, mask, fill, padding):
-    return query, mask
+    """``scores + mask``: a bool mask adds 1.0 where True in eager (type promotion), while the op reads a bool mask
+    as attend / hide, so it gets the 0 / 1 values as an additive mask in the scores' dtype."""
+    return query, (mask if mask.is_floating_point() else mask.to(query.dtype))
 
 
 def _op_mask_masked_fill(query, mask, fill, padding):

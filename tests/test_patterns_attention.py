@@ -381,6 +381,30 @@ def test_two_layers_two_rewrites():
     assert counts["attention"] == 2 and ops_in("".join(graphs)).count("attention_bwd") == 2, graphs
 
 
+@pytest.mark.parametrize("scores", ["matmul", "bmm"])
+def test_bool_mask_added_to_scores_adds_one(scores):
+    """``scores + bool_mask`` adds 1.0 where the mask is True (type promotion), unlike SDPA's attend / hide bool
+    masks: the rewrite must pass 0 / 1 as an additive mask (it handed the bool mask over, off by ~1 in the output)."""
+    torch.manual_seed(0)
+    if scores == "matmul":
+        q, k, v = (torch.randn(2, 2, 8, 16) for _ in range(3))
+        mask = torch.rand(2, 1, 1, 8) > 0.5
+
+        def f(q, k, v, mask):
+            return torch.softmax(q @ k.transpose(-2, -1) / 4.0 + mask, dim=-1) @ v
+    else:
+        q, k, v = (torch.randn(4, 8, 16) for _ in range(3))
+        mask = torch.rand(4, 8, 8) > 0.3
+
+        def f(q, k, v, mask):
+            return torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25 + mask, dim=-1), v)
+
+    out, counts, _ = compile_and_run(f, q, k, v, mask)
+    assert counts["attention"] == 1
+    ref = f(*(t.double() for t in (q, k, v)), mask)
+    torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
+
+
 def test_scale_passed_to_op():
     graphs = check_recognised("scale_div", train=False, dynamic=False)
     assert f"False, {D**-0.5}, None)" in "".join(graphs)

@@ -165,6 +165,25 @@ def test_errors_name_the_argument(kwargs, exc, needle):
         inductor_conv.causal_conv1d(x, weight, bias, **args)
 
 
+def test_compiled_backward_with_a_transposed_weight_view():
+    """A (K, C) parameter passed as its (C, K) view: every gradient keeps its input's strides on every path (float64
+    takes the torch fallback, whose dw was contiguous while the fake promised weight's strides: the compiled
+    backward's stride assert failed)."""
+    torch._dynamo.reset()
+    x = torch.randn(2, 3, 9, dtype=torch.float64, requires_grad=True)
+    w_kc = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+
+    def f(x, w_kc, b):
+        return inductor_conv.causal_conv1d(x, w_kc.t(), b, activation="silu").square().sum()
+
+    grads = torch.autograd.grad(torch.compile(f, fullgraph=True, backend="inductor")(x, w_kc, b), (x, w_kc, b))
+    leaves = [t.detach().requires_grad_() for t in (x, w_kc, b)]
+    ref = causal_conv1d_ref(leaves[0], leaves[1].t(), leaves[2], activation="silu").square().sum()
+    for ours, want in zip(grads, torch.autograd.grad(ref, leaves)):
+        torch.testing.assert_close(ours, want)
+
+
 def test_compiles_fullgraph_without_break():
     torch._dynamo.reset()
     x, w, b = _inputs(requires_grad=True)

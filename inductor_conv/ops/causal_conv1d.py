@@ -125,7 +125,8 @@ def _torch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation):
         dx_pad[..., k : k + L] += contrib[..., k]
     dx = torch.empty_like(x).copy_(dx_pad[..., K - 1 :])
     dinit = torch.empty_like(initial_states).copy_(dx_pad[..., : K - 1]) if initial_states is not None else None
-    return dx, dw.to(weight.dtype), db.to(bias.dtype) if bias is not None else None, dinit
+    dw = torch.empty_like(weight).copy_(dw)  # weight's strides, as the fake (and the Triton launcher) promise
+    return dx, dw, db.to(bias.dtype) if bias is not None else None, dinit
 
 
 @causal_conv1d_bwd.register_fake

@@ -153,11 +153,18 @@ def _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
         return False
-    if not torch.backends.cuda.cudnn_sdp_enabled():  # the user switched SDPA's cuDNN backend off
+    # What SDPA's own cuDNN gate (can_use_cudnn_attention) also refuses: the backend switched off, deterministic
+    # algorithms requested, a key length of 1, empty queries, batch or heads above 65535.
+    if not torch.backends.cuda.cudnn_sdp_enabled() or torch.are_deterministic_algorithms_enabled():
         return False
     sizevars = V.graph.sizevars
+    B, H, Sq, _ = q.get_size()
+    if not (sizevars.statically_known_gt(k.get_size()[2], 1) and sizevars.statically_known_gt(Sq, 0)):
+        return False
+    if sizevars.statically_known_gt(B, 65535) or sizevars.statically_known_gt(H, 65535):
+        return False
     head_dim = sizevars.guard_int(q.get_size()[-1])
-    if head_dim % 8 or head_dim > 128 or not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]):
+    if head_dim % 8 or head_dim > 128 or not sizevars.statically_known_equals(H, k.get_size()[1]):
         return False
     if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
         return False

@@ -91,7 +91,8 @@ FWD_EXTERN = extern_kernel_choice(_fwd_eager, name="inductor_conv_causal_conv1d_
 # Shared steps
 # ---------------------------------------------------------------------------------------------------------------
 def _use_template(x, weight) -> bool:
-    """CUDA, a float x the kernels take, a static width K the warp-sized edge tiles cover."""
+    """CUDA, a float x the kernels take, a static width K the warp-sized edge tiles cover, and a non-empty x (the
+    chunk count divides by B, C and L; the eager op returns early on an empty x)."""
     K = weight.get_size()[1]
     floats = (torch.float32, torch.float16, torch.bfloat16)
     return (
@@ -100,6 +101,7 @@ def _use_template(x, weight) -> bool:
         and weight.get_dtype() in floats
         and (isinstance(K, int) or getattr(K, "is_number", False))
         and int(K) <= MAX_K
+        and all(V.graph.sizevars.statically_known_gt(n, 0) for n in x.get_size())
     )
 
 

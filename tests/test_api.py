@@ -94,6 +94,19 @@ def test_uuid_changes_with_config(clean_state, flag, monkeypatch):
     assert ours.uuid() != before
 
 
+def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
+    """The attention lowering's cuDNN choice reads torch.are_deterministic_algorithms_enabled()."""
+    inductor_conv.enable(("cpu",))
+    ours = get_joint_custom_pre_pass()
+    before = ours.uuid()
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(not was)
+    try:
+        assert ours.uuid() != before
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
 def test_bad_device_type_names_argument(clean_state):
     with pytest.raises(ValueError, match="device_types"):
         inductor_conv.enable(("tpu",))

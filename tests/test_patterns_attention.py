@@ -405,6 +405,24 @@ def test_bool_mask_added_to_scores_adds_one(scores):
     torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
 
 
+def test_negative_scale_prescales_q():
+    """The op takes positive scales only; ``scores * -0.25`` (legal eager code) is rewritten with q pre-scaled."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 8, 16, requires_grad=True) for _ in range(3))
+
+    def f(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) * -0.25, dim=-1) @ v
+
+    out, counts, _ = compile_and_run(f, q, k, v)
+    assert counts["attention"] == 1
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = f(*leaves)
+    torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
+    dout = torch.randn_like(ref)
+    for g, r in zip(torch.autograd.grad(out, (q, k, v), dout.float()), torch.autograd.grad(ref, leaves, dout)):
+        torch.testing.assert_close(g.double(), r, atol=1e-5, rtol=1e-5)
+
+
 def test_scale_passed_to_op():
     graphs = check_recognised("scale_div", train=False, dynamic=False)
     assert f"False, {D**-0.5}, None)" in "".join(graphs)

@@ -102,6 +102,28 @@ def test_finfo_min_mask_row_is_uniform_like_eager():
     torch.testing.assert_close(out[:, :, 2], v.mean(dim=2), **FP32_TOL)
 
 
+@pytest.mark.parametrize("scale", [-0.5, 0.0])
+def test_non_positive_scale_like_sdpa(scale):
+    """SDPA takes any finite scale; the kernels fold a positive one into exp2, so the op scales q instead."""
+    q, k, v = _qkv(Hq=2, Hkv=2, requires_grad=True)
+    out = inductor_conv.attention(q, k, v, scale=scale)
+    ref, leaves = _sdpa64(q, k, v, scale=scale)
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    dout = torch.randn_like(ref)
+    for g, r in zip(torch.autograd.grad(out, (q, k, v), dout.float()), torch.autograd.grad(ref, leaves[:3], dout)):
+        torch.testing.assert_close(g.double(), r, **FP32_TOL)
+
+
+def test_scale_from_the_shape_under_dynamic_compile():
+    """scale = 1 / sqrt(q.shape[-1]) is symbolic under dynamic=True: validating it must not break the graph."""
+    torch._dynamo.reset()
+    f = torch.compile(lambda q, k, v: inductor_conv.attention(q, k, v, scale=1 / math.sqrt(q.shape[-1])),
+                      fullgraph=True, dynamic=True)
+    for D in (16, 24):
+        q, k, v = (torch.randn(1, 2, 5, D) for _ in range(3))
+        torch.testing.assert_close(f(q, k, v).double(), _sdpa64(q, k, v)[0], **FP32_TOL)
+
+
 def test_gradcheck_float64():
     """The op's autograd wiring, through its torch fallback (float64 does not take the kernels here);
     test_kernels_attention.py::test_gradcheck_fp64 gradchecks the Triton launchers themselves."""
@@ -155,6 +177,7 @@ def test_dropout_fallback_and_kernels_drop_the_same_elements():
         (dict(attn_mask=torch.randn(3, 8)), ValueError, "attn_mask of shape"),
         (dict(attn_mask=torch.ones(8, 8, dtype=torch.int32)), TypeError, "attn_mask must be bool"),
         (dict(attn_mask=torch.ones(8, 8, dtype=torch.bool), is_causal=True), ValueError, "is_causal"),
+        (dict(attn_mask=torch.randn(1, 1, 2, 8, 8)), ValueError, "attn_mask must have at most 4 dims"),
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):

@@ -155,6 +155,14 @@ def test_mixed_dtypes_fp32_weights_bf16_input():
             ValueError,
             "cannot be combined",
         ),
+        # the last K - 1 inputs may span packed sequences: no state of the last one (Dao asserts the same)
+        (
+            dict(seq_idx=torch.zeros(2, 4, dtype=torch.int32), return_final_states=True),
+            ValueError,
+            "return_final_states cannot be combined with seq_idx",
+        ),
+        (dict(seq_idx=[[0, 0, 1, 1], [0, 0, 0, 0]]), TypeError, "seq_idx must be an int32 Tensor"),
+        (dict(initial_states=[[0.0, 0.0]]), TypeError, "initial_states must be a Tensor"),
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):

@@ -153,7 +153,7 @@ def attention(
         dropout_p: dropout on the probabilities; the keep mask is a pure function of a seed drawn from torch's
             generator and the logical index (b, h, i, j), so ``torch.manual_seed`` reproduces a step.
         is_causal: key j attends to query i iff j <= i (top-left aligned, like SDPA). Not with attn_mask.
-        scale: score scale, default ``1 / sqrt(D)``.
+        scale: score scale, default ``1 / sqrt(D)``; zero or negative scales multiply q instead (as SDPA allows).
         enable_gqa: allow Hq = G · Hkv (grouped-query attention); K/V are never repeated per query head.
 
     Returns:
@@ -164,6 +164,8 @@ def attention(
     Sk = k.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(D)
+    if not scale > 0:  # the op takes positive scales (folded into exp2 after the row max): scale q instead
+        q, scale = q * scale, 1.0
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0, nothing is copied
     seed = None
@@ -202,7 +204,8 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> 
             raise ValueError(f"q's heads ({Hq}) must be a multiple of k/v's heads ({Hkv})")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale)):
+    # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic
+    if scale is not None and not (isinstance(scale, (int, float)) and -math.inf < scale < math.inf):
         raise TypeError(f"scale must be a finite float or None, got {scale!r}")
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):
@@ -213,6 +216,8 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> 
             raise TypeError(f"attn_mask must be bool or floating point, got {attn_mask.dtype}")
         if attn_mask.device != q.device:
             raise ValueError(f"attn_mask is on {attn_mask.device} but q is on {q.device}")
+        if attn_mask.dim() > 4:
+            raise ValueError(f"attn_mask must have at most 4 dims, got shape {tuple(attn_mask.shape)}")
         try:
             torch.broadcast_shapes(attn_mask.shape, (B, Hq, Sq, k.shape[-2]))
         except RuntimeError:

@@ -185,11 +185,15 @@ def causal_conv1d(
         seq_idx: ``[B, L]`` int32 sequence ids of packed sequences: a tap never crosses a change of id.
         initial_states: ``[B, C, K - 1]``, the K − 1 inputs that precede x (zeros when None). Not with seq_idx.
         return_final_states: also return the last K − 1 inputs, ``[B, C, K - 1]``, to continue the sequence.
+            Not with seq_idx.
 
     Returns:
         y ``[B, C, L]`` in x's dtype (and x's layout), or ``(y, final_states)``.
     """
     act = _check_args(x, weight, bias, activation, seq_idx, initial_states)
+    if seq_idx is not None and return_final_states:
+        # the last K - 1 inputs may span a sequence boundary: they are no state of the last sequence
+        raise ValueError("return_final_states cannot be combined with seq_idx (as in causal_conv1d_fn)")
     if weight.dim() == 3:
         weight = weight.squeeze(1)
     y = torch.ops.inductor_conv.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, act)
@@ -233,11 +237,15 @@ def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
     if seq_idx is not None:
+        if not isinstance(seq_idx, Tensor):
+            raise TypeError(f"seq_idx must be an int32 Tensor, got {type(seq_idx).__name__}")
         if seq_idx.shape != (B, L):
             raise ValueError(f"seq_idx must have shape ({B}, {L}), got {tuple(seq_idx.shape)}")
         if seq_idx.dtype != torch.int32:
             raise TypeError(f"seq_idx must be int32, got {seq_idx.dtype}")
     if initial_states is not None:
+        if not isinstance(initial_states, Tensor):
+            raise TypeError(f"initial_states must be a Tensor, got {type(initial_states).__name__}")
         if initial_states.shape != (B, C, K - 1):
             raise ValueError(
                 f"initial_states must have shape ({B}, {C}, {K - 1}), got {tuple(initial_states.shape)}"

@@ -19,7 +19,11 @@ def bump(key: str, n: int = 1) -> None:
 
 
 def counters() -> dict[str, int]:
-    """Rewrites performed since the last ``reset_counters()``, keyed ``"causal_conv1d"`` and ``"attention"``."""
+    """Rewrites performed since the last ``reset_counters()``, keyed ``"causal_conv1d"`` and ``"attention"``.
+
+    Counted when our pass rewrites a graph: a compile that Inductor serves from its caches (FX graph / AOTAutograd
+    cache, on by default) replays code that was rewritten in an earlier process and counts nothing here. To count,
+    compile with caches off (``torch._inductor.config.force_disable_caches``), as the tests and the demo do."""
     return {key: _counts[key] for key in KEYS}
 
 

@@ -12,6 +12,16 @@ def _modules():
     return [importlib.import_module(name) for name in _MODULES]
 
 
+def install(op, fn) -> None:
+    """Make ``fn`` the lowering of ``op`` unless ours already is. A lowering Inductor installed itself (its default
+    fallback, when it compiled the op before enable()) is replaced: only ours carries the marker."""
+    from inductor_conv._compat import has_lowering, inductor_lowerings, register_lowering
+
+    if not has_lowering(op) or getattr(inductor_lowerings[op], "_inductor_conv", False) is False:
+        register_lowering(op, type_promotion_kind=None)(fn)
+        inductor_lowerings[op]._inductor_conv = True
+
+
 def register_all() -> None:
     for module in _modules():
         module.register()

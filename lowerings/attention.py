@@ -20,17 +20,16 @@ from inductor_conv._compat import (
     V,
     empty_strided,
     fallback_handler,
-    has_lowering,
     inductor_config,
     inductor_lowerings,
     infer_dense_strides,
     ir,
     realize_inputs,
-    register_lowering,
     select_algorithm,
     triton_template,
 )
 from inductor_conv.kernels import attn_math
+from inductor_conv.lowerings import install
 from inductor_conv.reference.attention import dropout_threshold
 from inductor_conv.lowerings.heuristics.attention import (
     attn_bwd_autotune_tiles,
@@ -278,7 +277,5 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
 
 def register() -> None:
     """Install both lowerings (idempotent; enable() calls it, disable() removes them)."""
-    if not has_lowering(FWD_OP):
-        register_lowering(FWD_OP, type_promotion_kind=None)(attention_fwd_lowering)
-    if not has_lowering(BWD_OP):
-        register_lowering(BWD_OP, type_promotion_kind=None)(attention_bwd_lowering)
+    install(FWD_OP, attention_fwd_lowering)
+    install(BWD_OP, attention_bwd_lowering)

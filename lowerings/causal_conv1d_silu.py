@@ -26,11 +26,9 @@ from inductor_conv._compat import (
     empty_strided,
     fallback_handler,
     full,
-    has_lowering,
     inductor_config,
     inductor_lowerings,
     ir,
-    register_lowering,
     select_algorithm,
     sum_lowering,
     to_dtype,
@@ -38,6 +36,7 @@ from inductor_conv._compat import (
 )
 from inductor_conv.kernels import conv_math
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, conv_chunks, conv_geometry, num_sms
+from inductor_conv.lowerings import install
 from inductor_conv.lowerings.heuristics.conv import conv_autotune_tiles, conv_tile
 
 aten = torch.ops.aten
@@ -222,7 +221,5 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
 
 def register() -> None:
     """Install both lowerings (idempotent; enable() calls it, disable() removes them)."""
-    for op, fn in ((FWD_OP, lower_fwd), (BWD_OP, lower_bwd)):
-        if not has_lowering(op) or getattr(inductor_lowerings[op], "_inductor_conv", False) is False:
-            register_lowering(op, type_promotion_kind=None)(fn)
-            inductor_lowerings[op]._inductor_conv = True
+    install(FWD_OP, lower_fwd)
+    install(BWD_OP, lower_bwd)

@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
-from inductor_conv._compat import fx_graph_cache_disabled, has_lowering
+from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
@@ -134,6 +134,26 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
         ds, dm_r = ds[..., allowed], dm_r[..., allowed]
     for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("module", ["attention", "causal_conv1d_silu"])
+def test_register_replaces_a_lowering_inductor_installed(module):
+    """Compiling an op before enable() leaves Inductor's own fallback lowering registered; register() must replace
+    it (it checked only that *a* lowering existed, so the templates were silently never used)."""
+    mod = importlib.import_module(f"inductor_conv.lowerings.{module}")
+    before = {op: inductor_lowerings.get(op) for op in mod.OPS}
+    try:
+        for op in mod.OPS:
+            inductor_lowerings[op] = lambda *args, **kwargs: None  # stands for Inductor's fallback lowering
+        mod.register()
+        for op in mod.OPS:
+            assert getattr(inductor_lowerings[op], "_inductor_conv", False) is True, op
+    finally:
+        for op, fn in before.items():
+            if fn is None:
+                inductor_lowerings.pop(op, None)
+            else:
+                inductor_lowerings[op] = fn
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path of the lowering")

@@ -114,13 +114,18 @@ class InductorConvPass(CustomGraphPass):
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 
+def _ours(current) -> InductorConvPass | None:
+    """Our pass, installed directly or as an entry of a pass list another user built around it."""
+    return next((p for p in _as_tuple(current) if isinstance(p, InductorConvPass)), None)
+
+
 def install() -> None:
     """Chain our pass in front of the currently installed ``joint_custom_pre_pass``. Idempotent."""
-    current = get_joint_custom_pre_pass()
-    if isinstance(current, InductorConvPass):
-        current.active = True
+    ours = _ours(get_joint_custom_pre_pass())
+    if ours is not None:
+        ours.active = True
         return
-    set_joint_custom_pre_pass(InductorConvPass(current))
+    set_joint_custom_pre_pass(InductorConvPass(get_joint_custom_pre_pass()))
 
 
 def uninstall() -> None:
@@ -135,5 +140,5 @@ def uninstall() -> None:
 
 
 def installed() -> bool:
-    current = get_joint_custom_pre_pass()
-    return isinstance(current, InductorConvPass) and current.active
+    ours = _ours(get_joint_custom_pre_pass())
+    return ours is not None and ours.active

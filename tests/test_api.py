@@ -71,6 +71,26 @@ def test_user_pass_is_chained_and_restored(clean_state):
         set_joint_custom_pre_pass(None)
 
 
+def test_enabled_inside_a_pass_list_another_user_built(clean_state):
+    """Another user chains a pass after ours ([ours, theirs]): we still report enabled, and enable() again neither
+    wraps the list (ours would run twice) nor drops their pass."""
+    from inductor_conv._compat import set_joint_custom_pre_pass
+
+    inductor_conv.enable(("cpu",))
+    ours, user = get_joint_custom_pre_pass(), _UserPass()
+    set_joint_custom_pre_pass([ours, user])
+    try:
+        assert inductor_conv.is_enabled()
+        inductor_conv.enable(("cpu",))
+        assert get_joint_custom_pre_pass() == [ours, user]
+        inductor_conv.disable()  # ours stays in their list as a pass-through
+        assert not inductor_conv.is_enabled() and get_joint_custom_pre_pass() == [ours, user]
+        inductor_conv.enable(("cpu",))
+        assert inductor_conv.is_enabled() and get_joint_custom_pre_pass() == [ours, user]
+    finally:
+        set_joint_custom_pre_pass(None)
+
+
 def test_enabled_context_restores_previous_state(clean_state):
     with inductor_conv.enabled(("cpu",)):
         assert inductor_conv.is_enabled()

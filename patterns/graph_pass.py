@@ -134,9 +134,9 @@ def uninstall() -> None:
     if isinstance(current, InductorConvPass):
         set_joint_custom_pre_pass(current.previous)
         return
-    for entry in _as_tuple(current):
-        if isinstance(entry, InductorConvPass):
-            entry.active = False
+    ours = _ours(current)
+    if ours is not None:
+        ours.active = False
 
 
 def installed() -> bool:

@@ -5,11 +5,16 @@
 Cases: bf16 (B, H, S, D) = (4, 16, 2048, 128), (2, 16, 8192, 128), (8, 16, 1024, 64), causal and not, dropout
 p in {0, 0.1}, and GQA 32/8 at (4, ., 2048, 128). Implementations:
   ours-op        inductor_conv.attention called eagerly
-  ours-compiled  the hand-written eager attention below compiled with inductor_conv enabled
+  ours-compiled  the hand-written eager attention below compiled with inductor_conv enabled (default config:
+                 cuDNN's forward and backward where config.attention_cudnn admits the form, else our templates)
+  ours-templates the same with config.attention_cudnn = False (our templates everywhere; p = 0 only: the
+                 forms with dropout run our templates anyway)
   inductor       the same eager code compiled by plain Inductor (its own fuse_attention may rewrite it to SDPA)
   sdpa-flash / sdpa-cudnn / sdpa-efficient   F.scaled_dot_product_attention pinned to one backend
   flex           FlexAttention compiled (p = 0 only: it has no dropout)
-FLOPs: forward 4·B·H·S²·D (half when causal), forward+backward 3.5× that. "held" = device memory a forward leaves
+FLOPs: forward 4·B·H·S²·D (half when causal), forward+backward 3.5× that. TFLOP/s from wall time (do_bench) and,
+in the GPU columns, from the summed kernel time (torch.profiler): a compiled forward+backward at B4 S2048 costs
+about 1 ms of CPU (Dynamo, AOTAutograd, autograd), so a fast kernel can be CPU-bound in wall time. "held" = device memory a forward leaves
 allocated besides its output, in units of |q|.
 """
 from __future__ import annotations
@@ -25,7 +30,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import attention_tflops, bench, compile_with_plugin, held_bytes, parse_args, pick, write_table
+from common import attention_tflops, bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, write_table
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -82,6 +87,7 @@ def implementations():
             q, k, v, dropout_p=p, is_causal=causal, enable_gqa=True
         ),
         "ours-compiled": "compiled-on",
+        "ours-templates": ("compiled-on", {"attention_cudnn": False}),
         "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
         "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
     }
@@ -90,6 +96,18 @@ def implementations():
     impls["inductor"] = "compiled-off"
     impls["sdpa-efficient"] = sdpa(SDPBackend.EFFICIENT_ATTENTION)
     return impls
+
+
+@contextlib.contextmanager
+def config_patch(overrides):
+    saved = {name: getattr(inductor_conv.config, name) for name in overrides}
+    try:
+        for name, value in overrides.items():
+            setattr(inductor_conv.config, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(inductor_conv.config, name, value)
 
 
 def measure(fn, shape, causal, p):
@@ -107,9 +125,13 @@ def measure(fn, shape, causal, p):
         torch.autograd.grad(out, (q, k, v), do)
 
     fb_ms = bench(fwd_bwd)
+    with torch.no_grad():
+        gpu_fwd_ms = gpu_ms(lambda: fn(q, k, v, causal, p))
+    gpu_fb_ms = gpu_ms(fwd_bwd)
     held = held_bytes(lambda: fn(q, k, v, causal, p))
-    return (attention_tflops(fwd_ms, B, Hq, S, D, causal, backward=False),
-            attention_tflops(fb_ms, B, Hq, S, D, causal, backward=True), held / (q.numel() * q.element_size()))
+    tflops = [attention_tflops(ms, B, Hq, S, D, causal, backward=bwd)
+              for ms, bwd in ((fwd_ms, False), (fb_ms, True), (gpu_fwd_ms, False), (gpu_fb_ms, True))]
+    return (*tflops, held / (q.numel() * q.element_size()))
 
 
 def main():
@@ -118,8 +140,8 @@ def main():
     lines = [
         f"# attention benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch {torch.__version__}",
         "",
-        "| B Hq/Hkv S D | causal | p | impl | fwd TFLOP/s | fwd+bwd TFLOP/s | held (×|q|) |",
-        "|---|---|---|---|---|---|---|",
+        "| B Hq/Hkv S D | causal | p | impl | fwd TFLOP/s | fwd+bwd TFLOP/s | GPU fwd | GPU fwd+bwd | held (×|q|) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
     cases = pick(CASES, args)
@@ -129,24 +151,31 @@ def main():
             for p in (0.0, 0.1):
                 for causal in (False, True):
                     for name, fn in implementations().items():
+                        overrides = {}
+                        if isinstance(fn, tuple):
+                            if p > 0:
+                                continue  # the config variants only change the p = 0 forms
+                            fn, overrides = fn
                         if name == "flex" and p > 0:
                             continue  # FlexAttention has no dropout
                         if isinstance(fn, str):
                             fn = compile_with_plugin(eager_attention, plugin=fn == "compiled-on")
                         try:
-                            fwd, fb, held = measure(fn, shape, causal, p)
+                            with config_patch(overrides):  # read when the first call compiles
+                                fwd, fb, gpu_fwd, gpu_fb, held = measure(fn, shape, causal, p)
                         except Exception as e:  # one failing implementation must not hide the others
                             inductor_conv.disable()
                             msg = f"{type(e).__name__}: {str(e)[:80]}"
-                            lines.append(f"| {shape} | {causal} | {p} | {name} | n/a ({msg}) | | |")
+                            lines.append(f"| {shape} | {causal} | {p} | {name} | n/a ({msg}) | | | | |")
                             print(lines[-1], flush=True)
                             continue
-                        if name == "ours-compiled":
-                            rewrites[(shape, causal, p)] = inductor_conv.counters()["attention"]
+                        if name.startswith("ours-") and name != "ours-op":
+                            rewrites[(shape, causal, p, name)] = inductor_conv.counters()["attention"]
                         inductor_conv.disable()  # every other implementation compiles without our pass
                         B, Hq, Hkv, S, D = shape
                         lines.append(
-                            f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | {held:.2f} |"
+                            f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | {gpu_fwd:.0f} | "
+                            f"{gpu_fb:.0f} | {held:.2f} |"
                         )
                         print(lines[-1], flush=True)
     inductor_conv.disable()

@@ -10,12 +10,15 @@ device_types: tuple[str, ...] = ("cuda",)
 causal_conv1d: bool = True
 attention: bool = True
 
-# Backward passes reduce parameter gradients (conv dw/dβ, attention GQA dK/dV) in a fixed order, so two runs on the
-# same inputs are bit-identical. False allows atomics where a kernel offers them.
+# The conv backward reduces dw/dβ in a fixed order (partial rows, then a fixed-order sum), so two runs on the same
+# inputs are bit-identical. False allows atomics where a kernel offers them.  (Our attention templates are always
+# deterministic: one owner per dQ/dK/dV row, GQA heads summed in a fixed order.  cuDNN's attention backward, chosen by
+# ``attention_cudnn`` below, is not -- it follows torch.use_deterministic_algorithms, as SDPA does.)
 deterministic: bool = True
 
-# Attention forward without mask, causal band or dropout, one KV head per query head, fp16/bf16, head dim <= 128
-# (multiple of 8), on a GPU where cuDNN's fused attention runs: the lowering calls cuDNN's forward (the kernel
-# Inductor's own SDPA rewrite reaches for that form; 640 vs our template's 468 TFLOP/s on the H200) and keeps our
-# backward, which reads cuDNN's row log-sum-exp.  False: our template everywhere.
-attention_cudnn_forward: bool = True
+# Attention without mask or dropout (causal only with Sq == Sk), any GQA ratio, fp16/bf16, head dim <= 128 (multiple
+# of 8), on a GPU where SDPA itself would run cuDNN's fused attention: the lowerings call cuDNN's forward and backward
+# (the kernels Inductor's own SDPA rewrite reaches for; faster than our templates on Hopper, docs/benchmarks.md).
+# Like SDPA, this is refused under torch.use_deterministic_algorithms(True): then our deterministic templates run.
+# False: our templates everywhere.
+attention_cudnn: bool = True

@@ -42,6 +42,9 @@ aten, prims = torch.ops.aten, torch.ops.prims
 FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
 OPS = (FWD_OP, BWD_OP)
+# Causal launches: programs ordered longest-first within groups of CAUSAL_GROUP (b, h) slices (0: within each
+# slice); see the templates' program-id mapping and docs/benchmarks.md.
+CAUSAL_GROUP = 8
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -53,14 +56,16 @@ def _load(name: str) -> str:
 
 @SymbolicGridFn
 def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
-    """One program per BLOCK_M query rows of one (batch, query head); row blocks of a head are adjacent."""
-    return (cdiv(q_len, meta["BLOCK_M"]), batch * q_heads, 1)
+    """One program per BLOCK_M query rows of one (batch, query head), on one axis (batch * heads may pass the
+    65535 of axes 1 and 2); the template maps the program id."""
+    return (cdiv(q_len, meta["BLOCK_M"]) * batch * q_heads, 1, 1)
 
 
 @SymbolicGridFn
 def attention_bwd_grid(batch, q_heads, q_len, head_dim, kv_heads, kv_len, meta, *, cdiv):
-    """cdiv(Sk, BLOCK_N) dK/dV programs then G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head)."""
-    return (cdiv(kv_len, meta["BLOCK_N"]) + (q_heads // kv_heads) * cdiv(q_len, meta["BLOCK_N"]), batch * kv_heads, 1)
+    """cdiv(Sk, BLOCK_N) dK/dV programs then G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head), on one axis."""
+    per_head = cdiv(kv_len, meta["BLOCK_N"]) + (q_heads // kv_heads) * cdiv(q_len, meta["BLOCK_N"])
+    return (per_head * batch * kv_heads, 1, 1)
 
 
 FWD_TEMPLATE = triton_template("inductor_conv_attention_fwd", attention_fwd_grid, _load("inductor_conv_attention_fwd"))
@@ -131,6 +136,7 @@ def _options(q, attn_mask, dropout_p, is_causal, scale):
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
+        CAUSAL_GROUP=CAUSAL_GROUP,
     ), head_dim
 
 
@@ -145,10 +151,24 @@ def _dense_like(node, dtype=None):
                          device=node.get_device())
 
 
-def _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
-    """The plain form (no mask, no causal band, no dropout, MHA, fp16 / bf16, head dim a multiple of 8 up to 128,
-    unit-stride head dim) on a GPU with cuDNN's fused attention: config.attention_cudnn_forward."""
-    if not config.attention_cudnn_forward or attn_mask is not None or dropout_p > 0 or is_causal:
+def _aligned(t) -> bool:
+    """cuDNN reads rows of 16-byte vectors: a unit-stride last dim, the other strides and the offset multiples of 8
+    elements (what Inductor's sdpa_constraint asks of SDPA's inputs)."""
+    sizevars = V.graph.sizevars
+    layout = t.get_layout()
+    *outer, last = layout.stride
+    if not sizevars.statically_known_equals(last, 1):
+        return False
+    return all(sizevars.statically_known_multiple_of(e, 8) for e in (*outer, layout.offset))
+
+
+def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
+    """config.attention_cudnn: the forms cuDNN's fused attention covers with our semantics -- no mask, no dropout
+    (cuDNN's own dropout could not be replayed from our seed), not causal or causal with Sq == Sk (both top-left
+    aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned layouts -- on a
+    GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both lowerings ask it
+    with the same saved q, k, v, so forward and backward agree."""
+    if not config.attention_cudnn or attn_mask is not None or dropout_p > 0:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
         return False
@@ -158,35 +178,46 @@ def _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
         return False
     sizevars = V.graph.sizevars
     B, H, Sq, _ = q.get_size()
-    if not (sizevars.statically_known_gt(k.get_size()[2], 1) and sizevars.statically_known_gt(Sq, 0)):
+    Sk = k.get_size()[2]
+    if not (sizevars.statically_known_gt(Sk, 1) and sizevars.statically_known_gt(Sq, 0)):
+        return False
+    if is_causal and not sizevars.statically_known_equals(Sq, Sk):
         return False
     if sizevars.statically_known_gt(B, 65535) or sizevars.statically_known_gt(H, 65535):
         return False
     head_dim = sizevars.guard_int(q.get_size()[-1])
-    if head_dim % 8 or head_dim > 128 or not sizevars.statically_known_equals(H, k.get_size()[1]):
+    if head_dim % 8 or head_dim > 128:
         return False
     if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
         return False
-    # cuDNN reads rows of 16-byte vectors: a unit-stride head dim, other strides and the offset multiples of 8
-    # (what Inductor's sdpa_constraint asks of SDPA's inputs); other layouts stay on our template (no copies).
-    for t in (q, k, v):
-        layout = t.get_layout()
-        *outer, last = layout.stride
-        if not sizevars.statically_known_equals(last, 1):
-            return False
-        if any(not sizevars.statically_known_multiple_of(e, 8) for e in (*outer, layout.offset)):
-            return False
-    return True
+    return all(_aligned(t) for t in (q, k, v))
 
 
-def _cudnn_forward(q, k, v, scale):
+def _cudnn_forward(q, k, v, is_causal, scale):
     """cuDNN's fused forward as an Inductor fallback kernel: (out, LSE as [B, H, Sq] fp32, natural log: the row
     log-sum-exp of the scaled scores, the quantity our backward recomputes P from)."""
     outs = inductor_lowerings[aten._scaled_dot_product_cudnn_attention.default](
-        q, k, v, None, True, 0.0, False, False, scale=float(scale))
+        q, k, v, None, True, 0.0, bool(is_causal), False, scale=float(scale))
     B, H, Sq = q.get_size()[:3]
     lse = inductor_lowerings[aten.view.default](outs[1], [B, H, Sq])
     return outs[0], ir.ExternKernel.require_contiguous(lse)
+
+
+def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
+    """cuDNN's fused backward (dQ, dK, dV) from the forward's O and row LSE (the same gate chose cuDNN's forward; our
+    template's LSE is the same quantity in the same layout, so either would do).  dO goes to O's layout (cuDNN asks for matching strides) and is copied if misaligned; p = 0, so the
+    philox seed / offset are never read."""
+    out = ir.ExternKernel.require_contiguous(out) if not _aligned(out) else out
+    dout = ir.ExternKernel.require_stride_order(dout, ir.get_stride_order(out.get_stride()))
+    if not _aligned(dout):
+        dout = ir.ExternKernel.require_contiguous(ir.ExternKernel.copy_input(dout))
+    B, H, Sq = q.get_size()[:3]
+    lse = inductor_lowerings[aten.view.default](ir.ExternKernel.require_contiguous(lse), [B, H, Sq, 1])
+    device = q.get_device()
+    philox = empty_strided([], None, dtype=torch.int64, device=device)
+    return inductor_lowerings[aten._scaled_dot_product_cudnn_attention_backward.default](
+        dout, q, k, v, out, lse, philox, philox, None, None, None, Sq, k.get_size()[2], 0.0, bool(is_causal),
+        scale=float(scale))
 
 
 def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
@@ -194,8 +225,8 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                                                     seed)
     q, k, v = realize_inputs(q, k, v)
-    if _use_cudnn_forward(q, k, v, attn_mask, dropout_p, is_causal):
-        return _cudnn_forward(q, k, v, scale)
+    if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
+        return _cudnn_forward(q, k, v, is_causal, scale)
     options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
@@ -225,13 +256,19 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
 
 def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
                            deterministic):
-    # Our backward is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).
+    # Our template is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).  The forms
+    # _use_cudnn admits run cuDNN's backward, as SDPA would (not run-to-run deterministic: the gate refuses it under
+    # torch.use_deterministic_algorithms, as SDPA's does, and then both passes are our templates).
     # A causal op whose mask needs a gradient (a direct call: attention() refuses mask + is_causal, and the causal
     # pass drops the mask) runs the eager op: the template never writes dS above the causal band, the eager op
     # zero-fills it, and the template's dS buffer is uninitialised.
     if not _use_template(q, k, v) or (mask_grad and is_causal):
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(
             dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic)
+    q, k, v, out = realize_inputs(q, k, v, out)
+    if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
+        dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
+        return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
     options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]

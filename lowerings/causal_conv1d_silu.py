@@ -90,16 +90,15 @@ FWD_EXTERN = extern_kernel_choice(_fwd_eager, name="inductor_conv_causal_conv1d_
 # Shared steps
 # ---------------------------------------------------------------------------------------------------------------
 def _use_template(x, weight) -> bool:
-    """CUDA, a float x the kernels take, a static width K the warp-sized edge tiles cover, and a non-empty x (the
-    chunk count divides by B, C and L; the eager op returns early on an empty x)."""
-    K = weight.get_size()[1]
+    """CUDA, a float x the kernels take, a width K the warp-sized edge tiles cover, and a non-empty x (the chunk
+    count divides by B, C and L; the eager op returns early on an empty x).  K is a constexpr of the kernels: under
+    dynamic=True it is specialised (a guard K == k), as a model's conv width is a constant."""
     floats = (torch.float32, torch.float16, torch.bfloat16)
     return (
         x.get_device().type == "cuda"
         and x.get_dtype() in floats
         and weight.get_dtype() in floats
-        and (isinstance(K, int) or getattr(K, "is_number", False))
-        and int(K) <= MAX_K
+        and V.graph.sizevars.guard_int(weight.get_size()[1]) <= MAX_K
         and all(V.graph.sizevars.statically_known_gt(n, 0) for n in x.get_size())
     )
 
@@ -155,7 +154,7 @@ def lower_fwd(x, weight, bias, seq_idx, initial_states, activation):
                                                                    activation)
     x, weight, bias, seq_idx, initial_states = map(_fixed, (x, weight, bias, seq_idx, initial_states))
     B, C, L = x.get_size()
-    K = int(weight.get_size()[1])
+    K = V.graph.sizevars.guard_int(weight.get_size()[1])
     hint = V.graph.sizevars.size_hint
     sms = num_sms(x.get_device().index or 0)
     layout = _like_x(x)
@@ -183,7 +182,7 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
         # be the channel-last view) is copied into x's layout once rather than read across the grain.
         dy = ir.ExternKernel.require_stride_order(dy, _stride_order(x))
     B, C, L = x.get_size()
-    K = int(weight.get_size()[1])
+    K = V.graph.sizevars.guard_int(weight.get_size()[1])
     device = x.get_device()
     hint = V.graph.sizevars.size_hint
     geometries = _tiles("bwd", x, K)

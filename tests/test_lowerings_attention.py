@@ -95,7 +95,8 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n):
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
-                DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p))
+                DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p),
+                CAUSAL_GROUP=3)  # 3 does not divide B * Hkv = 4: a partial last group
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
@@ -114,7 +115,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
-    fwd[(triton.cdiv(Sq, 32), B * Hq)](
+    fwd[(triton.cdiv(Sq, 32) * B * Hq,)](
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
         Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
@@ -125,7 +126,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
-    grid = (triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32), B * Hkv)
+    grid = ((triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32)) * B * Hkv,)
     bwd[grid](q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
               *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
               Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
@@ -238,19 +239,41 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
 
 
 @pytest.mark.gpu
-def test_compiled_backward_is_deterministic():
+def test_deterministic_algorithms_take_our_templates_bit_identically(deterministic_algorithms):
+    """torch.use_deterministic_algorithms(True) refuses cuDNN (as SDPA does) for this causal GQA form it would take;
+    our templates then run, and two runs are bit-identical."""
     q = _randn(1, 8, 256, 64, seed=0, dtype=torch.bfloat16).requires_grad_()
     k, v = (_randn(1, 2, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in (1, 2))  # GQA 4
     do = _randn(1, 8, 256, 64, seed=7, dtype=torch.bfloat16)
-    first, _ = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    first, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    forward, backward = _modules(code)
+    assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
+    assert "_scaled_dot_product_cudnn" not in code
     second, _ = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
 
 
 @pytest.mark.gpu
+def test_more_than_65535_batch_heads(monkeypatch):
+    """B * H = 65600 programs' worth of (b, h) slices: grid axes 1 and 2 stop at 65535, so the eager kernels and
+    the templates put everything on axis 0 (a two-axis grid fails to launch here)."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # our templates
+    B, H, S, D = 2, 32800, 16, 16
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.float16).requires_grad_() for i in range(3))
+    do = _randn(B, H, S, D, seed=7, dtype=torch.float16)
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)
+    got, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    assert _calls(code, "attn_fwd_rows") and _calls(code, "attn_bwd_dkdv_cols")
+    _assert_16bit_close(got, (ref, *ref_grads))
+    out = inductor_conv.attention(q, k, v, is_causal=True, scale=0.125)
+    _assert_16bit_close((out, *torch.autograd.grad(out, (q, k, v), do)), (ref, *ref_grads))
+
+
+@pytest.mark.gpu
 def test_fallback_choice_when_no_template(monkeypatch):
     """With no template choice the lowering still works, through the ExternKernelChoice running the eager op."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # else cuDNN takes this causal Sq == Sk form
     monkeypatch.setattr(lowering.FWD_TEMPLATE, "maybe_append_choice", lambda *a, **kw: None)
     monkeypatch.setattr(lowering.BWD_TEMPLATE, "maybe_append_choice", lambda *a, **kw: None)
     q, k, v = (_randn(1, 4, 100, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
@@ -263,26 +286,50 @@ def test_fallback_choice_when_no_template(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_plain_form_takes_cudnn_forward_and_our_backward(dtype):
-    """config.attention_cudnn_forward: no mask, no causal band, no dropout, MHA -> cuDNN's forward, whose row LSE
-    feeds our backward template (odd lengths, Sq != Sk, head dim 80). A wrong LSE convention (log2, or per-tile)
-    breaks the gradients, not the output."""
-    B, H, Sq, Sk, D = 2, 4, 333, 517, 80
-    q, k, v = (_randn(B, H, s, D, seed=i, dtype=dtype).requires_grad_() for i, s in enumerate((Sq, Sk, Sk)))
-    do = _randn(B, H, Sq, D, seed=6, dtype=dtype)
-    got, code = _compiled_fwd_bwd(False, 0.0, q, k, v, None, None, do)
+@pytest.mark.parametrize("causal,Hkv,Sq,Sk", [(False, 4, 333, 517), (True, 1, 300, 300), (True, 4, 256, 256)])
+def test_cudnn_forms(dtype, causal, Hkv, Sq, Sk):
+    """config.attention_cudnn: no mask, no dropout, causal only with Sq == Sk, any GQA ratio -> cuDNN's forward and
+    backward (odd lengths, Sq != Sk, head dim 80, the backward fed by the saved O and row LSE)."""
+    B, Hq, D = 2, 4, 80
+    q, k, v = (_randn(B, h, s, D, seed=i, dtype=dtype).requires_grad_()
+               for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
+    do = _randn(B, Hq, Sq, D, seed=6, dtype=dtype)
+    got, code = _compiled_fwd_bwd(causal, 0.0, q, k, v, None, None, do)
     forward, backward = _modules(code)
     assert "_scaled_dot_product_cudnn_attention" in forward and not _calls(forward, "attn_fwd_rows")
-    assert _calls(backward, "attn_bwd_dkdv_cols")
-    ref, ref_grads = _ref_and_grads(q, k, v, do, scale=0.125)
+    assert "_scaled_dot_product_cudnn_attention_backward" in backward and not _calls(backward, "attn_bwd_dkdv_cols")
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=causal, scale=0.125)
     _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.fixture
+def deterministic_algorithms():
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.use_deterministic_algorithms(was)
+
+
+@pytest.mark.gpu
+def test_cudnn_off_and_causal_with_unequal_lengths_take_our_templates(monkeypatch):
+    """The gate's two refusals a user meets most: config.attention_cudnn = False, and a causal band with Sq != Sk."""
+    q, k, v = (_randn(1, 4, s, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i, s in enumerate((96, 160, 160)))
+    do = _randn(1, 4, 96, 64, seed=7, dtype=torch.bfloat16)
+    for causal, enabled in ((True, True), (False, False)):
+        monkeypatch.setattr(inductor_conv.config, "attention_cudnn", enabled)
+        got, code = _compiled_fwd_bwd(causal, 0.0, q, k, v, None, None, do)
+        forward, backward = _modules(code)
+        assert _calls(forward, "attn_fwd_rows") and "cudnn" not in forward
+        assert _calls(backward, "attn_bwd_dkdv_cols")
+        ref, ref_grads = _ref_and_grads(q, k, v, do, causal=causal, scale=0.125)
+        _assert_16bit_close(got, (ref, *ref_grads))
 
 
 @pytest.mark.gpu
 def test_max_autotune_picks_a_working_choice(monkeypatch):
     import torch._inductor.config as inductor_config
 
-    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_forward", False)  # the plain form: our templates
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # the plain form: our templates
 
     q, k, v = (_randn(2, 4, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
     do = _randn(2, 4, 256, 64, seed=7, dtype=torch.bfloat16)

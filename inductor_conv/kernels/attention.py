@@ -36,10 +36,11 @@ def _attn_fwd_kernel(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
 ):
-    """Grid (cdiv(Sq, BLOCK_M), B * Hq): one program = BLOCK_M query rows of one (b, h); the row blocks of a
-    head run together (K/V stay in L2), the longest causal rows first."""
-    i_m = tl.num_programs(0) - 1 - tl.program_id(0)
-    i_bh = tl.program_id(1)
+    """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
+    head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535."""
+    n_m = tl.cdiv(SEQ_Q, BLOCK_M)
+    i_m = n_m - 1 - tl.program_id(0) % n_m
+    i_bh = tl.program_id(0) // n_m
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
     b_o, b_lse = attn_fwd_rows(
         Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
@@ -60,10 +61,12 @@ def _attn_bwd_delta_kernel(
     OUT, DO, DELTA, stride_ob, stride_oh, stride_om, stride_od, stride_dob, stride_doh, stride_dom, stride_dod,
     H_Q, SEQ_Q, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, ACC_DTYPE: tl.constexpr,
 ):
-    """Δ_i = Σ_d dO_id O_id (fp32): the softmax-backward row term, since Σ_j P_ij dP_ij = dO_i · O_i."""
-    i_bh = tl.program_id(1)
+    """Δ_i = Σ_d dO_id O_id (fp32): the softmax-backward row term, since Σ_j P_ij dP_ij = dO_i · O_i.
+    Grid (cdiv(Sq, BLOCK_M) * B * Hq,)."""
+    n_m = tl.cdiv(SEQ_Q, BLOCK_M)
+    i_bh = tl.program_id(0) // n_m
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
-    o_i, o_d = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
+    o_i, o_d = tl.program_id(0) % n_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
     m_i, m_d = o_i < SEQ_Q, o_d < HEAD_DIM
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
     p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_d[None, :] * stride_dod
@@ -84,13 +87,15 @@ def _attn_bwd_kernel(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
 ):
-    """Grid (cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N), B * Hkv), two kinds of program in one launch (as
-    FlexAttention's backward): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV (query tiles of
-    BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of BLOCK_M)."""
-    pid = tl.program_id(0)
-    i_bhk = tl.program_id(1)
-    i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
+    """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
+    FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
+    (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
+    BLOCK_M)."""
     n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
+    n_p = n_kv_blocks + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
+    pid = tl.program_id(0) % n_p
+    i_bhk = tl.program_id(0) // n_p
+    i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
     o_d = tl.arange(0, BLOCK_D)
     m_d = o_d < HEAD_DIM
     if pid < n_kv_blocks:
@@ -232,7 +237,7 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
         return out, lse.fill_(float("-inf"))
     opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
     block_m, block_n, num_warps, num_stages = _tiles("fwd", q, config, is_causal, dropout_p)
-    grid = (triton.cdiv(Sq, block_m), B * Hq)
+    grid = (triton.cdiv(Sq, block_m) * B * Hq,)
     _attn_fwd_kernel[grid](
         q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),
@@ -276,10 +281,10 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
     qk_scale2 = scale * math.log2(math.e)
 
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
-    _attn_bwd_delta_kernel[(triton.cdiv(Sq, 64), B * Hq)](
+    _attn_bwd_delta_kernel[(triton.cdiv(Sq, 64) * B * Hq,)](
         out, dout, delta, *out.stride(), *dout.stride(), H_Q=Hq, SEQ_Q=Sq, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=64,
         ACC_DTYPE=opts["ACC_DTYPE"])
-    grid = (triton.cdiv(Sk, block_n) + (Hq // Hkv) * triton.cdiv(Sq, block_n), B * Hkv)
+    grid = ((triton.cdiv(Sk, block_n) + (Hq // Hkv) * triton.cdiv(Sq, block_n)) * B * Hkv,)
     _attn_bwd_kernel[grid](
         q, k, v, mask4d, seed, dout, lse, delta, dq, dk, dv, ds,
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),

@@ -1,0 +1,77 @@
+"""Per-kernel GPU time of one attention forward+backward (torch.profiler), for finding where time goes.
+
+    python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
+
+NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
+`ours:attention_cudnn=0` set config switches first; `group=N` sets the causal launch-order group,
+lowerings/attention.py's CAUSAL_GROUP), inductor (plain Inductor on the same code), sdpa-cudnn,
+sdpa-flash.  Prints each kernel's self device time per call, largest first.
+"""
+from __future__ import annotations
+
+import argparse
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+from attention import config_patch, eager_attention, sdpa
+from common import compile_with_plugin
+from torch.nn.attention import SDPBackend
+
+
+def build(name):
+    base, _, settings = name.partition(":")
+    overrides = {k: int(v) for k, v in (s.split("=") for s in settings.split(",") if s)}
+    if base in ("ours", "inductor"):
+        return compile_with_plugin(eager_attention, plugin=base == "ours"), overrides
+    backend = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION}[base]
+    return sdpa(backend), overrides
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shape", default="4,16,16,2048,128")
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--p", type=float, default=0.0)
+    parser.add_argument("--impl", nargs="+", default=["ours", "sdpa-cudnn"])
+    args = parser.parse_args()
+    B, Hq, Hkv, S, D = map(int, args.shape.split(","))
+    torch.manual_seed(0)
+    q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    do = torch.randn_like(q)
+    with fx_graph_cache_disabled():
+        for name in args.impl:
+            fn, overrides = build(name)
+
+            def step():
+                out = fn(q, k, v, args.causal, args.p)
+                torch.autograd.grad(out, (q, k, v), do)
+
+            import inductor_conv.lowerings.attention as lowering
+
+            group, lowering.CAUSAL_GROUP = lowering.CAUSAL_GROUP, overrides.pop("group", lowering.CAUSAL_GROUP)
+            with config_patch({k: bool(v) for k, v in overrides.items()}):
+                for _ in range(3):  # compiles on the first call, with the settings above
+                    step()
+            lowering.CAUSAL_GROUP = group
+            torch.cuda.synchronize()
+            iters = 10
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(iters):
+                    step()
+                torch.cuda.synchronize()
+            rows = sorted(prof.key_averages(), key=lambda e: -e.self_device_time_total)
+            total = sum(e.self_device_time_total for e in rows) / iters
+            print(f"== {name} {args.shape} causal={args.causal} p={args.p}: {total:.0f} us GPU per fwd+bwd")
+            for e in rows:
+                if e.self_device_time_total > 0:
+                    print(f"  {e.self_device_time_total / iters:8.1f} us  x{e.count // iters:<3d} {e.key[:110]}")
+            inductor_conv.disable()
+
+
+if __name__ == "__main__":
+    main()

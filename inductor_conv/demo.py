@@ -39,16 +39,23 @@ class ShortConvAttentionBlock(nn.Module):
         return self.out(attn.transpose(1, 2).reshape(B, L, dim)) + x
 
 
-def _timed(fn, device, iters):
+def _timed(fn, device, iters, rounds=7, warmup=5):
+    """(median ms per call over `rounds` rounds of `iters` calls, peak MiB): a few warm-up calls first (lazy kernel
+    and cuDNN plan builds), and the median, because a ~2 ms step is bound by CPU time that varies between rounds."""
     if device != "cuda":
         return float("nan"), float("nan")
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    start = time.perf_counter()
-    for _ in range(iters):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    return (time.perf_counter() - start) / iters * 1e3, torch.cuda.max_memory_allocated() / 2**20
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) / iters * 1e3)
+    return sorted(times)[rounds // 2], torch.cuda.max_memory_allocated() / 2**20
 
 
 def run_demo(device: str) -> int:

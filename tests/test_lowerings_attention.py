@@ -173,6 +173,100 @@ def test_cpu_compile_keeps_the_fallback_kernel():
 
 
 # ---------------------------------------------------------------- GPU: the templates under torch.compile
+class _Node:
+    """What _use_cudnn reads of an IR node: dtype, size, layout (stride, offset), device."""
+
+    def __init__(self, size, dtype=torch.bfloat16, stride=None, offset=0):
+        import types
+
+        self.size = list(size)
+        self.dtype = dtype
+        if stride is None:
+            stride = [1]
+            for n in reversed(size[1:]):
+                stride.insert(0, stride[0] * n)
+        self.layout = types.SimpleNamespace(stride=list(stride), offset=offset)
+
+    def get_size(self):
+        return self.size
+
+    def get_dtype(self):
+        return self.dtype
+
+    def get_layout(self):
+        return self.layout
+
+    def get_device(self):
+        return torch.device("cuda", 0)
+
+
+@pytest.fixture
+def cudnn_gate(monkeypatch):
+    """_use_cudnn on CPU: a real Inductor size-variable allocator over a fresh shape env, and a pretend sm90 GPU with
+    cuDNN's SDPA backend on.  Returns (gate, symbol): gate(q, k, v, mask=None, p=0.0, causal=False)."""
+    from torch._dynamo.source import ConstantSource
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from inductor_conv._compat import V
+
+    env = ShapeEnv(duck_shape=False)  # two symbols with equal hints stay two symbols (not provably equal)
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(torch.backends.cuda, "cudnn_sdp_enabled", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    graph = type("Graph", (), {"sizevars": SizeVarAllocator(env)})()
+
+    def gate(q, k, v, mask=None, p=0.0, causal=False):
+        with V.set_graph_handler(graph):
+            return lowering._use_cudnn(q, k, v, mask, p, causal)
+
+    return gate, lambda name, hint: env.create_symbol(hint, ConstantSource(name))
+
+
+def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate, monkeypatch):
+    """The lowerings' cuDNN choice (GPU-only in use, so checked here on CPU condition by condition): every refusal
+    is one changed property of an admitted form."""
+    gate, symbol = cudnn_gate
+    B, H, S, D = 2, 4, 128, 64
+    qkv = lambda **kw: [_Node((B, H, S, D), **kw) for _ in range(3)]  # noqa: E731
+    assert gate(*qkv())
+    assert gate(*qkv(), causal=True)  # Sq == Sk
+    assert gate(_Node((B, 8, S, D)), _Node((B, 2, S, D)), _Node((B, 2, S, D)), causal=True)  # GQA 4
+    assert gate(*qkv(dtype=torch.float16))
+    assert not gate(*qkv(dtype=torch.float32))
+    assert not gate(*qkv(), mask=_Node((B, 1, S, S)))
+    assert not gate(*qkv(), p=0.1)
+    short_q = _Node((B, H, 64, D))
+    assert gate(short_q, *qkv()[1:])  # Sq != Sk, not causal
+    assert not gate(short_q, *qkv()[1:], causal=True)  # top-left vs bottom-right band: our template
+    assert not gate(*qkv()[:1], _Node((B, H, 1, D)), _Node((B, H, 1, D)))  # a single key: SDPA refuses cuDNN
+    for head_dim in (68, 136):  # not a multiple of 8, above 128
+        assert not gate(*[_Node((B, H, S, head_dim)) for _ in range(3)])
+    assert gate(*[_Node((B, H, S, 72)) for _ in range(3)])
+    q, k, v = qkv()
+    assert not gate(_Node((B, H, S, D), offset=4), k, v)  # 16-byte rows: offset a multiple of 8 elements
+    assert not gate(q, k, _Node((B, H, S, D), stride=(H * S * D, S * D, 1, S)))  # head dim not unit-stride
+    assert gate(q, _Node((B, H, S, D), stride=(H * S * D, D, H * D, 1)), v)  # (B, S, H, D) memory: fine
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    assert not gate(q, k, v)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert not gate(q, k, v)  # cuDNN's backward is not deterministic; SDPA refuses it in this mode too
+    finally:
+        torch.use_deterministic_algorithms(was)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    assert not gate(q, k, v)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    # dynamic shapes: causal needs Sq == Sk provably, not by the current hints
+    s0, s1 = symbol("s0", 128), symbol("s1", 128)
+    sym = lambda n: _Node((B, H, n, D), stride=(H * n * D, n * D, D, 1))  # noqa: E731
+    assert gate(sym(s0), sym(s0), sym(s0), causal=True)
+    assert not gate(sym(s0), sym(s1), sym(s1), causal=True)
+
+
 def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False):
     """Compile the forward op, differentiate outside (AOTAutograd compiles the backward op); return the outputs
     and all code Inductor generated on the way."""

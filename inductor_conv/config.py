@@ -19,6 +19,7 @@ deterministic: bool = True
 # Attention without mask or dropout (causal only with Sq == Sk), any GQA ratio, fp16/bf16, head dim <= 128 (multiple
 # of 8), on a GPU where SDPA itself would run cuDNN's fused attention: the lowerings call cuDNN's forward and backward
 # (the kernels Inductor's own SDPA rewrite reaches for; faster than our templates on Hopper, docs/benchmarks.md).
-# Like SDPA, this is refused under torch.use_deterministic_algorithms(True): then our deterministic templates run.
+# Refused under torch.use_deterministic_algorithms(True) (as SDPA does; in warn-only mode too): then our
+# deterministic templates run.
 # False: our templates everywhere.
 attention_cudnn: bool = True

@@ -10,6 +10,7 @@ P] in ops/attention.py says what the backward gets.
 import math
 from pathlib import Path
 
+import sympy
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
@@ -167,13 +168,16 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
     (cuDNN's own dropout could not be replayed from our seed), not causal or causal with Sq == Sk (both top-left
     aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned layouts -- on a
     GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both lowerings ask it
-    with the same saved q, k, v, so forward and backward agree."""
+    with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the backward lazily
+    (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across the two passes --
+    correct either way, as both write and read the same natural-log row LSE."""
     if not config.attention_cudnn or attn_mask is not None or dropout_p > 0:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
         return False
     # What SDPA's own cuDNN gate (can_use_cudnn_attention) also refuses: the backend switched off, deterministic
-    # algorithms requested, a key length of 1, empty queries, batch or heads above 65535.
+    # algorithms requested (SDPA still takes cuDNN in warn-only mode; we do not: our templates are deterministic),
+    # a key length of 1, empty queries, batch or heads above 65535.
     if not torch.backends.cuda.cudnn_sdp_enabled() or torch.are_deterministic_algorithms_enabled():
         return False
     sizevars = V.graph.sizevars
@@ -183,7 +187,9 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
         return False
     if is_causal and not sizevars.statically_known_equals(Sq, Sk):
         return False
-    if sizevars.statically_known_gt(B, 65535) or sizevars.statically_known_gt(H, 65535):
+    # cuDNN fails for batch or heads >= 65536: a symbolic B / H gets a guard (<= 65535) as SDPA's TORCH_GUARD_OR_FALSE
+    # does; under backed-size-oblivious shapes, unprovable means refused.
+    if not all(sizevars.guard_or_false(sympy.Le(n, 65535)) for n in (B, H)):
         return False
     head_dim = sizevars.guard_int(q.get_size()[-1])
     if head_dim % 8 or head_dim > 128:
@@ -204,9 +210,10 @@ def _cudnn_forward(q, k, v, is_causal, scale):
 
 
 def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
-    """cuDNN's fused backward (dQ, dK, dV) from the forward's O and row LSE (the same gate chose cuDNN's forward; our
-    template's LSE is the same quantity in the same layout, so either would do).  dO goes to O's layout (cuDNN asks for matching strides) and is copied if misaligned; p = 0, so the
-    philox seed / offset are never read."""
+    """cuDNN's fused backward (dQ, dK, dV) from the forward's O and row LSE.  Usually the same gate chose cuDNN's
+    forward, but not necessarily (see _use_cudnn); our template's LSE is the same quantity in the same layout, so
+    either forward will do.  dO goes to O's layout (cuDNN asks for matching strides) and is copied if misaligned;
+    p = 0, so the Philox seed / offset are never read."""
     out = ir.ExternKernel.require_contiguous(out) if not _aligned(out) else out
     dout = ir.ExternKernel.require_stride_order(dout, ir.get_stride_order(out.get_stride()))
     if not _aligned(dout):

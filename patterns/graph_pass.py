@@ -107,7 +107,7 @@ class InductorConvPass(CustomGraphPass):
 
     def uuid(self):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
-        # plus the torch switches the attention lowering reads (its cuDNN forward choice)
+        # plus the torch switches the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
                     config.attention_cudnn, torch.backends.cuda.cudnn_sdp_enabled(),
                     torch.are_deterministic_algorithms_enabled())

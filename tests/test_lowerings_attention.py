@@ -100,10 +100,12 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n):
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p", [(True, 0.0), (False, 0.3)])
-def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
-    """Outputs start as NaN, so an entry a template never writes fails; Sq spans two dQ programs (32 rows each)."""
-    B, Hq, Hkv, Sq, Sk, D, scale = 2, 4, 2, 41, 45, 24, 0.3
+@pytest.mark.parametrize("causal,p,Sk", [(True, 0.0, 45), (False, 0.3, 45), (True, 0.0, 110)])
+def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sk):
+    """Outputs start as NaN, so an entry a template never writes fails; Sq spans two dQ programs (32 rows each).
+    Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
+    Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more)."""
+    B, Hq, Hkv, Sq, D, scale = 2, 4, 2, 41, 24, 0.3
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
     mask4 = bias.expand(B, Hq, Sq, Sk)
@@ -111,7 +113,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
     do = _randn(B, Hq, Sq, D, seed=4)
 
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16)
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"fwd_{causal}_{p}")
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"fwd_{causal}_{p}_{Sk}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
@@ -123,7 +125,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p):
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32) | dict(STORE_DS=True)
-    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}")
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}_{Sk}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     grid = ((triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32)) * B * Hkv,)
@@ -265,6 +267,12 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
     sym = lambda n: _Node((B, H, n, D), stride=(H * n * D, n * D, D, 1))  # noqa: E731
     assert gate(sym(s0), sym(s0), sym(s0), causal=True)
     assert not gate(sym(s0), sym(s1), sym(s1), causal=True)
+    # cuDNN fails from 65536 batch rows or heads on: a symbolic batch is admitted by its hint, under a guard
+    big, small = symbol("b_big", 70000), symbol("b_small", 3)
+    batch = lambda b: _Node((b, H, S, D), stride=(H * S * D, S * D, D, 1))  # noqa: E731
+    assert gate(batch(small), batch(small), batch(small))
+    assert not gate(batch(big), batch(big), batch(big))
+    assert not gate(*[_Node((B, 70000, S, D)) for _ in range(3)])
 
 
 def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False):
@@ -346,6 +354,8 @@ def test_deterministic_algorithms_take_our_templates_bit_identically(determinist
     second, _ = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)  # the causal launch order, Sq == Sk
+    _assert_16bit_close(first, (ref, *ref_grads))
 
 
 @pytest.mark.gpu
@@ -380,11 +390,13 @@ def test_fallback_choice_when_no_template(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("causal,Hkv,Sq,Sk", [(False, 4, 333, 517), (True, 1, 300, 300), (True, 4, 256, 256)])
-def test_cudnn_forms(dtype, causal, Hkv, Sq, Sk):
+@pytest.mark.parametrize("causal,Hq,Hkv,Sq,Sk", [(False, 4, 4, 333, 517), (True, 4, 1, 300, 300),
+                                                 (True, 8, 2, 256, 256), (False, 8, 2, 200, 333)])
+def test_cudnn_forms(dtype, causal, Hq, Hkv, Sq, Sk):
     """config.attention_cudnn: no mask, no dropout, causal only with Sq == Sk, any GQA ratio -> cuDNN's forward and
-    backward (odd lengths, Sq != Sk, head dim 80, the backward fed by the saved O and row LSE)."""
-    B, Hq, D = 2, 4, 80
+    backward (odd lengths, Sq != Sk, head dim 80, the backward fed by the saved O and row LSE).  MHA, MQA and GQA 4
+    with 1 < Hkv < Hq, where a wrong head mapping (h % Hkv instead of h // G) would show."""
+    B, D = 2, 80
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=dtype).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     do = _randn(B, Hq, Sq, D, seed=6, dtype=dtype)
@@ -402,6 +414,34 @@ def deterministic_algorithms():
     torch.use_deterministic_algorithms(True)
     yield
     torch.use_deterministic_algorithms(was)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("forward_cudnn", [True, False])
+def test_cudnn_and_template_mix_across_passes(monkeypatch, forward_cudnn):
+    """AOTAutograd compiles the backward at the first .backward(), reading the switches again: a switch flipped
+    between the passes gives cuDNN's forward with our backward or ours with cuDNN's; both share the LSE convention."""
+    from torch._inductor.utils import run_and_get_code
+
+    q = _randn(2, 8, 256, 64, seed=0, dtype=torch.bfloat16).requires_grad_()
+    k, v = (_randn(2, 2, 256, 64, seed=i, dtype=torch.bfloat16).requires_grad_() for i in (1, 2))
+    do = _randn(2, 8, 256, 64, seed=7, dtype=torch.bfloat16)
+    lowering.register()
+    fwd = torch.compile(lambda q, k, v: OPS.attention_fwd(q, k, v, None, 0.0, True, 0.125, None)[0], fullgraph=True)
+
+    def run():
+        monkeypatch.setattr(inductor_conv.config, "attention_cudnn", forward_cudnn)
+        out = fwd(q, k, v)
+        monkeypatch.setattr(inductor_conv.config, "attention_cudnn", not forward_cudnn)
+        return (out, *torch.autograd.grad(out, (q, k, v), do))
+
+    with fx_graph_cache_disabled():
+        got, code = run_and_get_code(run)
+    forward, backward = _modules("\n".join(code))
+    assert ("_scaled_dot_product_cudnn_attention" in forward) == forward_cudnn
+    assert _calls(backward, "attn_bwd_dkdv_cols") == forward_cudnn
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))
 
 
 @pytest.mark.gpu

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import sympy
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
@@ -34,7 +35,7 @@ from inductor_conv._compat import (
     to_dtype,
     triton_template,
 )
-from inductor_conv.kernels import conv_math
+from inductor_conv.kernels import causal_conv1d as conv_kernels, conv_math
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, conv_chunks, conv_geometry, num_sms
 from inductor_conv.lowerings import install
 from inductor_conv.lowerings.heuristics.conv import conv_autotune_tiles, conv_tile
@@ -90,16 +91,20 @@ FWD_EXTERN = extern_kernel_choice(_fwd_eager, name="inductor_conv_causal_conv1d_
 # Shared steps
 # ---------------------------------------------------------------------------------------------------------------
 def _use_template(x, weight) -> bool:
-    """CUDA, a float x the kernels take, a width K the warp-sized edge tiles cover, and a non-empty x (the chunk
-    count divides by B, C and L; the eager op returns early on an empty x).  K is a constexpr of the kernels: under
-    dynamic=True it is specialised (a guard K == k), as a model's conv width is a constant."""
+    """CUDA, a float x the kernels take, a width K the warp-sized edge tiles cover, a non-empty x (the chunk count
+    divides by B, C and L; the eager op returns early on an empty x), and a batch the grid's third axis holds (CUDA
+    caps it at 65535; the eager op launches larger batches in slices).  K is a constexpr of the kernels: under
+    dynamic=True it is specialised (a guard K == k), as a model's conv width is a constant; a symbolic batch gets a
+    guard B <= 65535."""
     floats = (torch.float32, torch.float16, torch.bfloat16)
+    sizevars = V.graph.sizevars
     return (
         x.get_device().type == "cuda"
         and x.get_dtype() in floats
         and weight.get_dtype() in floats
-        and V.graph.sizevars.guard_int(weight.get_size()[1]) <= MAX_K
-        and all(V.graph.sizevars.statically_known_gt(n, 0) for n in x.get_size())
+        and sizevars.guard_int(weight.get_size()[1]) <= MAX_K
+        and all(sizevars.statically_known_gt(n, 0) for n in x.get_size())
+        and sizevars.guard_or_false(sympy.Le(x.get_size()[0], conv_kernels.MAX_GRID_BATCH))
     )
 
 

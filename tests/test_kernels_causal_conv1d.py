@@ -198,6 +198,26 @@ def test_backward_atomic_path_agrees():
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("layout,seq,init", [("bcl", False, True), ("blc", True, False)])
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_batch_above_the_grid_limit_runs_in_slices(monkeypatch, layout, seq, init, deterministic):
+    """CUDA caps the grid's batch axis at 65535: the launchers run a larger batch as slices. With the cap lowered to
+    2, B = 5 runs three launches, each writing its own rows of y, dx, d initial_states and the partial dw rows
+    (NaN-filled out: a row no slice writes fails)."""
+    from inductor_conv.kernels import causal_conv1d as kernels
+
+    monkeypatch.setattr(kernels, "MAX_GRID_BATCH", 2)
+    args, dy = make_inputs(5, 3, 20, 4, layout=layout, seq=seq, init=init, seed=12)
+    out = torch.full_like(args["x"], float("nan"))
+    y = causal_conv1d_fwd(**args, activation="silu", out=out, config=NARROW)
+    dx, dw, db, di = causal_conv1d_bwd(**args, dy=dy, activation="silu", deterministic=deterministic, config=NARROW)
+    y_ref, grads = reference(args, dy, "silu")
+    assert_close(y, y_ref, TOL[torch.float32], "y")
+    for name, got in (("x", dx), ("weight", dw), ("bias", db), ("initial_states", di)):
+        if args[name] is not None:
+            assert_close(got, grads[name], TOL[torch.float32], f"d{name}")
+
+
 def test_forward_writes_every_element():
     args, _ = make_inputs(2, 3, 37, 4, layout="blc", seed=9)
     out = torch.full_like(args["x"], float("nan"))

@@ -203,6 +203,35 @@ def test_stride_order_of_symbolic_strides():
         assert lowering._stride_order(node(C * L, 1, C)) == [2, 0, 1]  # the channel-last view
 
 
+def test_template_gate_keeps_the_batch_within_the_grid_axis(monkeypatch):
+    """The templates put the batch on grid axis 2 (CUDA: <= 65535 rows); a larger batch, static or by a symbolic
+    hint, goes to the op, whose launchers run it in slices. Checked on CPU with fake IR nodes (cap lowered to 4)."""
+    import types
+
+    from torch._dynamo.source import ConstantSource
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from inductor_conv._compat import V
+    from inductor_conv.kernels import causal_conv1d as kernels
+
+    monkeypatch.setattr(kernels, "MAX_GRID_BATCH", 4)
+    env = ShapeEnv(duck_shape=False)
+
+    def node(*size, dtype=torch.bfloat16):
+        return types.SimpleNamespace(get_size=lambda: list(size), get_dtype=lambda: dtype,
+                                     get_device=lambda: torch.device("cuda", 0))
+
+    graph = types.SimpleNamespace(sizevars=SizeVarAllocator(env))
+    weight = node(64, 4, dtype=torch.float32)
+    with V.set_graph_handler(graph):
+        assert lowering._use_template(node(4, 64, 100), weight)
+        assert not lowering._use_template(node(5, 64, 100), weight)
+        small, big = (env.create_symbol(hint, ConstantSource(name)) for hint, name in ((3, "b_small"), (9, "b_big")))
+        assert lowering._use_template(node(small, 64, 100), weight)  # under a guard b <= 4
+        assert not lowering._use_template(node(big, 64, 100), weight)
+
+
 @pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path")
 def test_cpu_compile_falls_back(registered):
     args, dy = make_inputs(2, 3, 20, 4, device="cpu")

@@ -268,6 +268,19 @@ def _optional_args(x, bias, seq_idx, initial_states):
     return ptrs, s_b + s_s + s_i
 
 
+# The kernels' grid is (channel blocks, chunks of L, batch rows); CUDA caps grid axes 1 and 2 at 65535, so the
+# launchers run a larger batch as consecutive launches over batch slices (the kernels take any strides).
+MAX_GRID_BATCH = 65535
+
+
+def _batch_slices(B: int):
+    return [(b0, min(B, b0 + MAX_GRID_BATCH)) for b0 in range(0, B, MAX_GRID_BATCH)]
+
+
+def _rows(t, b0, b1):
+    return t[b0:b1] if t is not None else None
+
+
 def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str, *, out=None, config=None):
     """y = act(causal_conv1d(x, weight) + bias) [B, C, L] in x's dtype (layout of x), fp32 accumulation.
 
@@ -284,13 +297,15 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
     g = conv_geometry(_layout(x), x.dtype, K, "fwd", config)
     n_c = triton.cdiv(C, g.block_c)
     tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))
-    (p_b, p_s, p_i), strides = _optional_args(x, bias, seq_idx, initial_states)
-    causal_conv1d_fwd_kernel[(n_c, n_chunks, B)](
-        x, weight, p_b, p_s, p_i, y,
-        C, L, tiles_per_prog, *x.stride(), *weight.stride(), *strides, *y.stride(),
-        K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-        HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
-    )
+    for b0, b1 in _batch_slices(B):
+        x_s, y_s = x[b0:b1], y[b0:b1]
+        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1), _rows(initial_states, b0, b1))
+        causal_conv1d_fwd_kernel[(n_c, n_chunks, b1 - b0)](
+            x_s, weight, p_b, p_s, p_i, y_s,
+            C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride(),
+            K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
+            HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
+        )
     return y
 
 
@@ -318,17 +333,22 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
     n_rows = 1 if not deterministic else B * n_chunks
     part = (torch.zeros if not deterministic else torch.empty)(n_rows, C, K + 1, dtype=torch.float32,
                                                                 device=x.device)
-    (p_b, p_s, p_i), strides = _optional_args(x, bias, seq_idx, initial_states)
     s_di = dinit.stride() if dinit is not None else (0, 0, 0)
-    causal_conv1d_bwd_kernel[(n_c, n_chunks, B)](
-        x, weight, p_b, p_s, p_i, dy, dx, part, dinit if dinit is not None else x,
-        C, L, tiles_per_prog, n_chunks,
-        *x.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(), part.stride(0), part.stride(1), *s_di,
-        K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
-        BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-        HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
-        num_warps=g.num_warps,
-    )
+    for b0, b1 in _batch_slices(B):
+        x_s = x[b0:b1]
+        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1), _rows(initial_states, b0, b1))
+        part_s = part[b0 * n_chunks:b1 * n_chunks] if deterministic else part  # the slice's partial rows
+        dinit_s = dinit[b0:b1] if dinit is not None else x_s
+        causal_conv1d_bwd_kernel[(n_c, n_chunks, b1 - b0)](
+            x_s, weight, p_b, p_s, p_i, dy[b0:b1], dx[b0:b1], part_s, dinit_s,
+            C, L, tiles_per_prog, n_chunks,
+            *x_s.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(), part.stride(0), part.stride(1),
+            *s_di,
+            K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
+            BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
+            HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
+            num_warps=g.num_warps,
+        )
     block_c = min(256, triton.next_power_of_2(C))
     causal_conv1d_param_grad_kernel[(triton.cdiv(C, block_c),)](
         part, dw, db if db is not None else dw, n_rows, C, part.stride(0), part.stride(1), *dw.stride(),

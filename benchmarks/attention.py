@@ -14,8 +14,8 @@ p in {0, 0.1}, and GQA 32/8 at (4, ., 2048, 128). Implementations:
   flex           FlexAttention compiled (p = 0 only: it has no dropout)
 FLOPs: forward 4·B·H·S²·D (half when causal), forward+backward 3.5× that. TFLOP/s from wall time (do_bench) and,
 in the GPU columns, from the summed kernel time (torch.profiler): a compiled forward+backward at B4 S2048 costs
-about 1 ms of CPU (Dynamo, AOTAutograd, autograd), so a fast kernel can be CPU-bound in wall time. "held" = device memory a forward leaves
-allocated besides its output, in units of |q|.
+about 1 ms of CPU (Dynamo, AOTAutograd, autograd), so a fast kernel can be CPU-bound in wall time. "held" = device
+memory a forward leaves allocated besides its output, in units of |q|.
 """
 from __future__ import annotations
 
@@ -174,8 +174,8 @@ def main():
                         inductor_conv.disable()  # every other implementation compiles without our pass
                         B, Hq, Hkv, S, D = shape
                         lines.append(
-                            f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | {gpu_fwd:.0f} | "
-                            f"{gpu_fb:.0f} | {held:.2f} |"
+                            f"| {B} {Hq}/{Hkv} {S} {D} | {causal} | {p} | {name} | {fwd:.0f} | {fb:.0f} | "
+                            f"{gpu_fwd:.0f} | {gpu_fb:.0f} | {held:.2f} |"
                         )
                         print(lines[-1], flush=True)
     inductor_conv.disable()

@@ -22,6 +22,14 @@ def install(op, fn) -> None:
         inductor_lowerings[op]._inductor_conv = True
 
 
+def stride_order(node) -> list[int]:
+    """node's stride order (Inductor's ir.get_stride_order) through the shape env: under dynamic shapes strides are
+    expressions such as H * S * D vs S * D, which sympy alone cannot always order (it raises)."""
+    from inductor_conv._compat import V, ir
+
+    return list(ir.get_stride_order(node.get_stride(), V.graph.sizevars.shape_env))
+
+
 def register_all() -> None:
     for module in _modules():
         module.register()

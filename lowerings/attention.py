@@ -30,7 +30,7 @@ from inductor_conv._compat import (
     triton_template,
 )
 from inductor_conv.kernels import attn_math
-from inductor_conv.lowerings import install
+from inductor_conv.lowerings import install, stride_order
 from inductor_conv.reference.attention import dropout_threshold
 from inductor_conv.lowerings.heuristics.attention import (
     attn_bwd_autotune_tiles,
@@ -215,7 +215,7 @@ def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
     either forward will do.  dO goes to O's layout (cuDNN asks for matching strides) and is copied if misaligned;
     p = 0, so the Philox seed / offset are never read."""
     out = ir.ExternKernel.require_contiguous(out) if not _aligned(out) else out
-    dout = ir.ExternKernel.require_stride_order(dout, ir.get_stride_order(out.get_stride()))
+    dout = ir.ExternKernel.require_stride_order(dout, stride_order(out))
     if not _aligned(dout):
         dout = ir.ExternKernel.require_contiguous(ir.ExternKernel.copy_input(dout))
     B, H, Sq = q.get_size()[:3]

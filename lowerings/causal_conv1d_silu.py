@@ -37,7 +37,7 @@ from inductor_conv._compat import (
 )
 from inductor_conv.kernels import causal_conv1d as conv_kernels, conv_math
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, conv_chunks, conv_geometry, num_sms
-from inductor_conv.lowerings import install
+from inductor_conv.lowerings import install, stride_order as _stride_order
 from inductor_conv.lowerings.heuristics.conv import conv_autotune_tiles, conv_tile
 
 aten = torch.ops.aten
@@ -116,11 +116,6 @@ def _fixed(node):
     if isinstance(node.get_layout(), ir.FlexibleLayout):
         node.freeze_layout()
     return node
-
-
-def _stride_order(node) -> list[int]:
-    """node's stride order; with dynamic shapes the strides are symbolic and need the shape env to be compared."""
-    return list(ir.get_stride_order(node.get_stride(), V.graph.sizevars.shape_env))
 
 
 def _like_x(x) -> ir.FixedLayout:

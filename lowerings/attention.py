@@ -220,8 +220,9 @@ def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
         dout = ir.ExternKernel.require_contiguous(ir.ExternKernel.copy_input(dout))
     B, H, Sq = q.get_size()[:3]
     lse = inductor_lowerings[aten.view.default](ir.ExternKernel.require_contiguous(lse), [B, H, Sq, 1])
-    device = q.get_device()
-    philox = empty_strided([], None, dtype=torch.int64, device=device)
+    # The Philox seed / offset are never read at p = 0: a shape-[1] placeholder is a bare buffer, where a 0-d
+    # empty_strided([]) would become a one-element fill kernel (a launch per step).
+    philox = _placeholder(torch.int64, q.get_device())
     return inductor_lowerings[aten._scaled_dot_product_cudnn_attention_backward.default](
         dout, q, k, v, out, lse, philox, philox, None, None, None, Sq, k.get_size()[2], 0.0, bool(is_causal),
         scale=float(scale))

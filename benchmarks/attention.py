@@ -151,6 +151,8 @@ def main():
             for p in (0.0, 0.1):
                 for causal in (False, True):
                     for name, fn in implementations().items():
+                        if args.impls and name not in args.impls.split(","):
+                            continue
                         overrides = {}
                         if isinstance(fn, tuple):
                             if p > 0:

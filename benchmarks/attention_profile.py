@@ -3,15 +3,20 @@
     python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
-`ours:attention_cudnn=0` set config switches first; `group=N` sets the causal launch-order group,
-lowerings/attention.py's CAUSAL_GROUP), inductor (plain Inductor on the same code), sdpa-cudnn,
-sdpa-flash.  Prints each kernel's self device time per call, largest first.
+`ours:attention_cudnn=0` set config switches first; `group=N` forces the causal launch-order group,
+lowerings/attention.py's CAUSAL_GROUP, else chosen by size), inductor (plain Inductor on the same code), sdpa-cudnn,
+sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the wall time per step
+and the operators with the most self CPU time (where a small, CPU-bound step spends its time); with --code DIR writes
+each compiled implementation's generated code to DIR/NAME.py.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import time
 
 import torch
+from torch._inductor.utils import run_and_get_code
 from torch.profiler import ProfilerActivity, profile
 
 import inductor_conv
@@ -37,6 +42,8 @@ def main():
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--p", type=float, default=0.0)
     parser.add_argument("--impl", nargs="+", default=["ours", "sdpa-cudnn"])
+    parser.add_argument("--cpu", action="store_true")
+    parser.add_argument("--code", default=None)
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     torch.manual_seed(0)
@@ -55,12 +62,24 @@ def main():
 
             group, lowering.CAUSAL_GROUP = lowering.CAUSAL_GROUP, overrides.pop("group", lowering.CAUSAL_GROUP)
             with config_patch({k: bool(v) for k, v in overrides.items()}):
-                for _ in range(3):  # compiles on the first call, with the settings above
+                code = run_and_get_code(step)[1]  # compiles on the first call, with the settings above
+                for _ in range(2):
                     step()
             lowering.CAUSAL_GROUP = group
+            if args.code and code:
+                os.makedirs(args.code, exist_ok=True)
+                with open(os.path.join(args.code, f"{name.replace(':', '_')}.py"), "w") as f:
+                    f.write("\n\n# ==== next module\n\n".join(code))
             torch.cuda.synchronize()
             iters = 10
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            if args.cpu:
+                start = time.perf_counter()
+                for _ in range(100):
+                    step()
+                torch.cuda.synchronize()
+                print(f"== {name}: {(time.perf_counter() - start) * 1e4:.0f} us wall per step (100 steps)")
+            activities = [ProfilerActivity.CUDA] + [ProfilerActivity.CPU] * args.cpu
+            with profile(activities=activities) as prof:
                 for _ in range(iters):
                     step()
                 torch.cuda.synchronize()
@@ -70,6 +89,11 @@ def main():
             for e in rows:
                 if e.self_device_time_total > 0:
                     print(f"  {e.self_device_time_total / iters:8.1f} us  x{e.count // iters:<3d} {e.key[:110]}")
+            if args.cpu:
+                rows = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
+                print(f"  CPU: {sum(e.self_cpu_time_total for e in rows) / iters:.0f} us self CPU per step (profiled)")
+                for e in rows[:30]:
+                    print(f"  {e.self_cpu_time_total / iters:8.1f} us CPU  x{e.count // iters:<3d} {e.key[:110]}")
             inductor_conv.disable()
 
 

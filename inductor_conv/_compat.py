@@ -180,8 +180,16 @@ def select_algorithm(*args, **kwargs):
     return result[0] if isinstance(result, tuple) else result
 
 
+def size_hint(expr, fallback: int | None = None) -> int:
+    """A concrete value of a size expression for heuristics (no guard): the graph's size-variable allocator's
+    ``optimization_hint`` in 2.13, ``size_hint`` in 2.11 (2.13 removed that name)."""
+    sizevars = V.graph.sizevars
+    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint
+    return hint(expr, fallback=fallback)
+
+
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
-            "extern_kernel_choice", "select_algorithm"]
+            "extern_kernel_choice", "select_algorithm", "size_hint"]
 
 
 # --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------

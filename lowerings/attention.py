@@ -27,6 +27,7 @@ from inductor_conv._compat import (
     ir,
     realize_inputs,
     select_algorithm,
+    size_hint,
     triton_template,
 )
 from inductor_conv.kernels import attn_math
@@ -43,9 +44,10 @@ aten, prims = torch.ops.aten, torch.ops.prims
 FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
 OPS = (FWD_OP, BWD_OP)
-# Causal launches: programs ordered longest-first within groups of CAUSAL_GROUP (b, h) slices (0: within each
-# slice); see the templates' program-id mapping and docs/benchmarks.md.
-CAUSAL_GROUP = 8
+# Causal launches: programs ordered longest-first within groups of (b, h) slices (0: within each slice); see the
+# templates' program-id mapping and docs/benchmarks.md.  None: _causal_group's choice by size; an int forces it
+# (benchmarks/attention_profile.py's group=N).
+CAUSAL_GROUP = None
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -126,7 +128,7 @@ def _use_template(q, k, v) -> bool:
     return V.graph.sizevars.guard_int(q.get_size()[-1]) <= 256  # specialises a dynamic head dim, as Flex does
 
 
-def _options(q, attn_mask, dropout_p, is_causal, scale):
+def _options(q, k, attn_mask, dropout_p, is_causal, scale):
     """Constexprs shared by both templates (kernel options become `NAME : tl.constexpr = value` lines)."""
     head_dim = V.graph.sizevars.guard_int(q.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
@@ -137,8 +139,17 @@ def _options(q, attn_mask, dropout_p, is_causal, scale):
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
-        CAUSAL_GROUP=CAUSAL_GROUP,
+        CAUSAL_GROUP=_causal_group(k, head_dim) if CAUSAL_GROUP is None else CAUSAL_GROUP,
     ), head_dim
+
+
+def _causal_group(k, head_dim: int) -> int:
+    """(b, h) slices per longest-first group of a causal launch: as many as keep a group's K/V (and Q/dO) at about
+    2^21 elements a tensor, at most 8.  H200, D128: 8 best at S2048 (backward 567 us vs 585 at 4), 2 at S8192
+    (4004 vs 4230 us at 8; 4688 vs 4937 with dropout).  A symbolic length uses its hint: any group is correct."""
+    length = size_hint(k.get_size()[2], fallback=2048)
+    group = (1 << 21) // max(length * head_dim, 1)
+    return max(1, min(8, 1 << max(group.bit_length() - 1, 0)))
 
 
 def _placeholder(dtype, device):
@@ -235,7 +246,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     q, k, v = realize_inputs(q, k, v)
     if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
         return _cudnn_forward(q, k, v, is_causal, scale)
-    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
+    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
@@ -277,7 +288,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, attn_mask, dropout_p, is_causal, scale)
+    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale)
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).

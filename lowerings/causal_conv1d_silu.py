@@ -31,6 +31,7 @@ from inductor_conv._compat import (
     inductor_lowerings,
     ir,
     select_algorithm,
+    size_hint,
     sum_lowering,
     to_dtype,
     triton_template,
@@ -155,7 +156,7 @@ def lower_fwd(x, weight, bias, seq_idx, initial_states, activation):
     x, weight, bias, seq_idx, initial_states = map(_fixed, (x, weight, bias, seq_idx, initial_states))
     B, C, L = x.get_size()
     K = V.graph.sizevars.guard_int(weight.get_size()[1])
-    hint = V.graph.sizevars.size_hint
+    hint = size_hint
     sms = num_sms(x.get_device().index or 0)
     layout = _like_x(x)
     inputs = [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
@@ -184,7 +185,7 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
     B, C, L = x.get_size()
     K = V.graph.sizevars.guard_int(weight.get_size()[1])
     device = x.get_device()
-    hint = V.graph.sizevars.size_hint
+    hint = size_hint
     geometries = _tiles("bwd", x, K)
     # Every choice writes the same partial rows: their count comes from the default tile.
     _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), geometries[0], num_sms(device.index or 0))

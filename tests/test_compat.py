@@ -24,3 +24,21 @@ def test_cache_switch_patches_config():
     with _compat.fx_graph_cache_disabled():
         assert _compat.inductor_config.force_disable_caches
     assert _compat.TORCH_VERSION >= (2, 11)
+
+
+def test_size_hint_of_a_symbolic_size():
+    """size_hint (2.11's SizeVarAllocator.size_hint, 2.13's optimization_hint): a backed symbol's hint, a fallback
+    for an unbacked one."""
+    import sympy
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from torch._dynamo.source import ConstantSource
+
+    shape_env = ShapeEnv()
+    s = shape_env.create_symbol(48, ConstantSource("s"))
+    u = shape_env.create_unbacked_symint().node.expr
+    with _compat.V.set_graph_handler(type("G", (), {"sizevars": SizeVarAllocator(shape_env)})()):
+        assert _compat.size_hint(2 * s) == 96
+        assert _compat.size_hint(sympy.Integer(7)) == 7
+        assert _compat.size_hint(u, fallback=5) == 5

@@ -226,6 +226,27 @@ def cudnn_gate(monkeypatch):
     return gate, lambda name, hint: env.create_symbol(hint, ConstantSource(name))
 
 
+def test_causal_group_follows_the_length():
+    """The causal launch order's group of (b, h) slices: 8 while a group's K/V stay small (S2048 D128, S1024 D64),
+    fewer for long keys (S8192 D128: 2, as measured best), never below 1; a symbolic length uses its hint."""
+    from torch._dynamo.source import ConstantSource
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from inductor_conv._compat import V
+
+    env = ShapeEnv()
+    with V.set_graph_handler(type("Graph", (), {"sizevars": SizeVarAllocator(env)})()):
+        for S, D, want in [(2048, 128, 8), (1024, 64, 8), (4096, 128, 4), (8192, 128, 2), (32768, 128, 1),
+                           (16, 16, 8)]:
+            assert lowering._causal_group(_Node((1, 1, S, D)), D) == want, (S, D)
+        s_k = env.create_symbol(8192, ConstantSource("s_k"))
+        assert lowering._causal_group(_Node((1, 1, s_k, 128)), 128) == 2
+        # as the lowerings pass it to the templates (by key length, whatever the query length)
+        q, k = _Node((2, 4, 2048, 128)), _Node((2, 4, 8192, 128))
+        assert lowering._options(q, k, None, 0.1, True, 0.125)[0]["CAUSAL_GROUP"] == 2
+
+
 def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate, monkeypatch):
     """The lowerings' cuDNN choice (GPU-only in use, so checked here on CPU condition by condition): every refusal
     is one changed property of an admitted form."""

@@ -102,7 +102,8 @@ def render(name, named, out, constexprs, tmp_path):
     """The template as a plain @triton.jit kernel: sizes and strides inlined, store_output a tl.store into out."""
 
     def def_kernel(*names):
-        body = "".join(f"    {k}: tl.constexpr = {v!r}\n" for k, v in constexprs.items())
+        body = "".join(f"    {k}: tl.constexpr = {v if k == 'INDEX_DTYPE' else repr(v)}\n"
+                       for k, v in constexprs.items())
         return f"@triton.jit\ndef kernel({', '.join(list(names) + ['OUT'])}):\n" + body
 
     def store_output(indices, val, mask, indent_width=4, val_shape=None):
@@ -139,6 +140,7 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     constexprs = lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"], activation)
     del constexprs["num_stages"], constexprs["num_warps"]
     constexprs["N_CHUNKS"] = n_chunks
+    constexprs["INDEX_DTYPE"] = "tl.int64" if init else "tl.int32"  # Inductor's define: the store offsets' dtype
     named = {"X": args["x"], "W": args["weight"]}
     named.update({"BIAS": args["bias"]} if bias else {})
     named.update({"SEQ_IDX": args["seq_idx"]} if seq else {})

@@ -38,11 +38,16 @@ class ConvTile:
 #   columns, forward: 4 channels 4 warps 91 us at waves 8 (106 at waves 4), 8 channels 96 us; backward: 4 channels
 #   193-194 us at 4 warps (waves 2..8) and at 2 warps, 2 channels 271 us, 8 channels 198 us.
 #   rows, forward (channels a thread = block_c / 32 / num_warps): 4 channels x 4 rows, 4 warps: 106 / 115 / 102 / 98 us
-#   at waves 4 / 8 / 16 / 32; 8 channels 118-136 us; 8 rows 110 us. Backward: 4 channels x 4 rows, 2 warps, waves 4:
-#   242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill or run at 255 registers (320+ us).
+#   at waves 4 / 8 / 16 / 32; 8 channels 118-136 us; 8 rows 110 us.  Fifth session: 106.0 / 102.3 / 98.2 us at
+#   waves 4 / 16 / 32 (waves 32 also ahead of 16 on B4 C2048 L8192 and B16 C1536 L1024, behind on the K2 shape); the
+#   compiled template (max-autotune tables, two runs) prefers 2 channels a thread: 256 channels x 4 rows, 2 warps,
+#   waves 32: 94.8 / 95.7 us against 99.3 / 99.6 for 512 x 4, 4 warps at waves 32 and 96.3 / 96.4 at waves 16 (B4
+#   C2048 L8192: 80.9 vs 78.6 us, and 75.5 at waves 64 -- within the spread between runs).
+#   Backward: 4 channels x 4 rows, 2 warps, waves 4: 242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill
+#   or run at 255 registers (320+ us).
 _TILES = {
     ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=8),
-    ("fwd", "blc"): ConvTile(block_c=512, block_t=4, num_warps=4, waves=16),
+    ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=32),
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
     ("bwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2),
 }

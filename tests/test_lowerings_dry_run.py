@@ -1,0 +1,132 @@
+"""The lowerings' GPU branches, run on CPU up to the template choice.
+
+The template path of each lowering (sizes, guards, tiles, constexprs, extra buffers, the fallback choice) only runs
+for CUDA inputs, and CI has no GPU: a NameError there (a constexpr computed from a variable the function does not
+have) or a call to an Inductor method one torch version lacks (2.13 renamed SizeVarAllocator.size_hint) would reach
+users first. Here the CUDA gate is lifted, each template's maybe_append_choice records its keyword arguments instead
+of rendering (Triton templates cannot run on CPU), and the lowering goes on to its fallback choice, so the compiled
+graph still runs and is compared with the eager op.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled, inductor_config, inductor_lowerings, remove_lowering
+from inductor_conv.lowerings import attention as attn_lowering
+from inductor_conv.lowerings import causal_conv1d_silu as conv_lowering
+
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU stand-in for the GPU branch")
+
+
+@pytest.fixture
+def dry_run(monkeypatch):
+    """Both lowerings installed with the CUDA gates lifted; returns {template name: [kwargs of each choice]}."""
+    calls: dict[str, list[dict]] = {}
+    for module in (attn_lowering, conv_lowering):
+        monkeypatch.setattr(module, "_use_template", lambda *nodes: True)
+        for template in (module.FWD_TEMPLATE, module.BWD_TEMPLATE):
+            def record(choices, *, _name=template.name, **kwargs):
+                calls.setdefault(_name, []).append(kwargs)
+            monkeypatch.setattr(template, "maybe_append_choice", record)
+    monkeypatch.setattr(conv_lowering, "num_sms", lambda index: 132)
+    ops = attn_lowering.OPS + conv_lowering.OPS
+    before = {op: inductor_lowerings.get(op) for op in ops}
+    attn_lowering.register()
+    conv_lowering.register()
+    torch._dynamo.reset()
+    with fx_graph_cache_disabled():
+        yield calls
+    torch._dynamo.reset()
+    for op, fn in before.items():
+        if fn is None:
+            remove_lowering(op)
+        else:
+            inductor_lowerings[op] = fn
+
+
+def _randn(*shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _fwd_bwd(fn, inputs, dynamic, seed=0):
+    """fn compiled and eager, forward + backward: (compiled outputs, eager outputs), each [out, *grads]."""
+    results = []
+    for run in (torch.compile(fn, fullgraph=True, dynamic=dynamic), fn):
+        leaves = [t.detach().clone().requires_grad_() for t in inputs]
+        out = run(*leaves)
+        g = _randn(*out.shape, seed=99)
+        results.append([out, *torch.autograd.grad(out, leaves, g.to(out.dtype))])
+    return results
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("causal,mask", [(True, None), (False, "bias")])
+def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mask):
+    """GQA 4/2, Sk = 40 != Sq = 24 (not causal) or 24 (causal), a learned bias whose gradient the backward template
+    would write (STORE_DS): both lowerings pass the constexprs the templates need and run the fallback choice."""
+    B, Hq, Hkv, D = 2, 4, 2, 16
+    Sq, Sk = (24, 24) if causal else (24, 40)
+    q, k, v = _randn(B, Hq, Sq, D, seed=1), _randn(B, Hkv, Sk, D, seed=2), _randn(B, Hkv, Sk, D, seed=3)
+    inputs = [q, k, v] + ([_randn(1, Hq, Sq, Sk, seed=4)] if mask else [])
+
+    def fn(q, k, v, *bias):
+        return inductor_conv.attention(q, k, v, attn_mask=bias[0] if bias else None, is_causal=causal,
+                                       enable_gqa=True)
+
+    got, want = _fwd_bwd(fn, inputs, dynamic)
+    for name, g, w in zip(["out", "dq", "dk", "dv", "dbias"], got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, msg=name)  # the same eager op, fp32 reorderings
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    for kwargs in (fwd, bwd):
+        assert kwargs["IS_CAUSAL"] == causal and kwargs["HEAD_DIM"] == D and kwargs["MASK_KIND"] == (2 if mask else 0)
+        assert kwargs["CAUSAL_GROUP"] == 8 and kwargs["BLOCK_M"] >= 16 and kwargs["BLOCK_N"] >= 16
+    assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
+
+
+def test_attention_max_autotune_offers_every_tile(dry_run):
+    """Under max-autotune each tile is offered (and the fallback choice added and chosen here); bf16, as fp32 keeps
+    its one small tile."""
+    q, k, v = (_randn(1, 2, 32, 16, seed=i).bfloat16() for i in range(3))
+    with inductor_config.patch(max_autotune=True):
+        got, want = _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, dropout_p=0.0), [q, k, v], False)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
+    assert len(dry_run["inductor_conv_attention_fwd"]) > 1 and len(dry_run["inductor_conv_attention_bwd"]) > 1
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("channel_last", [False, True])
+def test_conv_lowerings_reach_their_templates(dry_run, dynamic, channel_last):
+    """Both layouts (column tiles, row tiles), bias, SiLU: the constexprs of both templates and the fallback."""
+    B, C, L, K = 2, 8, 21, 4
+    x = _randn(B, L, C, seed=1).transpose(1, 2) if channel_last else _randn(B, C, L, seed=1)
+    w, b = _randn(C, K, seed=2), _randn(C, seed=3)
+
+    def fn(x, w, b):
+        return inductor_conv.causal_conv1d(x, w, b, activation="silu")
+
+    got, want = _fwd_bwd(fn, [x, w, b], dynamic)
+    for name, g, ref in zip(["y", "dx", "dw", "db"], got, want):
+        torch.testing.assert_close(g, ref, rtol=1e-5, atol=1e-5, msg=name)
+    (fwd,), (bwd,) = dry_run["inductor_conv_causal_conv1d_fwd"], dry_run["inductor_conv_causal_conv1d_bwd"]
+    for kwargs in (fwd, bwd):
+        assert kwargs["ROWS"] == channel_last and kwargs["K"] == K and kwargs["SILU"] and kwargs["HAS_BIAS"]
+        assert kwargs["N_CHUNKS"] >= 1 and kwargs["BT"] == kwargs["N"] * kwargs["V"]
+    assert bwd["mutated_inputs"]
+
+
+def test_conv_pattern_reaches_the_templates(dry_run):
+    """The pattern pass and the lowerings together: a hand-written short conv compiled with the plugin on CPU."""
+    x, w, b = _randn(2, 8, 19, seed=1), _randn(8, 1, 3, seed=2), _randn(8, seed=3)
+
+    def block(x, w, b):
+        return F.silu(F.conv1d(F.pad(x, (2, 0)), w, b, groups=8))
+
+    with inductor_conv.enabled(("cpu",)):
+        got, want = _fwd_bwd(block, [x, w, b], False)
+    for g, ref in zip(got, want):
+        torch.testing.assert_close(g, ref, rtol=1e-5, atol=1e-5)
+    assert dry_run["inductor_conv_causal_conv1d_fwd"] and dry_run["inductor_conv_causal_conv1d_bwd"]

@@ -30,7 +30,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import attention_tflops, bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, write_table
+from common import (attention_tflops, bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, pick_impls,
+                    write_table)
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -145,13 +146,14 @@ def main():
     ]
     print("\n".join(lines), flush=True)
     cases = pick(CASES, args)
+    wanted = pick_impls(implementations(), args)
     rewrites = {}
     with fx_graph_cache_disabled():
         for shape in cases:
             for p in (0.0, 0.1):
                 for causal in (False, True):
                     for name, fn in implementations().items():
-                        if args.impls and name not in args.impls.split(","):
+                        if name not in wanted:
                             continue
                         overrides = {}
                         if isinstance(fn, tuple):

@@ -67,6 +67,16 @@ def compile_with_plugin(fn, plugin: bool):
     return torch.compile(fn, dynamic=False)
 
 
+def pick_impls(names, args: argparse.Namespace) -> set:
+    """The implementation names --impls asks for (all by default); an unknown name is an error."""
+    if not args.impls:
+        return set(names)
+    wanted = set(args.impls.split(","))
+    if wanted - set(names):
+        raise SystemExit(f"--impls: unknown {sorted(wanted - set(names))}; known: {sorted(names)}")
+    return wanted
+
+
 def pick(cases: list, args: argparse.Namespace) -> list:
     """The cases --quick (the first) or --cases (indices) asks for, else all."""
     if args.cases:

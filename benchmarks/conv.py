@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, write_table
+from common import bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, pick_impls, write_table
 
 SHAPES = [(8, 5120, 2048, 4), (4, 2048, 8192, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 2)]
 
@@ -105,6 +105,7 @@ def main():
     ]
     print("\n".join(lines), flush=True)
     shapes = pick(SHAPES, args)
+    wanted = pick_impls(implementations(), args)
     rewrites = {}
     with fx_graph_cache_disabled():
         for shape in shapes:
@@ -112,6 +113,8 @@ def main():
             x_bytes = B * C * L * 2
             for channel_last in (False, True):
                 for name, fn in implementations().items():
+                    if name not in wanted:
+                        continue
                     if isinstance(fn, str):
                         fn = compile_with_plugin(eager_pattern, plugin=fn == "compiled-on")
                     try:

@@ -181,11 +181,9 @@ def select_algorithm(*args, **kwargs):
 
 
 def size_hint(expr, fallback: int | None = None) -> int:
-    """A concrete value of a size expression for heuristics (no guard): the graph's size-variable allocator's
-    ``optimization_hint`` in 2.13, ``size_hint`` in 2.11 (2.13 removed that name)."""
-    sizevars = V.graph.sizevars
-    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint
-    return hint(expr, fallback=fallback)
+    """A concrete value of a size expression for heuristics, adding no guard: the size-variable allocator's
+    ``optimization_hint`` (both versions; 2.13 removed the older ``size_hint`` that 2.11 still has)."""
+    return V.graph.sizevars.optimization_hint(expr, fallback=fallback)
 
 
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",

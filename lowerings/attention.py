@@ -146,7 +146,9 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale):
 def _causal_group(k, head_dim: int) -> int:
     """(b, h) slices per longest-first group of a causal launch: as many as keep a group's K/V (and Q/dO) at about
     2^21 elements a tensor, at most 8.  H200, D128: 8 best at S2048 (backward 567 us vs 585 at 4), 2 at S8192
-    (4004 vs 4230 us at 8; 4688 vs 4937 with dropout).  A symbolic length uses its hint: any group is correct."""
+    (4004 vs 4230 us at 8; 4688 vs 4937 with dropout).  A symbolic length uses its hint: any group is correct.
+    GQA is not counted (a forward group of 8 query-head slices reads 8 / G K/V heads; a backward slice reads G
+    query heads): only speed depends on it."""
     length = size_hint(k.get_size()[2], fallback=2048)
     group = (1 << 21) // max(length * head_dim, 1)
     return max(1, min(8, 1 << max(group.bit_length() - 1, 0)))

@@ -27,8 +27,8 @@ def test_cache_switch_patches_config():
 
 
 def test_size_hint_of_a_symbolic_size():
-    """size_hint (2.11's SizeVarAllocator.size_hint, 2.13's optimization_hint): a backed symbol's hint, a fallback
-    for an unbacked one."""
+    """size_hint (the allocator's optimization_hint): a backed symbol's hint without a guard, a fallback for an
+    unbacked one."""
     import sympy
     from torch._inductor.sizevars import SizeVarAllocator
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -42,3 +42,4 @@ def test_size_hint_of_a_symbolic_size():
         assert _compat.size_hint(2 * s) == 96
         assert _compat.size_hint(sympy.Integer(7)) == 7
         assert _compat.size_hint(u, fallback=5) == 5
+    assert not shape_env.guards

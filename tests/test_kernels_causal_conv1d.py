@@ -10,6 +10,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+import triton.language as tl
 
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
 from inductor_conv.reference.conv import causal_conv1d_ref
@@ -216,6 +217,29 @@ def test_batch_above_the_grid_limit_runs_in_slices(monkeypatch, layout, seq, ini
     for name, got in (("x", dx), ("weight", dw), ("bias", db), ("initial_states", di)):
         if args[name] is not None:
             assert_close(got, grads[name], TOL[torch.float32], f"d{name}")
+
+
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+def test_int64_offsets_when_a_row_passes_int32(monkeypatch, layout):
+    """A tensor of 2^31 elements or more makes the launchers pass IDX_DTYPE = int64 (channel x stride and position x
+    stride offsets would wrap in int32); with the limit lowered, both kernels take that path and stay exact."""
+    from inductor_conv.kernels import causal_conv1d as kernels
+
+    seen = []
+    pick = kernels._index_dtype
+    monkeypatch.setattr(kernels, "_index_dtype", lambda *t: seen.append(pick(*t)) or seen[-1])
+    monkeypatch.setattr(kernels, "INT32_OFFSETS", 64)  # x below has 3 * 5 * 20 = 300 elements: int64
+    args, dy = make_inputs(3, 5, 20, 4, layout=layout, init=True, seed=13)
+    y = causal_conv1d_fwd(**args, activation="silu", config=NARROW)
+    dx, dw, db, di = causal_conv1d_bwd(**args, dy=dy, activation="silu", config=NARROW)
+    assert seen == [tl.int64, tl.int64]
+    y_ref, grads = reference(args, dy, "silu")
+    assert_close(y, y_ref, TOL[torch.float32], "y")
+    for name, got in (("x", dx), ("weight", dw), ("bias", db), ("initial_states", di)):
+        assert_close(got, grads[name], TOL[torch.float32], f"d{name}")
+    monkeypatch.setattr(kernels, "INT32_OFFSETS", 2**31)
+    causal_conv1d_fwd(**args, activation="silu", config=NARROW)
+    assert seen[-1] == tl.int32
 
 
 def test_forward_writes_every_element():

@@ -38,10 +38,11 @@ def causal_conv1d_fwd_kernel(
     s_xb, s_xc, s_xl, s_wc, s_wk, s_bc, s_sb, s_sl, s_ib, s_ic, s_ik, s_yb, s_yc, s_yl,
     K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, ROWS: tl.constexpr,
+    IDX_DTYPE: tl.constexpr,
 ):
     """y for BC channels x tiles_per_prog tiles of N * V positions of one batch row (ROWS: row tiles, N = 1)."""
     i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    o_c = i_c * BC + tl.arange(0, BC)
+    o_c = (i_c * BC + tl.arange(0, BC)).to(IDX_DTYPE)  # IDX_DTYPE: int64 when a row's offsets pass int32
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
     i_b = i_b.to(tl.int64)
     b_bias = tl.zeros([BC, 1], tl.float32)
@@ -52,7 +53,7 @@ def causal_conv1d_fwd_kernel(
     p_wc = w + o_c[:, None] * s_wc
     p_yc = y + i_b * s_yb + o_c[:, None] * s_yc
     p_seq = seq_idx + i_b * s_sb
-    t_s = i_chunk * tiles_per_prog * (N * V)
+    t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
     if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
         b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
@@ -82,7 +83,7 @@ def causal_conv1d_bwd_kernel(
     s_gb, s_gc, s_gl, s_dxb, s_dxc, s_dxl, s_pp, s_pc, s_dib, s_dic, s_dik,
     K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
     V: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr,
-    SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr,
+    SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr, IDX_DTYPE: tl.constexpr,
 ):
     """dx for BC channels x tiles_per_prog column tiles, and this program's dw / dbeta partial row.
 
@@ -90,7 +91,7 @@ def causal_conv1d_bwd_kernel(
     KW = next_pow2(K) columns of dw; KP = next_pow2(K - 1) virtual positions of d(initial_states).
     """
     i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    o_c = i_c * BC + tl.arange(0, BC)
+    o_c = (i_c * BC + tl.arange(0, BC)).to(IDX_DTYPE)  # IDX_DTYPE: int64 when a row's offsets pass int32
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
     o_k = tl.arange(0, KW)
     i_b = i_b.to(tl.int64)
@@ -105,7 +106,7 @@ def causal_conv1d_bwd_kernel(
 
     p_dxc = dx + i_b * s_dxb + o_c[:, None] * s_dxc
     b_acc = zero_cols(BC, N, K + 1)  # per-lane sums of x~[s] delta[s + j] (j < K) and of delta
-    t_s = i_chunk * tiles_per_prog * (N * V)
+    t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
     if ROWS:  # V rows a tile; windows at t0 .. t0 + V + K - 2: b_xs of x~, b_ds of delta (tile and look-ahead)
         b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V + K - 1, HAS_INIT)
@@ -277,6 +278,16 @@ def _batch_slices(B: int):
     return [(b0, min(B, b0 + MAX_GRID_BATCH)) for b0 in range(0, B, MAX_GRID_BATCH)]
 
 
+# Offsets within a batch row (channel x stride, position x stride) are int32 products unless the kernels are told
+# otherwise: a tensor whose storage reaches 2^31 elements gets IDX_DTYPE = int64 (the batch offset is always int64).
+INT32_OFFSETS = 2**31
+
+
+def _index_dtype(*tensors):
+    big = any(t is not None and t.untyped_storage().nbytes() // t.element_size() >= INT32_OFFSETS for t in tensors)
+    return tl.int64 if big else tl.int32
+
+
 def _rows(t, b0, b1):
     return t[b0:b1] if t is not None else None
 
@@ -305,6 +316,7 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
             C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride(),
             K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
+            IDX_DTYPE=_index_dtype(x, y, initial_states),
         )
     return y
 
@@ -347,7 +359,7 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
             K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
             BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
-            num_warps=g.num_warps,
+            num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit),
         )
     block_c = min(256, triton.next_power_of_2(C))
     causal_conv1d_param_grad_kernel[(triton.cdiv(C, block_c),)](

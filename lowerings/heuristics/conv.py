@@ -40,9 +40,11 @@ class ConvTile:
 #   rows, forward (channels a thread = block_c / 32 / num_warps): 4 channels x 4 rows, 4 warps: 106 / 115 / 102 / 98 us
 #   at waves 4 / 8 / 16 / 32; 8 channels 118-136 us; 8 rows 110 us.  Fifth session: 106.0 / 102.3 / 98.2 us at
 #   waves 4 / 16 / 32 (waves 32 also ahead of 16 on B4 C2048 L8192 and B16 C1536 L1024, behind on the K2 shape); the
-#   compiled template (max-autotune tables, two runs) prefers 2 channels a thread: 256 channels x 4 rows, 2 warps,
-#   waves 32: 94.8 / 95.7 us against 99.3 / 99.6 for 512 x 4, 4 warps at waves 32 and 96.3 / 96.4 at waves 16 (B4
-#   C2048 L8192: 80.9 vs 78.6 us, and 75.5 at waves 64 -- within the spread between runs).
+#   compiled template (max-autotune tables, two runs) prefers smaller programs with the same 4 channels a thread:
+#   256 channels x 4 rows, 2 warps, waves 32: 94.8 / 95.7 us against 99.3 / 99.6 for 512 x 4, 4 warps at waves 32
+#   and 96.3 / 96.4 at waves 16 (B4 C2048 L8192: 80.9 vs 78.6 us, and 75.5 at waves 64 -- within the spread between
+#   runs).  The eager launcher reads the same table: 95 us of GPU at 256 x 4 / 2 warps / waves 32 in conv.py, as at
+#   the old 512 x 4 / 4 warps / waves 16.
 #   Backward: 4 channels x 4 rows, 2 warps, waves 4: 242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill
 #   or run at 255 registers (320+ us).
 _TILES = {

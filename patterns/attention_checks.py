@@ -14,6 +14,7 @@ import torch
 
 from inductor_conv import config
 from inductor_conv._compat import guard_or_false
+from inductor_conv.patterns.checks import SIZE_QUERIES
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -194,11 +195,13 @@ def dropout_consistent(match) -> bool:
 
 def no_outside_users(match) -> bool:
     """No matched intermediate (scores, probabilities, ...) is used outside the match: the weights are not
-    returned, stored or logged, and no mask is computed from the scores."""
+    returned, stored or logged, and no mask is computed from the scores.  Size queries are not uses: under dynamic
+    shapes a later reshape may read a length from the scores (sym_size); it needs no values, and the scores'
+    computation is dead once nothing else reads it."""
     inside = set(match.nodes)
     outputs = {n for n in match.output_nodes() if n is not None}
     for node in inside - outputs:
-        if any(user not in inside for user in node.users):
+        if any(user not in inside and user.target not in SIZE_QUERIES for user in node.users):
             return False
     return True
 

@@ -25,7 +25,7 @@ aten = torch.ops.aten
 # ---------------------------------------------------------------------------------------------------------------
 # Nodes that only read a tensor's size: they may keep using a replaced node (dynamic shapes add them, e.g. the
 # backward of a slice asks for the sliced tensor's length); they are dead once the rewrite is done.
-_SIZE_QUERIES = (aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default)
+SIZE_QUERIES = (aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default)
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
@@ -83,7 +83,7 @@ def no_outside_users(match: Match) -> bool:
         if node in outputs:
             continue
         for user in node.users:
-            if user not in inside and user.target not in _SIZE_QUERIES:
+            if user not in inside and user.target not in SIZE_QUERIES:
                 return False
     return True
 

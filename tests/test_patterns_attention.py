@@ -817,3 +817,20 @@ def test_predicate_no_outside_users():
 
     assert not checks.no_outside_users(_fake_match(fn, _qkv(), QKV))  # p is also returned
     assert checks.no_outside_users(_fake_match(_attention_fn(), _qkv(), QKV))
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_dynamic_batch_equal_to_heads(train):
+    """Under dynamic=True, q/k/v inputs whose batch equals their head count share one symbol, and the graph then
+    reads a length from the scores (sym_size) for the reshapes after P @ V: a size query is not a use of the weights
+    (it missed the rewrite). The bmm is gone from the compiled graph all the same."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(3, 3, 8, 16) for _ in range(3))
+
+    class Plain(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.softmax(q @ k.transpose(-2, -1) * 0.25, dim=-1) @ v
+
+    counts, graphs = run_and_compare(Plain(), [q, k, v], train=train, dynamic=True)
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and "aten.bmm" not in text, text

@@ -79,7 +79,9 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
 
     hkv = _HKV if form.gqa else _HQ
     values = {"query": heads(_HQ), "key": heads(hkv), "value": heads(hkv)}
-    if form.scores == "bmm":
+    if form.scores == "bmm" and form.mask in ("masked_fill", "where"):
+        values["mask"] = torch.empty(1, _S, _S, dtype=torch.bool)
+    elif form.scores == "bmm":
         values["mask"] = torch.empty(_B * _HQ, _S, _S, dtype=half)
     elif MASKS[form.mask].learned:
         values["mask"] = torch.empty(bias_shape, dtype=half, **grad)

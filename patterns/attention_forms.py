@@ -213,4 +213,6 @@ FORMS = (
     Form("hf_gpt2_where_padding", mask="where_padding"),
     Form("bmm_3d", scores="bmm"),
     Form("bmm_3d_additive_mask", scores="bmm", mask="additive"),
+    Form("bmm_3d_masked_fill", scores="bmm", mask="masked_fill"),
+    Form("bmm_3d_where", scores="bmm", mask="where"),
 )

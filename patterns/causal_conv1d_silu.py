@@ -184,11 +184,12 @@ def joint_fwd_bwd_gpu(fn, args, **kwargs):
     return joint_fwd_bwd_with_decompositions(fn, args, _gpu_decompositions, **kwargs)
 
 
-def _example_inputs(has_bias: bool, training: bool, x_grad: bool, dtype=torch.float32) -> list[torch.Tensor]:
+def _example_inputs(has_bias: bool, training: bool, x_grad: bool, dtype=torch.float32,
+                    w_grad: bool = True) -> list[torch.Tensor]:
     # Sizes only need to be distinct (B=2, C=4, L=8, K=3); the match ignores them and checks real ones.
     x = torch.randn(2, 4, 8, dtype=dtype, requires_grad=training and x_grad)
-    w = torch.randn(4, 1, 3, dtype=dtype, requires_grad=training)
-    b = torch.randn(4, dtype=dtype, requires_grad=training)
+    w = torch.randn(4, 1, 3, dtype=dtype, requires_grad=training and w_grad)
+    b = torch.randn(4, dtype=dtype, requires_grad=training and w_grad)
     return [x, w, b] if has_bias else [x, w]
 
 
@@ -200,6 +201,8 @@ def _variants():
     # Half-precision graphs differ again, inference ones too: the activation's decomposition computes in fp32
     # between convert_element_type nodes (opmath), which fp32 traces lack; training is traced as on the GPU (with a
     # bias, dβ by sum), where half precision trains, and bf16 (x differentiable) also as on the CPU.
+    # Frozen conv parameters (x differentiable, weight and bias not: fine-tuning around a frozen layer) give a
+    # convolution_backward for dx alone, the same on CPU and GPU (no dβ to take out).
     kinds = (
         ("training", joint_fwd_bwd, True, torch.float32),
         ("training_x_nograd", joint_fwd_bwd, False, torch.float32),
@@ -210,6 +213,9 @@ def _variants():
         ("training_x_nograd_gpu_bf16", joint_fwd_bwd_gpu, False, torch.bfloat16),
         ("training_gpu_fp16", joint_fwd_bwd_gpu, True, torch.float16),
         ("training_x_nograd_gpu_fp16", joint_fwd_bwd_gpu, False, torch.float16),
+        ("training_frozen", joint_fwd_bwd, True, torch.float32),
+        ("training_frozen_bf16", joint_fwd_bwd, True, torch.bfloat16),
+        ("training_frozen_fp16", joint_fwd_bwd, True, torch.float16),
         ("inference", fwd_only, False, torch.float32),
         ("inference_bf16", fwd_only, False, torch.bfloat16),
         ("inference_fp16", fwd_only, False, torch.float16),
@@ -226,7 +232,8 @@ def _variants():
                     training = trace_fn is not fwd_only
                     # e.g. _pattern_conv_pad_slice_silu_nobias_training (shown by pattern-matcher debug logs)
                     search.__name__ = f"{candidate.search.__name__}_{act_name}{'' if has_bias else '_nobias'}_{kind}"
-                    yield search, replace, _example_inputs(has_bias, training, x_grad, dtype), trace_fn
+                    inputs = _example_inputs(has_bias, training, x_grad, dtype, w_grad="frozen" not in kind)
+                    yield search, replace, inputs, trace_fn
 
 
 def _generalise(pattern):

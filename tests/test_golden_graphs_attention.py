@@ -471,6 +471,78 @@ class Graph:
         return pytree.tree_unflatten([squeeze_dim, permute_11, permute_10, permute_9, None], self._out_spec)
 """)
 
+    def test_bmm_masked_fill_inference(self):
+        self.assertExpectedInline(recognised("bmm_masked_fill", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bitwise_not_default: "b8[1, 8, 8]" = torch.ops.aten.bitwise_not.default(arg3_1);  arg3_1 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view, 0);  view = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "b8[1, 12, 8, 8]" = torch.ops.aten.expand.default(bitwise_not_default, [1, 12, 8, 8]);  bitwise_not_default = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None);  unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = None
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0);  getitem = None
+        return (squeeze_dim,)
+""")
+
+    def test_bmm_where_finfo_min_training(self):
+        self.assertExpectedInline(recognised("bmm_where_finfo_min", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "b8[1, 8, 8]"; tangents_1: "f32[12, 8, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bitwise_not: "b8[1, 8, 8]" = torch.ops.aten.bitwise_not.default(primals_4);  primals_4 = None
+        any_dim: "b8[1, 8, 1]" = torch.ops.aten.any.dim(bitwise_not, -1, True)
+        bitwise_not_default: "b8[1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[12, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, view);  scalar_tensor_default = view = None
+        bitwise_or_tensor: "b8[1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(bitwise_not, bitwise_not_default);  bitwise_not = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(where_self, 0);  where_self = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "b8[1, 12, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [1, 12, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[1, 12, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0)
+        unsqueeze_default_3: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(tangents_1, 0);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(unsqueeze_default_3, unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  unsqueeze_default_3 = unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[1, 12, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[1, 12, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[1, 12, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        squeeze_dim_1: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_4, 0);  getitem_4 = None
+        squeeze_dim_2: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_3, 0);  getitem_3 = None
+        squeeze_dim_3: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_2, 0);  getitem_2 = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_1: "f32[12, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default_1, squeeze_dim_3);  bitwise_not_default = scalar_tensor_default_1 = squeeze_dim_3 = None
+        view_3: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_1, [3, 4, 8, 16]);  squeeze_dim_1 = None
+        permute_9: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_3, [0, 2, 1, 3]);  view_3 = None
+        view_4: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_2, [3, 4, 8, 16]);  squeeze_dim_2 = None
+        permute_10: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_4, [0, 2, 1, 3]);  view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(where_self_1, [3, 4, 8, 16]);  where_self_1 = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        return pytree.tree_unflatten([squeeze_dim, permute_11, permute_10, permute_9, None], self._out_spec)
+""")
+
     def test_masked_fill_finfo_min_inference(self):
         self.assertExpectedInline(recognised("masked_fill_finfo_min", train=False), """\
 class Graph:

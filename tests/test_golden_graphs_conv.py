@@ -52,6 +52,19 @@ class Graph:
         return pytree.tree_unflatten([causal_conv1d_fwd_default, unsqueeze_default, getitem_5, getitem_3], self._out_spec)
 """)
 
+    def test_mamba1_nn_silu_frozen_parameters_training(self):
+        self.assertExpectedInline("".join(forms.frozen_conv_graph("mamba1_nn_silu")), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[4, 1, 3]"; primals_2: "f32[4]"; primals_3: "f32[2, 4, 10]"; tangents_1: "f32[2, 4, 10]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(primals_1, 1);  primals_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(primals_3, squeeze_dim, primals_2, None, None, 'silu')
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(primals_3, squeeze_dim, primals_2, None, None, tangents_1, 'silu', True);  primals_3 = squeeze_dim = primals_2 = tangents_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0];  causal_conv1d_bwd_default = None
+        return pytree.tree_unflatten([causal_conv1d_fwd_default, None, None, getitem_3], self._out_spec)
+""")
+
     def test_left_pad_f_silu_inference(self):
         self.assertExpectedInline(recognised("left_pad_f_silu", train=False), """\
 class Graph:

@@ -148,6 +148,22 @@ def _masked_fill(fill):
     return spelling
 
 
+def _bmm_masked(kind):
+    """bmm scores with a (1, S, S) bool mask broadcast over B·H: ``masked_fill(hidden, -inf)`` (HF's older
+    encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)``."""
+
+    def spelling(m, q, k, v, hidden):
+        q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+        s = torch.bmm(q, k.transpose(1, 2)) * m.scaling
+        if kind == "masked_fill":
+            s = s.masked_fill(hidden, float("-inf"))
+        else:
+            s = torch.where(~hidden, s, torch.full([], torch.finfo(s.dtype).min, dtype=s.dtype))
+        return torch.bmm(F.softmax(s, dim=-1), v)
+
+    return spelling
+
+
 SCALES = {  # score scale spellings, d = q.size(-1) (symbolic under dynamic=True)
     "mul": lambda s, d: s * (d**-0.5),
     "div": lambda s, d: s / (d**0.5),
@@ -226,6 +242,8 @@ RECOGNISED = {
     "t5_learned_bias_and_mask": (_t5, dict(bias_shape=(1, H, S, S)), _additive(B, 1, 1, S), H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
+    "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
+    "bmm_where_finfo_min": (_bmm_masked("where"), {}, _hidden_with_empty_row(1, S, S), H),
     "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "prescaled_q": (_prescaled_q, {}, None, H),
@@ -239,7 +257,8 @@ STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
           if not (train and name in _INFERENCE_ONLY) and not (not train and name in MASK_GRAD)]
 # Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
 DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
-           ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False)]
+           ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False),
+           ("bmm_where_finfo_min", True)]
 
 
 def make_case(name, dtype=torch.float32, seed=0, table=None):

@@ -262,6 +262,34 @@ def test_x_without_grad_is_rewritten():
         torch.testing.assert_close(g.double(), w, **TOL)
 
 
+def frozen_conv_graph(name="mamba1_nn_silu", dynamic=False, dtype=torch.float32):
+    """A conv whose weight and bias are frozen inside a training graph (x needs its gradient): convolution_backward
+    computes dx alone (mask [T, F, F]). Returns the graphs after checking one rewrite and dx against float64."""
+    model, x = make_case(RECOGNISED[name][0], RECOGNISED[name][1])
+    model = model.to(dtype).requires_grad_(False)
+    x = x.to(dtype).requires_grad_()
+    out, counts, graphs = compile_and_run(model, x, dynamic=dynamic)
+    assert counts["causal_conv1d"] == 1, graphs
+    ref_model = copy.deepcopy(model).double()
+    x64 = x.detach().double().requires_grad_()
+    ref = ref_model(x64)
+    tol = TOL if dtype == torch.float32 else dict(rtol=3e-2, atol=3e-2)  # bf16: one storage rounding of O(1) values
+    torch.testing.assert_close(out, ref.to(dtype), **tol)
+    dy = torch.randn_like(ref)
+    (got,), (want,) = torch.autograd.grad(out, [x], dy.to(dtype)), torch.autograd.grad(ref, [x64], dy)
+    torch.testing.assert_close(got.double(), want, **tol)
+    return graphs
+
+
+@pytest.mark.parametrize("name,dynamic,dtype", [("mamba1_nn_silu", False, torch.float32),
+                                                ("mamba2_transpose_slice", True, torch.float32),
+                                                ("mamba1_nn_silu", False, torch.bfloat16)])
+def test_frozen_conv_parameters_are_rewritten(name, dynamic, dtype):
+    """Fine-tuning around a frozen conv: weight and bias need no gradient, x does."""
+    text = "".join(frozen_conv_graph(name, dynamic, dtype))
+    assert "causal_conv1d_bwd" in text and "convolution" not in text, text
+
+
 @pytest.mark.parametrize("name,dynamic", [("mamba1_nn_silu", False), ("mamba2_transpose_slice", True)])
 def test_training_saves_only_inputs(name, dynamic):
     """Note [conv backward recomputes z]: with the rewrite the compiled forward saves x, w, β but no tensor computed

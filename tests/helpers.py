@@ -32,7 +32,8 @@ def recording_graphs():
 
 def normalize_graph(graph: torch.fx.Graph) -> str:
     """Readable graph text without file paths, device strings or memory addresses, stable across runs."""
-    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    # the graph's own module as root: it holds get_attr targets (tensor constants) that a bare Module lacks
+    gm = torch.fx.GraphModule(graph.owning_module or torch.nn.Module(), graph)
     text = gm.print_readable(print_output=False)
     text = re.sub(r"\s*#.*", "", text)  # drop per-node comments (source file paths)
     text = re.sub(r"device\(type='(cpu|cuda)'(, index=\d+)?\)", "device", text)

@@ -11,8 +11,22 @@ import re
 import torch
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv._compat import fx_graph_cache_disabled, inductor_lowerings, remove_lowering
 from inductor_conv.patterns import graph_pass
+
+
+@contextlib.contextmanager
+def saved_lowerings(ops):
+    """Inductor's lowering table for ``ops`` restored on exit (an op without a lowering before has none after)."""
+    before = {op: inductor_lowerings.get(op) for op in ops}
+    try:
+        yield
+    finally:
+        for op, fn in before.items():
+            if fn is None:
+                remove_lowering(op)
+            else:
+                inductor_lowerings[op] = fn
 
 
 @contextlib.contextmanager

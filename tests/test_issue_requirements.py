@@ -16,13 +16,13 @@ from __future__ import annotations
 import copy
 import inspect
 import math
-import re
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from helpers import compile_and_run, ops_in
+from test_patterns_attention import _repeat_kv, op_arg_shapes
 
 import inductor_conv
 from inductor_conv._compat import dynamo_counters
@@ -198,22 +198,12 @@ def test_dropout_q_k_zero_reveals_the_mask_and_dv_uses_it():
 # ---------------------------------------------------------------------------------------------------------------
 # The attention pattern pass on spellings and shapes no other test compiles
 # ---------------------------------------------------------------------------------------------------------------
-def _repeat_kv(x, n_rep):  # HF Llama repeat_kv
-    b, h, s, d = x.shape
-    return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
-
-
 def _llama(q, k, v, mask):
     n_rep = q.shape[1] // k.shape[1]
     k, v = _repeat_kv(k, n_rep), _repeat_kv(v, n_rep)
     w = torch.matmul(q, k.transpose(2, 3)) * 0.25 + mask[:, :, :, : k.shape[-2]]
     w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
     return torch.matmul(w, v).transpose(1, 2).contiguous()
-
-
-def _op_kv_shapes(text: str) -> list[str]:
-    (args,) = re.findall(r"attention_fwd\.default\((\w+), (\w+), (\w+),", text)
-    return [re.search(rf"\b{a}: \"\w+\[([\d, ]+)\]\"", text).group(1) for a in args[1:]]
 
 
 def _compare_training(fn, inputs, n_grad, **compile_kw):
@@ -241,7 +231,7 @@ def test_repeat_kv_ratios_become_native_gqa(ratio):
     counts, graphs = _compare_training(_llama, inputs, n_grad=3)
     text = "".join(graphs)
     assert counts["attention"] == 1 and ops_in(text) == ["attention_fwd", "attention_bwd"], text
-    assert _op_kv_shapes(text) == [f"1, {Hkv}, {S}, {D}"] * 2, text
+    assert op_arg_shapes(text)[1:] == [f"1, {Hkv}, {S}, {D}"] * 2, text
     assert dynamo_counters["inductor_conv"]["attention"] == 1
 
 

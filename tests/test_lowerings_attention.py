@@ -15,6 +15,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
@@ -145,19 +146,12 @@ def test_register_replaces_a_lowering_inductor_installed(module):
     """Compiling an op before enable() leaves Inductor's own fallback lowering registered; register() must replace
     it (it checked only that *a* lowering existed, so the templates were silently never used)."""
     mod = importlib.import_module(f"inductor_conv.lowerings.{module}")
-    before = {op: inductor_lowerings.get(op) for op in mod.OPS}
-    try:
+    with saved_lowerings(mod.OPS):
         for op in mod.OPS:
             inductor_lowerings[op] = lambda *args, **kwargs: None  # stands for Inductor's fallback lowering
         mod.register()
         for op in mod.OPS:
             assert getattr(inductor_lowerings[op], "_inductor_conv", False) is True, op
-    finally:
-        for op, fn in before.items():
-            if fn is None:
-                inductor_lowerings.pop(op, None)
-            else:
-                inductor_lowerings[op] = fn
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="the CPU path of the lowering")

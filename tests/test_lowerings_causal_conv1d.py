@@ -16,9 +16,10 @@ import jinja2
 import pytest
 import torch
 import triton
+from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
-from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings, remove_lowering
+from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
 from inductor_conv.kernels import conv_math
 from inductor_conv.kernels.causal_conv1d import conv_geometry
 from inductor_conv.lowerings import causal_conv1d_silu as lowering
@@ -40,14 +41,9 @@ def _runs_template(code, direction):
 @pytest.fixture
 def registered():
     """Our lowerings installed for the test, Inductor's lowering table restored afterwards."""
-    before = {op: inductor_lowerings.get(op) for op in lowering.OPS}
-    lowering.register()
-    yield
-    for op, fn in before.items():
-        if fn is None:
-            remove_lowering(op)
-        else:
-            inductor_lowerings[op] = fn
+    with saved_lowerings(lowering.OPS):
+        lowering.register()
+        yield
 
 
 def make_inputs(B, C, L, K, *, dtype=torch.float32, layout="bcl", seq=False, init=False, seed=0, device=DEVICE):

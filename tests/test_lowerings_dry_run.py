@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import saved_lowerings
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled, inductor_config, inductor_lowerings, remove_lowering
+from inductor_conv._compat import fx_graph_cache_disabled, inductor_config
 from inductor_conv.lowerings import attention as attn_lowering
 from inductor_conv.lowerings import causal_conv1d_silu as conv_lowering
 
@@ -32,26 +33,19 @@ def dry_run(monkeypatch):
                 calls.setdefault(_name, []).append(kwargs)
             monkeypatch.setattr(template, "maybe_append_choice", record)
     monkeypatch.setattr(conv_lowering, "num_sms", lambda index: 132)
-    ops = attn_lowering.OPS + conv_lowering.OPS
-    before = {op: inductor_lowerings.get(op) for op in ops}
-    attn_lowering.register()
-    conv_lowering.register()
-    torch._dynamo.reset()
-    with fx_graph_cache_disabled():
+    with saved_lowerings(attn_lowering.OPS + conv_lowering.OPS), fx_graph_cache_disabled():
+        attn_lowering.register()
+        conv_lowering.register()
+        torch._dynamo.reset()
         yield calls
-    torch._dynamo.reset()
-    for op, fn in before.items():
-        if fn is None:
-            remove_lowering(op)
-        else:
-            inductor_lowerings[op] = fn
+        torch._dynamo.reset()
 
 
 def _randn(*shape, seed):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-def _fwd_bwd(fn, inputs, dynamic, seed=0):
+def _fwd_bwd(fn, inputs, dynamic):
     """fn compiled and eager, forward + backward: (compiled outputs, eager outputs), each [out, *grads]."""
     results = []
     for run in (torch.compile(fn, fullgraph=True, dynamic=dynamic), fn):

@@ -4,10 +4,10 @@
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` forces the causal launch-order group,
-lowerings/attention.py's CAUSAL_GROUP, else chosen by size), inductor (plain Inductor on the same code), sdpa-cudnn,
-sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the wall time per step
-and the operators with the most self CPU time (where a small, CPU-bound step spends its time); with --code DIR writes
-each compiled implementation's generated code to DIR/NAME.py.
+lowerings/attention.py's CAUSAL_GROUP, else chosen by size; `masked_first=1` sets its CAUSAL_MASKED_FIRST), inductor
+(plain Inductor on the same code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest
+first; with --cpu also the wall time per step and the operators with the most self CPU time (where a small, CPU-bound
+step spends its time); with --code DIR writes each compiled implementation's generated code to DIR/NAME.py.
 """
 from __future__ import annotations
 
@@ -61,11 +61,14 @@ def main():
             import inductor_conv.lowerings.attention as lowering
 
             group, lowering.CAUSAL_GROUP = lowering.CAUSAL_GROUP, overrides.pop("group", lowering.CAUSAL_GROUP)
+            masked_first = lowering.CAUSAL_MASKED_FIRST
+            lowering.CAUSAL_MASKED_FIRST = bool(overrides.pop("masked_first", masked_first))
             with config_patch({k: bool(v) for k, v in overrides.items()}):
                 code = run_and_get_code(step)[1]  # compiles on the first call, with the settings above
                 for _ in range(2):
                     step()
             lowering.CAUSAL_GROUP = group
+            lowering.CAUSAL_MASKED_FIRST = masked_first
             if args.code and code:
                 os.makedirs(args.code, exist_ok=True)
                 with open(os.path.join(args.code, f"{name.replace(':', '_')}.py"), "w") as f:

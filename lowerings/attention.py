@@ -48,6 +48,10 @@ OPS = (FWD_OP, BWD_OP)
 # templates' program-id mapping and docs/benchmarks.md.  None: _causal_group's choice by size; an int forces it
 # (benchmarks/attention_profile.py's group=N).
 CAUSAL_GROUP = None
+# Note [masked tiles first] in kernels/attn_math.py: True makes the causal backward template visit its masked tiles
+# first (no wgmma serialisation in ptxas; extra spills).  Off until timed on a GPU (attention_profile.py
+# `ours:masked_first=1`).
+CAUSAL_MASKED_FIRST = False
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -140,6 +144,7 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale):
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_causal_group(k, head_dim) if CAUSAL_GROUP is None else CAUSAL_GROUP,
+        MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
     ), head_dim
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import pathlib
+import sys
 
 import torch
 
@@ -68,6 +69,13 @@ def _source_files() -> tuple[str, ...]:
     return tuple(str(f) for f in files)
 
 
+def _lowering_knobs() -> tuple:
+    """The attention lowering's module-level experiment switches (benchmarks set them): they change the generated
+    code, so they are part of the cache key like the config."""
+    lowering = sys.modules.get("inductor_conv.lowerings.attention")
+    return tuple(getattr(lowering, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_MASKED_FIRST"))
+
+
 def _as_tuple(passes) -> tuple:
     if passes is None:
         return ()
@@ -110,7 +118,7 @@ class InductorConvPass(CustomGraphPass):
         # plus the torch switches the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
                     config.attention_cudnn, torch.backends.cuda.cudnn_sdp_enabled(),
-                    torch.are_deterministic_algorithms_enabled())
+                    torch.are_deterministic_algorithms_enabled(), _lowering_knobs())
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 

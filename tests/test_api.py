@@ -127,6 +127,18 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
         torch.use_deterministic_algorithms(was)
 
 
+@pytest.mark.parametrize("knob,value", [("CAUSAL_GROUP", 3), ("CAUSAL_MASKED_FIRST", True)])
+def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, knob, value, monkeypatch):
+    """The attention lowering's module-level switches (set by benchmarks) change the generated code."""
+    from inductor_conv.lowerings import attention as lowering
+
+    inductor_conv.enable(("cpu",))
+    ours = get_joint_custom_pre_pass()
+    before = ours.uuid()
+    monkeypatch.setattr(lowering, knob, value)
+    assert ours.uuid() != before
+
+
 def test_bad_device_type_names_argument(clean_state):
     with pytest.raises(ValueError, match="device_types"):
         inductor_conv.enable(("tpu",))

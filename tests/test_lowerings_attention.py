@@ -92,22 +92,27 @@ def _load_rendered(source, tmp_path, name):
     return mod.template_kernel
 
 
-def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n):
+def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False):
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
                 DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p),
                 CAUSAL_GROUP=3,  # 3 does not divide B * Hkv = 4: a partial last group
+                MASKED_FIRST=masked_first,  # Note [masked tiles first]
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sk", [(True, 0.0, 45), (False, 0.3, 45), (True, 0.0, 110)])
-def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sk):
-    """Outputs start as NaN, so an entry a template never writes fails; Sq spans two dQ programs (32 rows each).
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first", [(True, 0.0, 41, 45, False), (False, 0.3, 41, 45, False),
+                                                         (True, 0.0, 41, 110, False), (True, 0.3, 75, 75, True),
+                                                         (True, 0.0, 75, 110, True)])
+def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first):
+    """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
-    Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more)."""
-    B, Hq, Hkv, Sq, D, scale = 2, 4, 2, 41, 24, 0.3
+    Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
+    masked_first: the backward's other visiting order (Note [masked tiles first]); Sq = 75 gives the dK/dV programs
+    all three query ranges (band, whole tiles, ragged tail)."""
+    B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
     mask4 = bias.expand(B, Hq, Sq, Sk)
@@ -115,7 +120,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sk)
     do = _randn(B, Hq, Sq, D, seed=4)
 
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16)
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"fwd_{causal}_{p}_{Sk}")
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
+                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
@@ -126,8 +132,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sk)
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
-    cfg = _constexprs(D, 2, causal, p, scale, 16, 32) | dict(STORE_DS=True)
-    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"bwd_{causal}_{p}_{Sk}")
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first) | dict(STORE_DS=True)
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     grid = ((triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32)) * B * Hkv,)

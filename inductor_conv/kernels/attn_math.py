@@ -37,6 +37,18 @@ keep probability is 1 - threshold / 2^16 (|error| <= 2^-17 against 1 - p; thresh
 scaled by 1 / (1 - p).  φ*j matters: M(c ^ j) of consecutive j fails a pair test of neighbouring outputs; with φ*j no
 pair, 2x2-block, run or periodogram test over 3.3e7 elements found a deviation.  ops/attention.py's torch fallback
 computes the same bits (`_torch_dropout_keep`).
+
+Note [masked tiles first]: the backward visits two or three ranges of tiles per program, masked (causal band, ragged
+end) and not.  In the causal templates (static shapes, sm_90, triton 3.6) a masked range after the unmasked one makes
+ptxas serialise every wgmma of the kernel (performance advisory C7515, "non wgmma instructions defining accumulator
+registers ... between start and end of the pipeline stage"); ncu on the H200 (B2 H16 S8192 D128, p = 0.1) showed the
+causal backward at 42% tensor-pipe activity against 57% non-causal, 2.7x the barrier stalls, and 95x the local-memory
+spill requests.  MASKED_FIRST = True visits the masked ranges first when causal (only the summation order changes);
+compiled offline it removes the advisory in every causal variant tried (p 0 / 0.1, divisible and ragged lengths) but
+spills in the dK/dV main loop (14 local loads an iteration at p = 0.1, 33 at p = 0).  Not yet timed on a GPU, so the
+templates take it from lowerings/attention.py's CAUSAL_MASKED_FIRST (default False); the eager kernel (runtime shapes:
+no advisory either way) passes False.  Non-causal programs keep the ragged end last (first, it costs a third more
+shared memory).
 """
 import triton
 import triton.language as tl
@@ -374,10 +386,11 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
                        HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                        MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr):
+                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+                       MASKED_FIRST: tl.constexpr):
     """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
-    LSE / DELTA are contiguous [B, Hq, Sq] fp32."""
+    LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first]."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
@@ -396,6 +409,11 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     else:
         full_lo = 0
     full_hi = tl.maximum(full_lo, m_full)
+    TAIL_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
+    if TAIL_FIRST:
+        lo_1, hi_1, lo_2, hi_2 = full_hi, SEQ_Q, full_lo, full_hi
+    else:
+        lo_1, hi_1, lo_2, hi_2 = full_lo, full_hi, full_hi, SEQ_Q
     for g in range(GROUP):
         i_h = i_hk * GROUP + g
         i_bh = i_b * H_Q + i_h
@@ -412,16 +430,16 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
         dk, dv = attn_bwd_dkdv_inner(
             dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
-            full_lo, full_hi, stride_qm, stride_dom, stride_mm, stride_mn,
+            lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-            HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
         dk, dv = attn_bwd_dkdv_inner(
             dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
-            full_hi, SEQ_Q, stride_qm, stride_dom, stride_mm, stride_mn,
+            lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-            HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=not TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
     return dk * scale, dv * dropout_scale
 
 
@@ -434,9 +452,10 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                      MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
-                     ACC_DTYPE: tl.constexpr):
+                     ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
-    STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient)."""
+    STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
+    MASKED_FIRST: Note [masked tiles first]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     i_bh = i_b * H_Q + i_h
@@ -461,16 +480,21 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     else:
         full_end = n_full
         hi = SEQ_K
+    BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
+    if BAND_FIRST:
+        lo_1, hi_1, lo_2, hi_2 = full_end, hi, 0, full_end
+    else:
+        lo_1, hi_1, lo_2, hi_2 = 0, full_end, full_end, hi
     dq = attn_bwd_dq_inner(
         dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
-        0, full_end, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
+        lo_1, hi_1, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
         dropout_threshold, dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=False, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
     dq = attn_bwd_dq_inner(
         dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
-        full_end, hi, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
+        lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
         dropout_threshold, dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=True, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
     return dq * scale

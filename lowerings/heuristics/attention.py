@@ -144,8 +144,11 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
                             dropout: bool = False) -> list[AttnBwdTile]:
     default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout)
+    # (64, 64, 8, 2) compiles spill-free and pipelined for the causal backward with masked tiles first (as does
+    # (32, 64, 4, 3), 8-32 bytes of stack; benchmarks/template_sass.py, Note [masked tiles first]); not yet timed.
     extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
-             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
+             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3),
+             AttnBwdTile(64, 64, 8, 2)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]

@@ -1,0 +1,162 @@
+"""The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
+
+    python benchmarks/template_sass.py [--shape B,H,S,D] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
+                                       [--masked-first] [--fwd] [--sass FILE]
+
+Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
+strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
+store_output, compiles it with Triton's NVIDIA backend for sm_90 (Triton ships ptxas; no GPU needed), and prints
+registers, stack, shared memory, ptxas' wgmma-serialisation advisory (C7515) and, per loop of the SASS, its size and
+HGMMA / WARPGROUP / local-memory (LDL, STL) instruction counts.  This is a stand-in for Inductor's renderer (the
+same jinja hooks the CPU test harness in tests/test_lowerings_attention.py fakes, but static), checked against the
+GPU: it gave the backward's shared memory exactly (98816 / 99328 bytes) and the causal backward's serialised wgmmas
+that ncu's barrier stalls and tensor-pipe activity showed (Note [masked tiles first] in kernels/attn_math.py).
+Internal Triton API (ASTSource); written for triton 3.6.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import jinja2
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from compile_sm90 import SM90, resources  # noqa: E402
+
+_TYPES = dict(Q="*bf16", K="*bf16", V="*bf16", MASK="*i1", SEED="*i64", DO="*bf16", O="*bf16", LSE="*fp32",
+              DELTA="*fp32", DQ="*bf16", DV="*bf16", DS="*fp32")
+
+
+def _contiguous(shape):
+    strides, acc = [], 1
+    for size in reversed(shape):
+        strides.append(acc)
+        acc *= size
+    return tuple(reversed(strides))
+
+
+def render(name: str, shape, constexprs: dict) -> tuple[str, list[str]]:
+    """The template's kernel source with Inductor-like static sizes, and its input names (def_kernel order)."""
+    from inductor_conv.lowerings.attention import _load
+
+    B, H, S, D = shape
+    shapes = {n: (B, H, S, D) for n in ("Q", "K", "V", "DO", "O", "DQ", "DV")}
+    shapes.update(LSE=(B, H, S), DELTA=(B, H, S), MASK=(1, 1, 1, 1), SEED=(1,), DS=(1, 1, 1, 1))
+    names = []
+
+    def def_kernel(*inputs):
+        names.extend(inputs)
+        lines = [f"def kernel({', '.join(f'arg_{n}' for n in inputs)}, out_ptr0):"]
+        lines += [f"    {k} : tl.constexpr = {v}" for k, v in constexprs.items()]
+        lines += ["    INDEX_DTYPE : tl.constexpr = tl.int32"] + [f"    {n} = arg_{n}" for n in inputs]
+        return "\n".join(lines) + "\n"
+
+    def stride(n, dim=None):
+        st = _contiguous(shapes[n])
+        return str(st[dim]) if dim is not None else ", ".join(map(str, st))
+
+    def size(n, dim):
+        return str(shapes[n][dim])
+
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):
+        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, _contiguous((B, H, S, D))))
+        return f"tl.store(out_ptr0 + {offset}, {val}, {mask})"
+
+    body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(_load(name)).render(
+        def_kernel=def_kernel, stride=stride, size=size, store_output=store_output, **constexprs)
+    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
+
+
+def compile_template(name, shape, constexprs, num_warps, num_stages):
+    source, names = render(name, shape, constexprs)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "rendered_template.py")
+        with open(path, "w") as f:
+            f.write(source)
+        spec = importlib.util.spec_from_file_location("rendered_template", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        signature = {f"arg_{n}": _TYPES[n] for n in names} | {"out_ptr0": "*bf16"}
+        attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
+        return triton.compile(ASTSource(module.kernel, signature, constexprs={}, attrs=attrs), target=SM90,
+                              options=dict(num_warps=num_warps, num_stages=num_stages))
+
+
+def sass(compiled) -> str:
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(compiled.asm["cubin"])
+        f.flush()
+        return subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
+
+
+def loops(text: str):
+    """(first, last, instruction counts) of each backward branch's loop body in a SASS listing."""
+    insts = [(int(m.group(1), 16), m.group(2)) for m in
+             (re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line) for line in text.splitlines()) if m]
+    index = {addr: i for i, (addr, _) in enumerate(insts)}
+    for i, (addr, inst) in enumerate(insts):
+        target = re.search(r"BRA\s+(0x[0-9a-f]+)", inst)
+        if target and int(target.group(1), 16) < addr and int(target.group(1), 16) in index:
+            first = index[int(target.group(1), 16)]
+            ops = collections.Counter(re.match(r"(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", b).group(1)
+                                      for _, b in insts[first:i + 1])
+            yield first, i, ops
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shape", default="2,16,8192,128")
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--p", type=float, default=0.0)
+    parser.add_argument("--tile", default=None, help="BM,BN,WARPS,STAGES (default: the CUDA tile table's)")
+    parser.add_argument("--masked-first", action="store_true")
+    parser.add_argument("--fwd", action="store_true")
+    parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
+    args = parser.parse_args()
+    import torch
+    from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+    from inductor_conv.reference.attention import dropout_threshold
+
+    shape = tuple(map(int, args.shape.split(",")))
+    D = shape[3]
+    pick = attn_fwd_tile if args.fwd else attn_bwd_tile
+    tile = pick(torch.bfloat16, D, "cuda", causal=args.causal, dropout=args.p > 0)
+    bm, bn, warps, stages = map(int, args.tile.split(",")) if args.tile else (
+        tile.block_m, tile.block_n, tile.num_warps, tile.num_stages)
+    constexprs = dict(
+        HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), MASK_KIND=0, IS_CAUSAL=args.causal,
+        HAS_DROPOUT=args.p > 0, DOT_DTYPE="tl.bfloat16", PRECISION="'tf32'", ACC_DTYPE="tl.float32",
+        QK_SCALE2=D ** -0.5 * math.log2(math.e), SCALE=D ** -0.5, DROPOUT_THRESHOLD=dropout_threshold(args.p),
+        DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=2, MASKED_FIRST=args.masked_first, STORE_DS=False,
+        BLOCK_M=bm, BLOCK_N=bn)
+    name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
+    compiled = compile_template(name, shape, constexprs, warps, stages)
+    usage = resources(compiled)
+    print(f"{name} shape {shape} causal={args.causal} p={args.p} tile ({bm}, {bn}, {warps}, {stages}) "
+          f"masked_first={args.masked_first}: regs {usage['regs']}, stack {usage['stack']} B, shared "
+          f"{usage['shared']} B, wgmma {'SERIALISED (C7515)' if usage['wgmma_serialized'] else 'pipelined'}")
+    listing = sass(compiled)
+    if args.sass:
+        with open(args.sass, "w") as f:
+            f.write(listing)
+    for first, last, ops in loops(listing):
+        counts = ", ".join(f"{op} {ops[op]}" for op in ("HGMMA", "WARPGROUP", "MUFU", "LDGSTS", "LDL", "STL"))
+        print(f"  loop at instruction {first}: {last - first + 1} instructions; {counts}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
-    python benchmarks/template_sass.py [--shape B,H,S,D] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
+    python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
                                        [--masked-first] [--fwd] [--sass FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
@@ -48,12 +48,14 @@ def _contiguous(shape):
     return tuple(reversed(strides))
 
 
-def render(name: str, shape, constexprs: dict) -> tuple[str, list[str]]:
-    """The template's kernel source with Inductor-like static sizes, and its input names (def_kernel order)."""
+def render(name: str, shape, constexprs: dict, hkv: int | None = None) -> tuple[str, list[str]]:
+    """The template's kernel source with Inductor-like static sizes, and its input names (def_kernel order);
+    hkv: key/value heads (GQA), default H."""
     from inductor_conv.lowerings.attention import _load
 
     B, H, S, D = shape
-    shapes = {n: (B, H, S, D) for n in ("Q", "K", "V", "DO", "O", "DQ", "DV")}
+    shapes = {n: (B, H, S, D) for n in ("Q", "DO", "O", "DQ")}
+    shapes.update({n: (B, hkv or H, S, D) for n in ("K", "V", "DV")})
     shapes.update(LSE=(B, H, S), DELTA=(B, H, S), MASK=(1, 1, 1, 1), SEED=(1,), DS=(1, 1, 1, 1))
     names = []
 
@@ -71,8 +73,9 @@ def render(name: str, shape, constexprs: dict) -> tuple[str, list[str]]:
     def size(n, dim):
         return str(shapes[n][dim])
 
-    def store_output(indices, val, mask, indent_width=4, val_shape=None):
-        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, _contiguous((B, H, S, D))))
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):  # O (forward) or dK (backward)
+        out = shapes["Q"] if name.endswith("fwd") else shapes["K"]
+        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, _contiguous(out)))
         return f"tl.store(out_ptr0 + {offset}, {val}, {mask})"
 
     body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(_load(name)).render(
@@ -80,8 +83,8 @@ def render(name: str, shape, constexprs: dict) -> tuple[str, list[str]]:
     return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
 
 
-def compile_template(name, shape, constexprs, num_warps, num_stages):
-    source, names = render(name, shape, constexprs)
+def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
+    source, names = render(name, shape, constexprs, hkv)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "rendered_template.py")
         with open(path, "w") as f:
@@ -120,6 +123,7 @@ def loops(text: str):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", default="2,16,8192,128")
+    parser.add_argument("--hkv", type=int, default=None, help="key/value heads (GQA; default: H)")
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--p", type=float, default=0.0)
     parser.add_argument("--tile", default=None, help="BM,BN,WARPS,STAGES (default: the CUDA tile table's)")
@@ -144,10 +148,11 @@ def main():
         DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=2, MASKED_FIRST=args.masked_first, STORE_DS=False,
         BLOCK_M=bm, BLOCK_N=bn)
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
-    compiled = compile_template(name, shape, constexprs, warps, stages)
+    compiled = compile_template(name, shape, constexprs, warps, stages, args.hkv)
     usage = resources(compiled)
-    print(f"{name} shape {shape} causal={args.causal} p={args.p} tile ({bm}, {bn}, {warps}, {stages}) "
-          f"masked_first={args.masked_first}: regs {usage['regs']}, stack {usage['stack']} B, shared "
+    print(f"{name} shape {shape} hkv={args.hkv or shape[1]} causal={args.causal} p={args.p} "
+          f"tile ({bm}, {bn}, {warps}, {stages}) masked_first={args.masked_first}: regs {usage['regs']}, "
+          f"stack {usage['stack']} B, shared "
           f"{usage['shared']} B, wgmma {'SERIALISED (C7515)' if usage['wgmma_serialized'] else 'pipelined'}")
     listing = sass(compiled)
     if args.sass:

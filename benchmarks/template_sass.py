@@ -27,14 +27,13 @@ import tempfile
 
 import jinja2
 import triton
-from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from compile_sm90 import SM90, resources  # noqa: E402
+from compile_sm90 import NVIDIA_BIN, SM90, resources  # noqa: E402
 
 _TYPES = dict(Q="*bf16", K="*bf16", V="*bf16", MASK="*i1", SEED="*i64", DO="*bf16", O="*bf16", LSE="*fp32",
               DELTA="*fp32", DQ="*bf16", DV="*bf16", DS="*fp32")
@@ -99,11 +98,10 @@ def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
 
 
 def sass(compiled) -> str:
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(compiled.asm["cubin"])
         f.flush()
-        return subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True, check=True).stdout
 
 
 def loops(text: str):

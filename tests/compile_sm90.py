@@ -30,6 +30,7 @@ from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
 
 SM90 = GPUTarget("cuda", 90, 32)
+NVIDIA_BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")  # ptxas, cuobjdump
 SM90_SHARED_BYTES = 232448  # the most dynamic shared memory one block may use on sm_90 (227 KiB)
 
 _PTR = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.float64: "*fp64",
@@ -90,16 +91,15 @@ def resources(compiled) -> dict:
     """Registers and stack bytes per thread (cuobjdump on the cubin), shared memory per block (Triton's metadata),
     and whether ptxas serialised the kernel's wgmma instructions (its performance advisory C7515: every warpgroup
     MMA then waits for the previous one; Note [masked tiles first] in kernels/attn_math.py)."""
-    bin_dir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     with tempfile.TemporaryDirectory() as tmp:
         cubin, ptx = os.path.join(tmp, "k.cubin"), os.path.join(tmp, "k.ptx")
         with open(cubin, "wb") as f:
             f.write(compiled.asm["cubin"])
         with open(ptx, "w") as f:
             f.write(compiled.asm["ptx"])
-        usage = subprocess.run([os.path.join(bin_dir, "cuobjdump"), "-res-usage", cubin], capture_output=True,
+        usage = subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-res-usage", cubin], capture_output=True,
                                text=True, check=True).stdout
-        advice = subprocess.run([os.path.join(bin_dir, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx, "-o", os.devnull],
+        advice = subprocess.run([os.path.join(NVIDIA_BIN, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx, "-o", os.devnull],
                                 capture_output=True, text=True, check=True).stderr
     match = re.search(r"REG:(\d+) STACK:(\d+)", usage)
     return dict(regs=int(match.group(1)), stack=int(match.group(2)), shared=compiled.metadata.shared,

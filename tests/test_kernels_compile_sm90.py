@@ -12,24 +12,30 @@ import subprocess
 import sys
 
 import pytest
-import triton
+from compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 EXPECTED = {"_attn_fwd_kernel", "_attn_bwd_delta_kernel", "_attn_bwd_kernel", "causal_conv1d_fwd_kernel",
             "causal_conv1d_bwd_kernel", "causal_conv1d_param_grad_kernel"}
 
 
+def _run(script, *args) -> str:
+    """stdout of `python script args` from the repository root, without the interpreter (it would replace the
+    kernels the script compiles)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
+
+
 @pytest.fixture(scope="module")
 def compiled():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "compile_sm90.py"), "--json"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(_run("tests/compile_sm90.py", "--json").strip().splitlines()[-1])
 
 
-pytestmark = pytest.mark.skipif(not os.path.exists(PTXAS), reason="this triton has no NVIDIA backend with ptxas")
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
+                                reason="this triton has no NVIDIA backend with ptxas")
 
 
 def test_every_kernel_compiles_for_sm90(compiled):
@@ -41,8 +47,6 @@ def test_every_kernel_compiles_for_sm90(compiled):
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
-    from compile_sm90 import SM90_SHARED_BYTES
-
     too_big = [(r["kernel"], r["shared"]) for r in compiled if r["shared"] > SM90_SHARED_BYTES]
     assert not too_big, too_big
 
@@ -59,14 +63,7 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     (benchmarks/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after the main
     loop and not with the masked tiles first.  Pins what the CAUSAL_MASKED_FIRST switch is for, on the triton the
     CPU setup installs (3.6.0)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    script = os.path.join(ROOT, "benchmarks", "template_sass.py")
-    lines = {}
-    for flag in ("", "--masked-first"):
-        done = subprocess.run([sys.executable, script, "--causal", "--p", "0.1", "--shape", "1,2,256,128",
-                               *([flag] if flag else [])], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-4000:]
-        lines[flag] = done.stdout.splitlines()[0]
+    lines = {flag: _run("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
+                        *([flag] if flag else [])).splitlines()[0] for flag in ("", "--masked-first")}
     assert "SERIALISED" in lines[""], lines
     assert "pipelined" in lines["--masked-first"], lines

@@ -101,7 +101,8 @@ def sass(compiled) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(compiled.asm["cubin"])
         f.flush()
-        return subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-sass", f.name], capture_output=True,
+                              text=True, check=True).stdout
 
 
 def loops(text: str):

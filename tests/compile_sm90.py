@@ -99,8 +99,8 @@ def resources(compiled) -> dict:
             f.write(compiled.asm["ptx"])
         usage = subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-res-usage", cubin], capture_output=True,
                                text=True, check=True).stdout
-        advice = subprocess.run([os.path.join(NVIDIA_BIN, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx, "-o", os.devnull],
-                                capture_output=True, text=True, check=True).stderr
+        advice = subprocess.run([os.path.join(NVIDIA_BIN, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx,
+                                 "-o", os.devnull], capture_output=True, text=True, check=True).stderr
     match = re.search(r"REG:(\d+) STACK:(\d+)", usage)
     return dict(regs=int(match.group(1)), stack=int(match.group(2)), shared=compiled.metadata.shared,
                 wgmma_serialized="C7515" in advice)

@@ -3,8 +3,10 @@
     python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
-`ours:attention_cudnn=0` set config switches first; `group=N` forces the causal launch-order group,
-lowerings/attention.py's CAUSAL_GROUP, else chosen by size; `masked_first=1` sets its CAUSAL_MASKED_FIRST), inductor
+`ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's
+causal launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
+CAUSAL_MASKED_FIRST;
+`bwd_tile=64.64.8.2` replaces the default backward tile (BLOCK_M.BLOCK_N.warps.stages) of this run's kind), inductor
 (plain Inductor on the same code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest
 first; with --cpu also the wall time per step and the operators with the most self CPU time (where a small, CPU-bound
 step spends its time); with --code DIR writes each compiled implementation's generated code to DIR/NAME.py.
@@ -12,6 +14,7 @@ step spends its time); with --code DIR writes each compiled implementation's gen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 
@@ -29,11 +32,30 @@ from torch.nn.attention import SDPBackend
 
 def build(name):
     base, _, settings = name.partition(":")
-    overrides = {k: int(v) for k, v in (s.split("=") for s in settings.split(",") if s)}
+    overrides = {k: v if k == "bwd_tile" else int(v) for k, v in (s.split("=") for s in settings.split(",") if s)}
     if base in ("ours", "inductor"):
         return compile_with_plugin(eager_attention, plugin=base == "ours"), overrides
     backend = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION}[base]
     return sdpa(backend), overrides
+
+
+@contextlib.contextmanager
+def bwd_tile_override(spec, q, causal, p):
+    """Make `spec` ("BM.BN.W.S") the default backward tile of q's dtype/head dim for this causal/dropout kind."""
+    if spec is None:
+        yield
+        return
+    from inductor_conv.lowerings.heuristics import attention as heur
+
+    table = heur._CUDA_BWD_CAUSAL if causal else heur._CUDA_BWD_DROPOUT if p else heur._CUDA_BWD
+    key = heur._bucket(q.shape[-1])
+    saved = dict(table)
+    table[key] = heur.AttnBwdTile(*map(int, spec.split(".")))
+    try:
+        yield
+    finally:
+        table.clear()
+        table.update(saved)
 
 
 def main():
@@ -61,13 +83,17 @@ def main():
             import inductor_conv.lowerings.attention as lowering
 
             group, lowering.CAUSAL_GROUP = lowering.CAUSAL_GROUP, overrides.pop("group", lowering.CAUSAL_GROUP)
+            bwd_group = lowering.CAUSAL_BWD_GROUP
+            lowering.CAUSAL_BWD_GROUP = overrides.pop("bwd_group", bwd_group)
             masked_first = lowering.CAUSAL_MASKED_FIRST
             lowering.CAUSAL_MASKED_FIRST = bool(overrides.pop("masked_first", masked_first))
-            with config_patch({k: bool(v) for k, v in overrides.items()}):
+            tiles = bwd_tile_override(overrides.pop("bwd_tile", None), q, args.causal, args.p)
+            with config_patch({k: bool(v) for k, v in overrides.items()}), tiles:
                 code = run_and_get_code(step)[1]  # compiles on the first call, with the settings above
                 for _ in range(2):
                     step()
             lowering.CAUSAL_GROUP = group
+            lowering.CAUSAL_BWD_GROUP = bwd_group
             lowering.CAUSAL_MASKED_FIRST = masked_first
             if args.code and code:
                 os.makedirs(args.code, exist_ok=True)

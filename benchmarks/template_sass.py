@@ -1,7 +1,7 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
     python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
-                                       [--masked-first] [--fwd] [--sass FILE]
+                                       [--masked-first] [--group N] [--fwd] [--sass FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
@@ -127,6 +127,8 @@ def main():
     parser.add_argument("--p", type=float, default=0.0)
     parser.add_argument("--tile", default=None, help="BM,BN,WARPS,STAGES (default: the CUDA tile table's)")
     parser.add_argument("--masked-first", action="store_true")
+    parser.add_argument("--group", type=int, default=None,
+                        help="CAUSAL_GROUP (default as the lowering: 8 forward; backward 0 masked-first, else 2)")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
     args = parser.parse_args()
@@ -138,13 +140,15 @@ def main():
     D = shape[3]
     pick = attn_fwd_tile if args.fwd else attn_bwd_tile
     tile = pick(torch.bfloat16, D, "cuda", causal=args.causal, dropout=args.p > 0)
+    if args.group is None:
+        args.group = 8 if args.fwd else 0 if args.masked_first else 2
     bm, bn, warps, stages = map(int, args.tile.split(",")) if args.tile else (
         tile.block_m, tile.block_n, tile.num_warps, tile.num_stages)
     constexprs = dict(
         HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), MASK_KIND=0, IS_CAUSAL=args.causal,
         HAS_DROPOUT=args.p > 0, DOT_DTYPE="tl.bfloat16", PRECISION="'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=D ** -0.5 * math.log2(math.e), SCALE=D ** -0.5, DROPOUT_THRESHOLD=dropout_threshold(args.p),
-        DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=2, MASKED_FIRST=args.masked_first, STORE_DS=False,
+        DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=args.group, MASKED_FIRST=args.masked_first, STORE_DS=False,
         BLOCK_M=bm, BLOCK_N=bn)
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_template(name, shape, constexprs, warps, stages, args.hkv)

@@ -45,13 +45,16 @@ FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
 OPS = (FWD_OP, BWD_OP)
 # Causal launches: programs ordered longest-first within groups of (b, h) slices (0: within each slice); see the
-# templates' program-id mapping and docs/benchmarks.md.  None: _causal_group's choice by size; an int forces it
-# (benchmarks/attention_profile.py's group=N).
+# templates' program-id mapping and docs/benchmarks.md.  CAUSAL_GROUP is the forward's: None, _causal_group's choice
+# by size; an int forces it.  CAUSAL_BWD_GROUP is the backward's: None, 0 with the masked tiles first (the grouped
+# mapping's scalars make the dK/dV loop spill: H200 B2 H16 S8192 D128 p=0.1, backward 3569 us ungrouped vs 4074
+# grouped) else _causal_group's.  benchmarks/attention_profile.py's group=N / bwd_group=N set them.
 CAUSAL_GROUP = None
-# Note [masked tiles first] in kernels/attn_math.py: True makes the causal backward template visit its masked tiles
-# first (no wgmma serialisation in ptxas; extra spills).  Off until timed on a GPU (attention_profile.py
-# `ours:masked_first=1`).
-CAUSAL_MASKED_FIRST = False
+CAUSAL_BWD_GROUP = None
+# Note [masked tiles first] in kernels/attn_math.py: the causal backward template visits its masked tiles first, so
+# ptxas keeps its wgmmas pipelined (H200, D128: S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us with
+# CAUSAL_BWD_GROUP's default).  False restores the old order (benchmarks/attention_profile.py `masked_first=0`).
+CAUSAL_MASKED_FIRST = True
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -132,8 +135,8 @@ def _use_template(q, k, v) -> bool:
     return V.graph.sizevars.guard_int(q.get_size()[-1]) <= 256  # specialises a dynamic head dim, as Flex does
 
 
-def _options(q, k, attn_mask, dropout_p, is_causal, scale):
-    """Constexprs shared by both templates (kernel options become `NAME : tl.constexpr = value` lines)."""
+def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
+    """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines)."""
     head_dim = V.graph.sizevars.guard_int(q.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
@@ -143,9 +146,16 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale):
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
-        CAUSAL_GROUP=_causal_group(k, head_dim) if CAUSAL_GROUP is None else CAUSAL_GROUP,
+        CAUSAL_GROUP=_bwd_causal_group(k, head_dim) if backward else
+        _causal_group(k, head_dim) if CAUSAL_GROUP is None else CAUSAL_GROUP,
         MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
     ), head_dim
+
+
+def _bwd_causal_group(k, head_dim: int) -> int:
+    if CAUSAL_BWD_GROUP is not None:
+        return CAUSAL_BWD_GROUP
+    return 0 if CAUSAL_MASKED_FIRST else _causal_group(k, head_dim)
 
 
 def _causal_group(k, head_dim: int) -> int:
@@ -295,7 +305,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale)
+    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=True)
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).

@@ -61,9 +61,13 @@ def test_conv_kernels_do_not_spill(compiled):
 def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     """Note [masked tiles first]: the causal backward template, rendered as Inductor does for static shapes
     (benchmarks/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after the main
-    loop and not with the masked tiles first.  Pins what the CAUSAL_MASKED_FIRST switch is for, on the triton the
-    CPU setup installs (3.6.0)."""
-    lines = {flag: _run("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
-                        *([flag] if flag else [])).splitlines()[0] for flag in ("", "--masked-first")}
+    loop and not with the masked tiles first, and then with no spills in its loops.  Pins what CAUSAL_MASKED_FIRST
+    (on by default) is for, on the triton the CPU setup installs (3.6.0)."""
+    reports = {flag: _run("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
+                          *([flag] if flag else [])).splitlines() for flag in ("", "--masked-first")}
+    lines = {flag: report[0] for flag, report in reports.items()}
     assert "SERIALISED" in lines[""], lines
     assert "pipelined" in lines["--masked-first"], lines
+    # as the lowering launches it (ungrouped backward, lowerings/attention.py CAUSAL_BWD_GROUP): no loop spills
+    loops = [line for line in reports["--masked-first"] if "loop at" in line]
+    assert loops and all("LDL 0, STL 0" in line for line in loops), loops

@@ -45,10 +45,14 @@ registers ... between start and end of the pipeline stage"); ncu on the H200 (B2
 causal backward at 42% tensor-pipe activity against 57% non-causal, 2.7x the barrier stalls, and 95x the local-memory
 spill requests.  MASKED_FIRST = True visits the masked ranges first when causal (only the summation order changes);
 compiled offline it removes the advisory in every causal variant tried (p 0 / 0.1, divisible and ragged lengths) but
-spills in the dK/dV main loop (14 local loads an iteration at p = 0.1, 33 at p = 0).  Not yet timed on a GPU, so the
-templates take it from lowerings/attention.py's CAUSAL_MASKED_FIRST (default False); the eager kernel (runtime shapes:
-no advisory either way) passes False.  Non-causal programs keep the ragged end last (first, it costs a third more
-shared memory).
+spilled in the dK/dV main loop (14 local loads an iteration at p = 0.1, 33 at p = 0) with the grouped causal launch
+order, whose extra scalars live across the loop; ungrouped it compiles spill-free.  Timed on the H200 (D128): the
+causal backward at S8192 p = 0.1 went from 4740 to 3569 us, at S2048 p = 0 from 564 to 448 us (docs/benchmarks.md,
+seventh session).  The templates take it from lowerings/attention.py's CAUSAL_MASKED_FIRST (default True; its
+CAUSAL_BWD_GROUP then defaults to ungrouped); the eager kernel (runtime shapes: no advisory either way) passes False.
+Under GQA the dK/dV programs then run two head loops (every head's masked ranges, then every head's whole tiles): one
+head loop around all three ranges spilled (376 bytes of stack) and cost 16% (32/8 heads, S2048: 1129 -> 953 us).
+Non-causal programs keep the ragged end last (first, it costs a third more shared memory).
 """
 import triton
 import triton.language as tl
@@ -379,6 +383,18 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
 
 
 @triton.jit
+def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+                   stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q):
+    """Query head i_h's first [BM, BD] Q / dO tile pointers, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
+    i_bh = i_b * H_Q + i_h
+    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_ib[:, None] * stride_qm + o_d[None, :] * stride_qd
+    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_ib[:, None] * stride_dom + o_d[None, :] * stride_dod
+    p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
+    mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
+    return p_q, p_do, p_lse, p_delta, mask_off, i_h
+
+
+@triton.jit
 def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
@@ -414,13 +430,13 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         lo_1, hi_1, lo_2, hi_2 = full_hi, SEQ_Q, full_lo, full_hi
     else:
         lo_1, hi_1, lo_2, hi_2 = full_lo, full_hi, full_hi, SEQ_Q
+    # With the masked tiles first, every head's masked ranges run before every head's whole tiles: two head loops,
+    # each around its own tile loops (one head loop around all three spills under GQA: H200, 32/8 heads, S2048,
+    # causal backward 1129 -> 953 us).  Otherwise, per head: causal band, whole tiles, ragged tail.
     for g in range(GROUP):
-        i_h = i_hk * GROUP + g
-        i_bh = i_b * H_Q + i_h
-        p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_ib[:, None] * stride_qm + o_d[None, :] * stride_qd
-        p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_ib[:, None] * stride_dom + o_d[None, :] * stride_dod
-        p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
-        mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
+        p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
+            Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+            stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q)
         if IS_CAUSAL:
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
@@ -434,12 +450,24 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
-        dk, dv = attn_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
-            lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
-            SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-            HAS_DROPOUT=HAS_DROPOUT, MASKED=not TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        if not TAIL_FIRST:
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
+                lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
+                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+    if TAIL_FIRST:
+        for g in range(GROUP):
+            p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
+                Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+                stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q)
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, o_j, m_d,
+                lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
+                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
     return dk * scale, dv * dropout_scale
 
 

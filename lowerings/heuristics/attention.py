@@ -73,8 +73,13 @@ _CUDA_BWD = {
 # lose there (1.31 / 0.89 / 1.00).  Head dim 64, causal: (32, 64, 4, 3) 0.184 ms, (64, 64, 4, 3) 0.201,
 # (64, 64, 4, 2) 0.215 (p=0.1: 0.222 / 0.234 / 0.241); non-causal keeps (64, 64, 4, 3) with or without dropout
 # (0.249 ms p=0, 0.334 p=0.1, the best of ten tiles both times).
+# Causal, re-timed with the masked tiles first (Note [masked tiles first], ungrouped backward; max-autotune tables,
+# H200): D128 S2048 p=0 (64, 64, 4, 2) 0.443 ms, (32, 64, 4, 3) 0.492, (64, 128, 8, 3) 0.516, (128, 128, 8, 2) 0.568;
+# S8192 p=0.1 (64, 64, 4, 2) 3.614, (64, 128, 8, 3) 3.839, (32, 64, 4, 3) 3.933; GQA 32/8 (32, 64, 4, 3) 0.998,
+# (64, 64, 4, 2) 1.006; D64 S1024 (64, 64, 4, 3) 0.168, (64, 64, 4, 2) 0.172, (32, 64, 4, 3) 0.182.  (64, 64, 8, 2),
+# spill-free offline, ran 2x slower (S8192 8.3 ms) and left the candidates.
 _CUDA_BWD_CAUSAL = {
-    64: AttnBwdTile(32, 64, 4, 3),
+    64: AttnBwdTile(64, 64, 4, 3),
     128: AttnBwdTile(64, 64, 4, 2),
 }
 _CUDA_BWD_DROPOUT = {
@@ -144,11 +149,8 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
                             dropout: bool = False) -> list[AttnBwdTile]:
     default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout)
-    # (64, 64, 8, 2) compiles spill-free and pipelined for the causal backward with masked tiles first (as does
-    # (32, 64, 4, 3), 8-32 bytes of stack; benchmarks/template_sass.py, Note [masked tiles first]); not yet timed.
     extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
-             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3),
-             AttnBwdTile(64, 64, 8, 2)]
+             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]

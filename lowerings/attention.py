@@ -146,16 +146,18 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
-        CAUSAL_GROUP=_bwd_causal_group(k, head_dim) if backward else
-        _causal_group(k, head_dim) if CAUSAL_GROUP is None else CAUSAL_GROUP,
+        CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
     ), head_dim
 
 
-def _bwd_causal_group(k, head_dim: int) -> int:
-    if CAUSAL_BWD_GROUP is not None:
-        return CAUSAL_BWD_GROUP
-    return 0 if CAUSAL_MASKED_FIRST else _causal_group(k, head_dim)
+def _launch_group(k, head_dim: int, backward: bool) -> int:
+    """The template's CAUSAL_GROUP: the module switch when set, 0 for a backward with the masked tiles first, else
+    by size."""
+    forced = CAUSAL_BWD_GROUP if backward else CAUSAL_GROUP
+    if forced is not None:
+        return forced
+    return 0 if backward and CAUSAL_MASKED_FIRST else _causal_group(k, head_dim)
 
 
 def _causal_group(k, head_dim: int) -> int:

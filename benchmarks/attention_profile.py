@@ -3,12 +3,13 @@
     python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
-`ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's
-causal launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
+`ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
+launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
 CAUSAL_MASKED_FIRST; `bwd_tile=64.64.8.2` replaces the default backward tile (BLOCK_M.BLOCK_N.warps.stages) of this
-run's kind), inductor (plain Inductor on the same code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest
-first; with --cpu also the wall time per step and the operators with the most self CPU time (where a small, CPU-bound
-step spends its time); with --code DIR writes each compiled implementation's generated code to DIR/NAME.py.
+run's kind), inductor (plain Inductor on the same code), sdpa-cudnn, sdpa-flash. Prints each kernel's self device time
+per call, largest first; with --cpu also the wall time per step and the operators with the most self CPU time (where a
+small, CPU-bound step spends its time); with --code DIR writes each compiled implementation's generated code to
+DIR/NAME.py.
 """
 from __future__ import annotations
 

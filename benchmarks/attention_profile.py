@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import os
 import time
+from unittest import mock
 
 import torch
 from torch._inductor.utils import run_and_get_code
@@ -39,23 +40,26 @@ def build(name):
     return sdpa(backend), overrides
 
 
-@contextlib.contextmanager
-def bwd_tile_override(spec, q, causal, p):
-    """Make `spec` ("BM.BN.W.S") the default backward tile of q's dtype/head dim for this causal/dropout kind."""
-    if spec is None:
-        yield
-        return
+# build()'s override names for lowerings/attention.py's module switches
+_LOWERING_KNOBS = {"group": "CAUSAL_GROUP", "bwd_group": "CAUSAL_BWD_GROUP", "masked_first": "CAUSAL_MASKED_FIRST"}
+
+
+def lowering_overrides(overrides, q, causal, p):
+    """The lowering switches and backward tile that `overrides` names, popped from it, set until exit."""
+    from inductor_conv.lowerings import attention as lowering
     from inductor_conv.lowerings.heuristics import attention as heur
 
-    table = heur._CUDA_BWD_CAUSAL if causal else heur._CUDA_BWD_DROPOUT if p else heur._CUDA_BWD
-    key = heur._bucket(q.shape[-1])
-    saved = dict(table)
-    table[key] = heur.AttnBwdTile(*map(int, spec.split(".")))
-    try:
-        yield
-    finally:
-        table.clear()
-        table.update(saved)
+    stack = contextlib.ExitStack()
+    knobs = {attr: overrides.pop(key) for key, attr in _LOWERING_KNOBS.items() if key in overrides}
+    if "CAUSAL_MASKED_FIRST" in knobs:
+        knobs["CAUSAL_MASKED_FIRST"] = bool(knobs["CAUSAL_MASKED_FIRST"])
+    if knobs:
+        stack.enter_context(mock.patch.multiple(lowering, **knobs))
+    if "bwd_tile" in overrides:  # "BM.BN.W.S": the default tile of q's head dim for this causal/dropout kind
+        table = heur._CUDA_BWD_CAUSAL if causal else heur._CUDA_BWD_DROPOUT if p else heur._CUDA_BWD
+        tile = heur.AttnBwdTile(*map(int, overrides.pop("bwd_tile").split(".")))
+        stack.enter_context(mock.patch.dict(table, {heur._bucket(q.shape[-1]): tile}))
+    return stack
 
 
 def main():
@@ -80,21 +84,11 @@ def main():
                 out = fn(q, k, v, args.causal, args.p)
                 torch.autograd.grad(out, (q, k, v), do)
 
-            import inductor_conv.lowerings.attention as lowering
-
-            group, lowering.CAUSAL_GROUP = lowering.CAUSAL_GROUP, overrides.pop("group", lowering.CAUSAL_GROUP)
-            bwd_group = lowering.CAUSAL_BWD_GROUP
-            lowering.CAUSAL_BWD_GROUP = overrides.pop("bwd_group", bwd_group)
-            masked_first = lowering.CAUSAL_MASKED_FIRST
-            lowering.CAUSAL_MASKED_FIRST = bool(overrides.pop("masked_first", masked_first))
-            tiles = bwd_tile_override(overrides.pop("bwd_tile", None), q, args.causal, args.p)
-            with config_patch({k: bool(v) for k, v in overrides.items()}), tiles:
+            knobs = lowering_overrides(overrides, q, args.causal, args.p)
+            with knobs, config_patch({k: bool(v) for k, v in overrides.items()}):
                 code = run_and_get_code(step)[1]  # compiles on the first call, with the settings above
                 for _ in range(2):
                     step()
-            lowering.CAUSAL_GROUP = group
-            lowering.CAUSAL_BWD_GROUP = bwd_group
-            lowering.CAUSAL_MASKED_FIRST = masked_first
             if args.code and code:
                 os.makedirs(args.code, exist_ok=True)
                 with open(os.path.join(args.code, f"{name.replace(':', '_')}.py"), "w") as f:

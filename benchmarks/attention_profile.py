@@ -1,12 +1,12 @@
 """Per-kernel GPU time of one attention forward+backward (torch.profiler), for finding where time goes.
 
-    python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
+    python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...] [--warmup S]
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
 launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
-CAUSAL_MASKED_FIRST; `bwd_tile=64.64.8.2` replaces the default backward tile (BLOCK_M.BLOCK_N.warps.stages) of this
-run's kind), inductor (plain Inductor on the same code), sdpa-cudnn, sdpa-flash. Prints each kernel's self device time
+CAUSAL_MASKED_FIRST; `bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default backward / forward tile
+(BLOCK_M.BLOCK_N.warps.stages) of this run's kind), inductor (plain Inductor on the same code), sdpa-cudnn, sdpa-flash. Prints each kernel's self device time
 per call, largest first; with --cpu also the wall time per step and the operators with the most self CPU time (where a
 small, CPU-bound step spends its time); with --code DIR writes each compiled implementation's generated code to
 DIR/NAME.py.
@@ -33,7 +33,7 @@ from torch.nn.attention import SDPBackend
 
 def build(name):
     base, _, settings = name.partition(":")
-    overrides = {k: v if k == "bwd_tile" else int(v) for k, v in (s.split("=") for s in settings.split(",") if s)}
+    overrides = {k: v if k.endswith("_tile") else int(v) for k, v in (s.split("=") for s in settings.split(",") if s)}
     if base in ("ours", "inductor"):
         return compile_with_plugin(eager_attention, plugin=base == "ours"), overrides
     backend = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION}[base]
@@ -55,10 +55,11 @@ def lowering_overrides(overrides, q, causal, p):
         knobs["CAUSAL_MASKED_FIRST"] = bool(knobs["CAUSAL_MASKED_FIRST"])
     if knobs:
         stack.enter_context(mock.patch.multiple(lowering, **knobs))
-    if "bwd_tile" in overrides:  # "BM.BN.W.S": the default tile of q's head dim for this causal/dropout kind
-        table = heur._CUDA_BWD_CAUSAL if causal else heur._CUDA_BWD_DROPOUT if p else heur._CUDA_BWD
-        tile = heur.AttnBwdTile(*map(int, overrides.pop("bwd_tile").split(".")))
-        stack.enter_context(mock.patch.dict(table, {heur._bucket(q.shape[-1]): tile}))
+    for key, kind in (("fwd_tile", "FWD"), ("bwd_tile", "BWD")):  # "BM.BN.W.S": replaces the default tile of
+        if key in overrides:                                        # q's head dim for this causal/dropout kind
+            table = getattr(heur, f"_CUDA_{kind}" + ("_CAUSAL" if causal else "_DROPOUT" if p else ""))
+            tile = getattr(heur, f"Attn{kind.title()}Tile")(*map(int, overrides.pop(key).split(".")))
+            stack.enter_context(mock.patch.dict(table, {heur._bucket(q.shape[-1]): tile}))
     return stack
 
 
@@ -70,6 +71,7 @@ def main():
     parser.add_argument("--impl", nargs="+", default=["ours", "sdpa-cudnn"])
     parser.add_argument("--cpu", action="store_true")
     parser.add_argument("--code", default=None)
+    parser.add_argument("--warmup", type=float, default=0.0, help="seconds of steps before profiling (sustained load)")
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     torch.manual_seed(0)
@@ -94,6 +96,10 @@ def main():
                 with open(os.path.join(args.code, f"{name.replace(':', '_')}.py"), "w") as f:
                     f.write("\n\n# ==== next module\n\n".join(code))
             torch.cuda.synchronize()
+            start = time.perf_counter()
+            while time.perf_counter() - start < args.warmup:
+                step()
+                torch.cuda.synchronize()
             iters = 10
             if args.cpu:
                 start = time.perf_counter()

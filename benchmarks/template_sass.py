@@ -1,7 +1,7 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
     python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
-                                       [--masked-first] [--group N] [--fwd] [--sass FILE]
+                                       [--masked-first] [--group N] [--fwd] [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
@@ -131,6 +131,7 @@ def main():
                         help="CAUSAL_GROUP (default as the lowering: 8 forward; backward 0 masked-first, else 2)")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
+    parser.add_argument("--ttgir", default=None, help="also write Triton's GPU IR (layouts, convert_layout) here")
     args = parser.parse_args()
     import torch
     from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
@@ -158,6 +159,9 @@ def main():
           f"stack {usage['stack']} B, shared "
           f"{usage['shared']} B, wgmma {'SERIALISED (C7515)' if usage['wgmma_serialized'] else 'pipelined'}")
     listing = sass(compiled)
+    if args.ttgir:
+        with open(args.ttgir, "w") as f:
+            f.write(compiled.asm["ttgir"])
     if args.sass:
         with open(args.sass, "w") as f:
             f.write(listing)

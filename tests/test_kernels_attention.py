@@ -215,7 +215,7 @@ def test_gradcheck_fp64(p):
 
 # ---------------------------------------------------------------- dropout
 def _hash_from_note(seed, B, H, Sq, Sk):
-    """attn_math's Note [dropout replay] spelled in numpy (uint64 masked to 32 bits): the top 16 bits of x."""
+    """attn_math's Note [dropout replay] spelled in numpy (uint64 masked to 32 bits): the 16 bits u(i, j) of x."""
     u, m32 = np.uint64, np.uint64(0xFFFFFFFF)
 
     def mix(x):  # M
@@ -231,25 +231,29 @@ def _hash_from_note(seed, B, H, Sq, Sk):
     k = lowbias32(lowbias32(lowbias32(u((s >> 32) ^ 0x6A09E667)) ^ u(s & 0xFFFFFFFF)) ^ b)
     k_r = lowbias32(k ^ h)
     k_c = lowbias32(k_r ^ u(0xBB67AE85))
-    return mix(mix(k_r ^ i) ^ k_c ^ ((j * u(0x9E3779B9)) & m32)) >> u(16)
+    g = (j >> u(4)) * u(8) + (j & u(7))  # keys j and j + 8 of each 16 share a word
+    x = mix(mix(k_r ^ i) ^ k_c ^ ((g * u(0x9E3779B9)) & m32))
+    return np.where(j & u(8), x >> u(16), x & u(0xFFFF))
 
 
 @pytest.mark.parametrize("seed", [(7 << 32) + 11, 5, -3])
 def test_dropout_mask_is_the_documented_hash_and_the_torch_fallbacks(seed):
-    """The kernels' mask (dropout_keep evaluated by reference/attention_dropout.py) is the Note's formula and, bit
-    for bit, the torch fallback's (ops/attention.py), also at the threshold ends 0 (keep all) and 2^16 (drop all)."""
+    """The kernels' mask (dropout_keep evaluated by reference/attention_dropout.py, in the forward's and the
+    backward's tile orientation) is the Note's formula and, bit for bit, the torch fallback's (ops/attention.py), also
+    at the threshold ends 0 (keep all) and 2^16 (drop all)."""
     B, H, Sq, Sk = 2, 3, 21, 37
-    top16 = _hash_from_note(seed, B, H, Sq, Sk)
+    u16 = _hash_from_note(seed, B, H, Sq, Sk)
     for p in (0.3, 0.5, 1e-6, 1.0 - 1e-7):
         keep = dropout_keep_mask(_seed(seed), B, H, Sq, Sk, p)
-        np.testing.assert_array_equal(keep.cpu().numpy(), top16 >= min(round(p * 65536), 65536))
+        np.testing.assert_array_equal(keep.cpu().numpy(), u16 >= min(round(p * 65536), 65536))
+        assert torch.equal(keep, dropout_keep_mask(_seed(seed), B, H, Sq, Sk, p, block=(32, 16), keys_on_rows=True))
         assert torch.equal(keep.cpu(), _torch_dropout_keep(_seed(seed).cpu(), (B, H, Sq, Sk), p, "cpu"))
     assert keep.sum() == 0 and dropout_keep_mask(_seed(seed), B, H, Sq, Sk, 1e-6).all()
 
 
 def test_dropout_mask_neighbours_are_uncorrelated():
-    """Weak independence: Pearson r of the p = 1/2 keep bits between neighbouring keys (lags 1, 8), rows (lag 1),
-    heads, batches and seeds.  Under independence r * sqrt(n) ~ N(0, 1); |r| * sqrt(n) < 5 fails by chance with
+    """Weak independence: Pearson r of the p = 1/2 keep bits between neighbouring keys (lags 1, 8, 16; lag 8 within
+    an aligned 16 is the two halves of one 32-bit word), rows (lag 1), heads, batches and seeds.  Under independence r * sqrt(n) ~ N(0, 1); |r| * sqrt(n) < 5 fails by chance with
     probability ~6e-7 per pair (the seeds are fixed, so the outcome is too).  A key, row, head, batch or seed that did
     not enter the hash would give r = 1.  Uses the torch fallback, which is bit-identical (test above)."""
     B, H, S = 2, 4, 256
@@ -257,6 +261,8 @@ def test_dropout_mask_neighbours_are_uncorrelated():
     other = _torch_dropout_keep(_seed(78).cpu(), (B, H, S, S), 0.5, "cpu").double()
     pairs = {
         "key+1": (keep[..., :-1], keep[..., 1:]), "key+8": (keep[..., :-8], keep[..., 8:]),
+        "word halves": (keep.unflatten(-1, (-1, 2, 8))[..., 0, :], keep.unflatten(-1, (-1, 2, 8))[..., 1, :]),
+        "key+16": (keep[..., :-16], keep[..., 16:]),
         "row+1": (keep[..., :-1, :], keep[..., 1:, :]), "diag": (keep[..., :-1, :-1], keep[..., 1:, 1:]),
         "head+1": (keep[:, :-1], keep[:, 1:]), "batch+1": (keep[0], keep[1]), "seed+1": (keep, other),
     }
@@ -270,7 +276,7 @@ def test_dropout_keep_fraction_and_seeds():
     keep = dropout_keep_mask(_seed(5), B, H, Sq, Sk, p)
     n = keep.numel()
     assert abs(keep.sum().item() - n * (1 - p)) < 5 * math.sqrt(n * p * (1 - p))  # binomial, 5 sigma
-    assert torch.equal(keep, dropout_keep_mask(_seed(5), B, H, Sq, Sk, p, block=(32, 8)))  # other tiles
+    assert torch.equal(keep, dropout_keep_mask(_seed(5), B, H, Sq, Sk, p, block=(32, 16)))  # other tiles
     assert not torch.equal(keep, dropout_keep_mask(_seed(6), B, H, Sq, Sk, p))
 
 

@@ -71,3 +71,20 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     # as the lowering launches it (ungrouped backward, lowerings/attention.py CAUSAL_BWD_GROUP): no loop spills
     loops = [line for line in reports["--masked-first"] if "loop at" in line]
     assert loops and all("LDL 0, STL 0" in line for line in loops), loops
+
+
+@pytest.mark.parametrize("pass_", ["--fwd", "--bwd"])
+def test_dropout_mask_adds_no_layout_conversion(pass_, tmp_path):
+    """Note [dropout replay]: the paired draw (keys j and j + 8 share a word, assembled by join / permute / reshape)
+    stays in the registers of the wgmma accumulator in both tile orientations, so the p = 0.1 template has exactly the
+    layout conversions and shared buffers of the p = 0 one at the same tile.  Pairing keys j and j + 1 in the
+    backward's transposed tile, or using the mask in a way Triton rematerialises in another layout (as
+    `dp * (keep * s)` once did), adds a convert_layout through shared memory and fails this."""
+    counts = {}
+    for p in ("0", "0.1"):
+        ttgir = tmp_path / f"p{p}.ttgir"
+        _run("benchmarks/template_sass.py", *([pass_] if pass_ == "--fwd" else []), "--p", p, "--shape",
+             "1,2,256,128", "--tile", "64,64,4,2", "--ttgir", str(ttgir))
+        text = ttgir.read_text()
+        counts[p] = (text.count("ttg.convert_layout"), text.count("ttg.local_alloc"))
+    assert counts["0.1"] == counts["0"], counts

@@ -256,8 +256,10 @@ def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
     k_r = _lowbias32(k ^ idx(H).view(1, H, 1, 1))
     k_c = _lowbias32(k_r ^ 0xBB67AE85)
     b_r = _mix32(k_r ^ idx(Sq).view(1, 1, Sq, 1))
-    b_c = (idx(Sk) * 0x9E3779B9 & m32).view(1, 1, 1, Sk)
-    return (_mix32(b_r ^ b_c ^ k_c) >> 16) >= dropout_threshold(p)
+    j = idx(Sk)
+    b_c = (((j >> 4) * 8 + (j & 7)) * 0x9E3779B9 & m32).view(1, 1, 1, Sk)  # key pairs (j, j + 8) share a word
+    x = _mix32(b_r ^ b_c ^ k_c)
+    return torch.where((j & 8).view(1, 1, 1, Sk) != 0, x >> 16, x & 0xFFFF) >= dropout_threshold(p)
 
 
 def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):

@@ -334,7 +334,8 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
     """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi):
         dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
-    applied by the caller.  STORE_DS writes dS (fp32, the factor included) through p_ds for the attn_mask gradient.  Ragged keys are masked in MASKED tiles.
+    applied by the caller.  STORE_DS writes dS (fp32, the factor included) through p_ds for the attn_mask gradient.
+    Ragged keys are masked in MASKED tiles.
     """
     c = score_scale(qk_scale2, MASK_KIND)
     o_jb = tl.arange(0, BLOCK_N)

@@ -16,11 +16,10 @@ def _dropout_mask_kernel(SEED, OUT, H, SEQ_Q, SEQ_K, threshold, BLOCK_M: tl.cons
     o_j = start_n + tl.arange(0, BLOCK_N)
     keep = dropout_keep(tl.load(SEED), i_bh // H, i_bh % H, o_i, start_n, threshold, BLOCK_N, KEYS_ON_ROWS)
     if KEYS_ON_ROWS:  # the backward's transposed tile [BN, BM]
-        p = OUT + (i_bh.to(tl.int64) * SEQ_Q + o_i[None, :]) * SEQ_K + o_j[:, None]
-        tl.store(p, keep, mask=(o_i < SEQ_Q)[None, :] & (o_j < SEQ_K)[:, None])
+        i, j = o_i[None, :], o_j[:, None]
     else:
-        p = OUT + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_j[None, :]
-        tl.store(p, keep, mask=(o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :])
+        i, j = o_i[:, None], o_j[None, :]
+    tl.store(OUT + (i_bh.to(tl.int64) * SEQ_Q + i) * SEQ_K + j, keep, mask=(i < SEQ_Q) & (j < SEQ_K))
 
 
 def dropout_keep_mask(seed, B, H, Sq, Sk, dropout_p, block=(16, 32), keys_on_rows=False):

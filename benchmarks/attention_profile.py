@@ -5,7 +5,7 @@
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
 launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
-CAUSAL_MASKED_FIRST; `bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default backward / forward tile
+CAUSAL_MASKED_FIRST, `kv_first=0` its BWD_KV_FIRST; `bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default backward / forward tile
 (BLOCK_M.BLOCK_N.warps.stages) of this run's kind), inductor (plain Inductor on the same code), sdpa-cudnn,
 sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the wall time per step and
 the operators with the most self CPU time (where a small, CPU-bound step spends its time); with --code DIR writes each
@@ -42,7 +42,8 @@ def build(name):
 
 
 # build()'s override names for lowerings/attention.py's module switches
-_LOWERING_KNOBS = {"group": "CAUSAL_GROUP", "bwd_group": "CAUSAL_BWD_GROUP", "masked_first": "CAUSAL_MASKED_FIRST"}
+_LOWERING_KNOBS = {"group": "CAUSAL_GROUP", "bwd_group": "CAUSAL_BWD_GROUP", "masked_first": "CAUSAL_MASKED_FIRST",
+                   "kv_first": "BWD_KV_FIRST"}
 
 
 def lowering_overrides(overrides, q, causal, p):
@@ -52,8 +53,9 @@ def lowering_overrides(overrides, q, causal, p):
 
     stack = contextlib.ExitStack()
     knobs = {attr: overrides.pop(key) for key, attr in _LOWERING_KNOBS.items() if key in overrides}
-    if "CAUSAL_MASKED_FIRST" in knobs:
-        knobs["CAUSAL_MASKED_FIRST"] = bool(knobs["CAUSAL_MASKED_FIRST"])
+    for flag in ("CAUSAL_MASKED_FIRST", "BWD_KV_FIRST"):
+        if flag in knobs:
+            knobs[flag] = bool(knobs[flag])
     if knobs:
         stack.enter_context(mock.patch.multiple(lowering, **knobs))
     for key, kind in (("fwd_tile", "FWD"), ("bwd_tile", "BWD")):  # "BM.BN.W.S": replaces the default tile of

@@ -55,6 +55,13 @@ CAUSAL_BWD_GROUP = None
 # ptxas keeps its wgmmas pipelined (H200, D128: S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us with
 # CAUSAL_BWD_GROUP's default).  False restores the old order (benchmarks/attention_profile.py `masked_first=0`).
 CAUSAL_MASKED_FIRST = True
+# Under GQA the backward launches every (b, kv head) slice's dK/dV programs before any dQ program (the template's
+# KV_FIRST): a dK/dV program sums GROUP query heads, and interleaved per slice the last slice's long dK/dV programs
+# start near the end of the launch and run alone.  H200, 32/8 heads, S2048 D128, backward template: causal p=0
+# 953 -> 875 us, p=0.1 1085 -> 970, non-causal p=0.1 1816 -> 1746; without GQA no change (S2048 causal 456 / 458,
+# S8192 p=0.1 6995 / 7067), so the order there stays as it was.  False: interleaved everywhere
+# (benchmarks/attention_profile.py `kv_first=0`).
+BWD_KV_FIRST = True
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -140,6 +147,7 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
     head_dim = V.graph.sizevars.guard_int(q.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
+    sizevars = V.graph.sizevars
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
@@ -148,6 +156,9 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
+        **(dict(KV_FIRST=bool(BWD_KV_FIRST) and not sizevars.statically_known_equals(q.get_size()[1],
+                                                                                  k.get_size()[1]))
+           if backward else {}),
     ), head_dim
 
 

@@ -73,7 +73,8 @@ def _lowering_knobs() -> tuple:
     """The attention lowering's module-level experiment switches (benchmarks set them): they change the generated
     code, so they are part of the cache key like the config."""
     lowering = sys.modules.get("inductor_conv.lowerings.attention")
-    return tuple(getattr(lowering, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP", "CAUSAL_MASKED_FIRST"))
+    return tuple(getattr(lowering, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP", "CAUSAL_MASKED_FIRST",
+                                                         "BWD_KV_FIRST"))
 
 
 def _as_tuple(passes) -> tuple:

@@ -127,7 +127,8 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
         torch.use_deterministic_algorithms(was)
 
 
-@pytest.mark.parametrize("knob,value", [("CAUSAL_GROUP", 3), ("CAUSAL_BWD_GROUP", 3), ("CAUSAL_MASKED_FIRST", False)])
+@pytest.mark.parametrize("knob,value", [("CAUSAL_GROUP", 3), ("CAUSAL_BWD_GROUP", 3), ("CAUSAL_MASKED_FIRST", False),
+                                        ("BWD_KV_FIRST", False)])
 def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, knob, value, monkeypatch):
     """The attention lowering's module-level switches (set by benchmarks) change the generated code."""
     from inductor_conv.lowerings import attention as lowering

@@ -92,27 +92,29 @@ def _load_rendered(source, tmp_path, name):
     return mod.template_kernel
 
 
-def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3):
+def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False):
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
                 DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p),
                 CAUSAL_GROUP=group,  # 3 does not divide B * Hkv = 4: a partial last group
                 MASKED_FIRST=masked_first,  # Note [masked tiles first]
+                KV_FIRST=kv_first,  # the backward's order of program kinds
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group", [
-    (True, 0.0, 41, 45, False, 3), (False, 0.3, 41, 45, False, 3), (True, 0.0, 41, 110, False, 3),
-    (True, 0.3, 75, 75, True, 3), (True, 0.3, 75, 75, True, 0), (True, 0.0, 75, 110, True, 0)])
-def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group):
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first", [
+    (True, 0.0, 41, 45, False, 3, False), (False, 0.3, 41, 45, False, 3, True), (True, 0.0, 41, 110, False, 3, True),
+    (True, 0.3, 75, 75, True, 3, False), (True, 0.3, 75, 75, True, 0, True), (True, 0.0, 75, 110, True, 0, False)])
+def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
     masked_first: the backward's other visiting order (Note [masked tiles first]); Sq = 75 gives the dK/dV programs
     all three query ranges (band, whole tiles, ragged tail); group: the backward's launch group (0, the plain order,
-    is the lowering's default with the masked tiles first)."""
+    is the lowering's default with the masked tiles first); kv_first: every dK/dV program before any dQ program
+    (the lowering's default; the mapping applies where the causal group does not)."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
@@ -133,9 +135,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
-    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group) | dict(STORE_DS=True)
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}")
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     grid = ((triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32)) * B * Hkv,)
@@ -251,6 +253,11 @@ def test_causal_group_follows_the_length(monkeypatch):
         assert lowering._options(q, k, None, 0.1, True, 0.125)[0]["CAUSAL_GROUP"] == 2
         # the backward groups only with the masked tiles last (CAUSAL_BWD_GROUP's default)
         assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 0
+        # every dK/dV program first only under GQA (BWD_KV_FIRST); the forward has no such order
+        assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["KV_FIRST"] is False
+        assert lowering._options(q, _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125,
+                                 backward=True)[0]["KV_FIRST"] is True
+        assert "KV_FIRST" not in lowering._options(q, _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125)[0]
         monkeypatch.setattr(lowering, "CAUSAL_MASKED_FIRST", False)
         assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 2
 

@@ -79,6 +79,7 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
         assert kwargs["BLOCK_M"] >= 16 and kwargs["BLOCK_N"] >= 16
     # the forward's launch groups by size; the backward, masked tiles first, not (lowerings/attention.py)
     assert (fwd["CAUSAL_GROUP"], bwd["CAUSAL_GROUP"], bwd["MASKED_FIRST"]) == (8, 0, True)
+    assert bwd["KV_FIRST"] is True and "KV_FIRST" not in fwd  # every dK/dV program launches before any dQ one
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
 
 

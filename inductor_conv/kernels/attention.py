@@ -17,7 +17,7 @@ import triton.language as tl
 
 from inductor_conv.reference.attention import dropout_threshold
 
-from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, load_tile
+from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
 
 MASK_NONE, MASK_BOOL, MASK_ADDITIVE = 0, 1, 2
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
@@ -86,15 +86,15 @@ def _attn_bwd_kernel(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
+    KV_FIRST: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
     (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
-    BLOCK_M)."""
+    BLOCK_M); KV_FIRST (under GQA) launches every slice's dK/dV programs first (bwd_program)."""
     n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
     n_p = n_kv_blocks + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
-    pid = tl.program_id(0) % n_p
-    i_bhk = tl.program_id(0) // n_p
+    i_bhk, pid = bwd_program(tl.program_id(0), tl.num_programs(0), n_kv_blocks, n_p, KV_FIRST)
     i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
     o_d = tl.arange(0, BLOCK_D)
     m_d = o_d < HEAD_DIM
@@ -291,7 +291,7 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
         *dk.stride(), *dv.stride(),
         H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2, scale=scale,
         dropout_threshold=threshold, dropout_scale=dropout_scale, BLOCK_M=block_m, BLOCK_N=block_n,
-        STORE_DS=mask_grad, MASKED_FIRST=False, **common)  # Note [masked tiles first]
+        STORE_DS=mask_grad, MASKED_FIRST=False, KV_FIRST=Hq > Hkv, **common)  # Note [masked tiles first]
     return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
 
 

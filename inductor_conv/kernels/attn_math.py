@@ -409,6 +409,24 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
 
 
 @triton.jit
+def bwd_program(lin, n_programs, n_kv_blocks, n_p, KV_FIRST: tl.constexpr):
+    """(slice b * Hkv + kv head, pid) of backward program `lin` of a launch of n_programs, n_p per slice: pid <
+    n_kv_blocks is the dK/dV program of that key block, the others dQ programs.  KV_FIRST: every slice's dK/dV
+    programs, then every slice's dQ programs (slice-major within each kind): under GQA a dK/dV program sums GROUP
+    query heads, GROUP times a dQ program's work, and interleaved per slice the last slice's long dK/dV programs
+    would start near the end of the launch and run alone.  Otherwise one slice after the other."""
+    if KV_FIRST:
+        n_kv_all = n_programs // n_p * n_kv_blocks
+        w = tl.maximum(lin - n_kv_all, 0)
+        i_bhk = tl.where(lin < n_kv_all, lin // n_kv_blocks, w // (n_p - n_kv_blocks))
+        pid = tl.where(lin < n_kv_all, lin % n_kv_blocks, n_kv_blocks + w % (n_p - n_kv_blocks))
+    else:
+        i_bhk = lin // n_p
+        pid = lin % n_p
+    return i_bhk, pid
+
+
+@triton.jit
 def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
                    stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q):
     """Query head i_h's first [BM, BD] Q / dO tile pointers, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""

@@ -79,7 +79,9 @@ def measure(fn, shape, channel_last):
     fwd_ms = bench(lambda: fn(x, w, b))
     fwd_gpu_ms = gpu_ms(lambda: fn(x, w, b))
     xg, wg, bg = make_inputs(B, C, L, K, channel_last, requires_grad=True)
-    dy = torch.randn_like(xg)  # in x's layout (docs/benchmarks.md: what a compiled graph's boundary does with it)
+    # dy in the layout this implementation returns y (the gradient a next layer would send): contiguous for eager
+    # conv1d and for a compiled graph's output (Note [conv output layout]), x's layout for the public op
+    dy = torch.randn_like(fn(xg, wg, bg))
 
     def fwd_bwd():
         y = fn(xg, wg, bg)

@@ -112,13 +112,14 @@ __all__ = [
 # --- pattern tracing and symbolic-shape checks (added by the conv pattern helper, H3) ------------------------------
 # Used by patterns/causal_conv1d_silu.py (tracing search functions once, under a fresh fake mode, as Inductor's own
 # ``init_once_fakemode`` does) and patterns/checks.py (proving sizes equal without adding guards).
-from torch._guards import tracing  # noqa: E402
+from torch._guards import detect_fake_mode, tracing  # noqa: E402
 from torch._inductor.decomposition import select_decomp_table  # noqa: E402
 from torch._inductor.pattern_matcher import MULTIPLE, MultiOutputPattern  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily  # noqa: E402
 from torch.fx.experimental.symbolic_shapes import statically_known_true  # noqa: E402
 
 __all__ += [
+    "detect_fake_mode",
     "tracing",
     "select_decomp_table",
     "MULTIPLE",

@@ -23,3 +23,10 @@ deterministic: bool = True
 # deterministic templates run.
 # False: our templates everywhere.
 attention_cudnn: bool = True
+
+# A rewritten conv whose output y (or a view of it) leaves the compiled graph returns y in the layout eager's conv1d
+# gives it (contiguous), as Inductor keeps eager's output strides; inside a graph y is laid out like x (channel-last
+# for the (B, L, C).transpose(1, 2) view).  Note [conv output layout] in patterns/causal_conv1d_silu.py.  False: y
+# leaves in x's layout too -- a channel-last forward ~10% faster at such a boundary, but views that need eager's
+# strides fail there, and in training the gradient is copied between layouts twice.
+conv_eager_output_layout: bool = True

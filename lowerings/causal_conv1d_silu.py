@@ -125,9 +125,12 @@ def _like_x(x) -> ir.FixedLayout:
     return ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(), stride)
 
 
-def _tiles(direction: str, x, K: int):
-    """Geometries to try: the default tile, or all autotune tiles under max-autotune."""
+def _tiles(direction: str, x, K: int, out_contiguous: bool = False):
+    """Geometries to try: the default tile, or all autotune tiles under max-autotune.  out_contiguous: a forward
+    whose y is laid out (B, C, L) whatever x's layout (tall row tiles when x is channel-last)."""
     layout = "bcl" if V.graph.sizevars.statically_known_equals(x.get_stride()[2], 1) else "blc"
+    if layout == "blc" and out_contiguous:
+        layout = "blc_t"
     tiles = conv_autotune_tiles(direction, layout, x.get_dtype(), K) if inductor_config.max_autotune else [
         conv_tile(direction, layout, x.get_dtype(), K)]
     return [conv_geometry(layout, x.get_dtype(), K, direction, t) for t in tiles]
@@ -148,20 +151,25 @@ def _pow2(n: int) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 # Lowerings
 # ---------------------------------------------------------------------------------------------------------------
-def lower_fwd(x, weight, bias, seq_idx, initial_states, activation):
-    """y [B, C, L] = act(causal_conv1d(x) + bias): template choices (+ the eager launcher under max-autotune)."""
+def lower_fwd(x, weight, bias, seq_idx, initial_states, activation, contiguous_out=False):
+    """y [B, C, L] = act(causal_conv1d(x) + bias), laid out like x or (contiguous_out) contiguous: template
+    choices (+ the eager launcher under max-autotune)."""
     if not _use_template(x, weight):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states,
-                                                                   activation)
+                                                                   activation, contiguous_out=contiguous_out)
     x, weight, bias, seq_idx, initial_states = map(_fixed, (x, weight, bias, seq_idx, initial_states))
     B, C, L = x.get_size()
     K = V.graph.sizevars.guard_int(weight.get_size()[1])
     hint = size_hint
     sms = num_sms(x.get_device().index or 0)
-    layout = _like_x(x)
+    if contiguous_out:  # Note [conv output layout] in patterns/causal_conv1d_silu.py
+        layout = ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(),
+                                ir.FlexibleLayout.contiguous_strides(x.get_size()))
+    else:
+        layout = _like_x(x)
     inputs = [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
     choices: list = []
-    for g in _tiles("fwd", x, K):
+    for g in _tiles("fwd", x, K, contiguous_out):
         _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), g, sms)
         FWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout, N_CHUNKS=n_chunks,
                                          **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))

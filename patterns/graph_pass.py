@@ -102,10 +102,14 @@ class InductorConvPass(CustomGraphPass):
         remove_noop_ops(graph)
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
+        conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default
+        existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
         if PATTERNS.apply(graph):
             from inductor_conv.patterns.attention_causal import infer_causal
+            from inductor_conv.patterns.causal_conv1d_silu import keep_eager_output_layout
 
             infer_causal(graph)
+            keep_eager_output_layout(graph, existing)
             stable_topological_sort(graph)
             # Replaced forward nodes can stay behind as dead code (e.g. a convolution whose only user was a
             # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.
@@ -118,7 +122,7 @@ class InductorConvPass(CustomGraphPass):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
         # plus the torch switches the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
-                    config.attention_cudnn, torch.backends.cuda.cudnn_sdp_enabled(),
+                    config.attention_cudnn, config.conv_eager_output_layout, torch.backends.cuda.cudnn_sdp_enabled(),
                     torch.are_deterministic_algorithms_enabled(), _lowering_knobs())
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 

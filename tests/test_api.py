@@ -104,7 +104,7 @@ def test_enabled_context_restores_previous_state(clean_state):
     assert inductor_conv.is_enabled() and inductor_conv.config.device_types == ("cuda",)
 
 
-@pytest.mark.parametrize("flag", ["deterministic", "attention_cudnn"])
+@pytest.mark.parametrize("flag", ["deterministic", "attention_cudnn", "conv_eager_output_layout"])
 def test_uuid_changes_with_config(clean_state, flag, monkeypatch):
     """Each flag that changes the generated code is in the pass's uuid (an FX-cache hit replays generated code)."""
     inductor_conv.enable(("cpu",))

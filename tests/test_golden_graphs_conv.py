@@ -225,7 +225,7 @@ class Graph:
         view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
         permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
         squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg3_1, 1);  arg3_1 = None
-        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu');  permute_1 = squeeze_dim = arg4_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu', contiguous_out = True);  permute_1 = squeeze_dim = arg4_1 = None
         permute_2: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
         return (permute_2,)
 """)
@@ -242,7 +242,7 @@ class Graph:
         view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
         permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
         squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(primals_4, 1);  primals_4 = None
-        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu')
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu', contiguous_out = True)
         permute_2: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
         permute_3: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
         causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute_1, squeeze_dim, primals_5, None, None, permute_3, 'silu', True);  permute_1 = squeeze_dim = primals_5 = permute_3 = None
@@ -273,7 +273,7 @@ class Graph:
         view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
         permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
         squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(arg3_1, 1);  arg3_1 = None
-        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu');  permute_1 = squeeze_dim = arg4_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu', contiguous_out = True);  permute_1 = squeeze_dim = arg4_1 = None
         permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
         return (permute_default,)
 """)
@@ -290,7 +290,7 @@ class Graph:
         view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
         permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
         squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(primals_4, 1);  primals_4 = None
-        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu')
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu', contiguous_out = True)
         permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
         permute_default_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
         causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute_1, squeeze_dim, primals_5, None, None, permute_default_1, 'silu', True);  permute_1 = squeeze_dim = primals_5 = permute_default_1 = None

@@ -122,16 +122,19 @@ def render(name, named, out, constexprs, tmp_path):
 @pytest.mark.parametrize("layout,activation,seq,init,K,bias", [
     ("bcl", "silu", False, False, 4, True), ("blc", "silu", False, True, 4, True),
     ("bcl", "none", True, False, 3, True), ("blc", "silu", True, False, 5, True),
-    ("bcl", "silu", False, True, 5, False), ("blc", "none", False, False, 3, False)])
+    ("bcl", "silu", False, True, 5, False), ("blc", "none", False, False, 3, False),
+    ("blc_t", "silu", False, True, 4, True), ("blc_t", "none", True, False, 3, False)])
 def test_template_bodies_match_reference(layout, activation, seq, init, K, bias, tmp_path):
     """K = 3 and 5 make the padded widths (KW, KP: powers of two) differ from K; the constexprs come from the
-    lowering's own _template_kwargs."""
+    lowering's own _template_kwargs.  "blc_t": channel-last x, y stored contiguous (Note [conv output layout]) by
+    tiles of 16 rows."""
     B, C, L = 2, 5, 37
-    args, dy = make_inputs(B, C, L, K, layout=layout, seq=seq, init=init, seed=1)
+    args, dy = make_inputs(B, C, L, K, layout=layout.removesuffix("_t"), seq=seq, init=init, seed=1)
     if not bias:
         args["bias"] = None
     # several tiles per program: 4 lanes of 4 positions (bcl) or 8 rows (blc); chunks of 2 or 3 tiles
-    g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=16 if layout == "bcl" else 8))
+    block_t = {"bcl": 16, "blc": 8, "blc_t": 16}[layout]
+    g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=block_t))
     n_chunks = 2
     constexprs = lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"], activation)
     del constexprs["num_stages"], constexprs["num_warps"]
@@ -142,9 +145,17 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     named.update({"SEQ_IDX": args["seq_idx"]} if seq else {})
     named.update({"INIT": args["initial_states"]} if init else {})
     y = torch.full_like(args["x"], float("nan"))
+    if layout == "blc_t":
+        y = torch.full(args["x"].shape, float("nan"))
+        assert not args["x"].is_contiguous() and y.is_contiguous()
     render("inductor_conv_causal_conv1d_fwd", named, y, constexprs, tmp_path)[
         (triton.cdiv(C, g.block_c), n_chunks, B)](*named.values(), y)
 
+    if layout == "blc_t":  # the tall rows are a forward tile: the backward takes the channel-last tile
+        g = conv_geometry("blc", torch.float32, K, "bwd", dict(block_c=4, block_t=8))
+        constexprs.update(lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"],
+                                                    activation))
+        del constexprs["num_stages"], constexprs["num_warps"]
     part = torch.full((B * n_chunks, C, K + 1), float("nan"))
     named_bwd = dict(named, DY=dy, PART=part)
     dinit = torch.full_like(args["initial_states"], float("nan")) if init else None

@@ -78,6 +78,29 @@ def test_matches_reference_with_grads(activation, channel_last, K):
         torch.testing.assert_close(ours.double(), ref, **FP32_TOL)
 
 
+@pytest.mark.parametrize("path", ["triton", "torch"])
+def test_contiguous_out_is_eager_layout_in_x_dtype(path, monkeypatch):
+    """The op's contiguous_out (what the pattern rewrite asks for where y leaves a graph, Note [conv output layout]):
+    the same values in x's dtype, laid out contiguous, from the Triton kernel and from the torch path (whose float64
+    arithmetic once leaked into the output's dtype), and the fake impl agrees."""
+    if path == "torch":
+        monkeypatch.setenv("TRITON_INTERPRET", "0")
+    x, w, b = _inputs(channel_last=True, requires_grad=True)
+    op = torch.ops.inductor_conv.causal_conv1d_fwd
+    y = op(x, w, b, None, None, "silu", contiguous_out=True)
+    y_x = op(x, w, b, None, None, "silu")
+    assert y.dtype == x.dtype and y.is_contiguous() and y_x.stride() == x.stride()
+    torch.testing.assert_close(y, y_x, rtol=0, atol=0)
+    g = torch.randn_like(y)
+    torch.testing.assert_close(torch.autograd.grad(y, (x, w, b), g), torch.autograd.grad(y_x, (x, w, b), g),
+                               rtol=0, atol=0)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        fake = op(*(mode.from_tensor(t) for t in (x, w, b)), None, None, "silu", contiguous_out=True)
+    assert fake.stride() == y.stride() and fake.dtype == y.dtype
+
+
 def test_weight_3d_and_no_bias_and_short_sequences():
     for L in (1, 2):  # L < K
         x, w, _ = _inputs(L=L, K=4)

@@ -187,7 +187,8 @@ def run_and_compare(model, x, *, train, dynamic, device_types=("cpu",), grads=Tr
 
 
 def fused_activations(graphs) -> list[str]:
-    return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'\)", "".join(graphs))
+    # the activation is the last positional argument (a y leaving the graph also carries contiguous_out)
+    return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'(?:, contiguous_out = True)?\)", "".join(graphs))
 
 
 def saved_results_of(forward: torch.fx.Graph, weight_shape) -> list[str]:
@@ -244,6 +245,51 @@ _CONVS = (torch.ops.aten.convolution.default, torch.ops.aten.convolution_backwar
 @pytest.mark.parametrize("name", list(RECOGNISED))
 def test_recognised(name, train, dynamic):
     check_recognised(name, train=train, dynamic=dynamic)
+
+
+def _channel_last_out(m, h):  # x: the channel-last view of a (B, L, C) activation; y leaves the graph
+    return m.act(m.conv(h.transpose(1, 2))[..., : h.shape[1]])
+
+
+def _channel_last_inside(m, h):  # the same conv inside a block: its next layer consumes y in the graph
+    return m.linear(_channel_last_out(m, h).transpose(1, 2))
+
+
+@pytest.mark.parametrize("train,dynamic", MODES + [pytest.param(True, False, id="training-static")])
+def test_conv_output_leaving_the_graph_has_eager_layout(train, dynamic):
+    """Note [conv output layout]: a channel-last x gives our op a channel-last y, but a y the graph returns keeps the
+    layout eager's conv1d gives it (contiguous), so views that work eagerly work compiled and, in training, the
+    gradient arrives in the layout AOTAutograd traced; inside a graph y keeps x's layout (no contiguous_out).
+    The backward compiles after the pass is disabled here (compile_and_run), as a lazily compiled backward may."""
+    model, h = make_case(dict(spelling=_channel_last_out, **PAD), "BLC")
+    ref = copy.deepcopy(model).double()
+    h = h.clone().requires_grad_(train)
+    with torch.set_grad_enabled(train):
+        out, counts, graphs = compile_and_run(model, h, dynamic=dynamic)
+        h64 = h.detach().double().requires_grad_(train)
+        expected = ref(h64)
+    assert counts["causal_conv1d"] == 1 and "contiguous_out = True" in "".join(graphs)
+    assert out.stride() == expected.stride() == (C * L, L, 1)
+    out.view(B, C * L)  # what eager allows
+    torch.testing.assert_close(out, expected.float(), **TOL)
+    if train:
+        dy = torch.randn_like(expected)
+        for got, want in zip(_grads(model, h, out, dy.float()), _grads(ref, h64, expected, dy)):
+            torch.testing.assert_close(got, want.float(), **TOL)
+
+    model, h = make_case(dict(spelling=_channel_last_inside, linear=True, **PAD), "BLC")
+    counts, graphs, _ = run_and_compare(model, h, train=train, dynamic=dynamic)
+    assert counts["causal_conv1d"] == 1 and "contiguous_out" not in "".join(graphs)
+
+
+def test_conv_output_layout_switch(monkeypatch):
+    """config.conv_eager_output_layout = False: y leaves the graph in x's (channel-last) layout, values unchanged."""
+    monkeypatch.setattr(inductor_conv.config, "conv_eager_output_layout", False)
+    model, h = make_case(dict(spelling=_channel_last_out, **PAD), "BLC")
+    out, counts, graphs = compile_and_run(model, h)
+    assert counts["causal_conv1d"] == 1 and "contiguous_out" not in "".join(graphs)
+    assert out.stride() == (C * L, 1, C)
+    torch.testing.assert_close(out, copy.deepcopy(model).double()(h.double()).float(), **TOL)
 
 
 def test_x_without_grad_is_rewritten():

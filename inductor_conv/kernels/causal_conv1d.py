@@ -192,7 +192,8 @@ class ConvGeometry:
 
 
 def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, config=None) -> ConvGeometry:
-    """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous), x dtype and width
+    """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous, "blc_t": channels
+    contiguous in x and positions in y, lowerings/heuristics/conv.py), x dtype and width
     K: defaults from lowerings/heuristics/conv.py, overridden by `config` (a ConvTile or a dict of its fields).
     (B, C, L): column tiles, V = 16 bytes of x, N = block_t / V lanes (N * V >= K - 1: a neighbouring tile holds
     the look-back / look-ahead). Channel-last: row tiles of block_t rows."""
@@ -203,7 +204,7 @@ def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, confi
         tile = config
     elif config is not None:
         tile = dataclasses.replace(tile, **dict(config))
-    if layout == "blc":
+    if layout in ("blc", "blc_t"):
         return ConvGeometry(tile.block_c, 1, tile.block_t, tile.num_warps, tile.waves, rows=True)
     vec = 16 // dtype.itemsize
     lanes = max(tile.block_t // vec, triton.next_power_of_2(max(K - 1, 1)))

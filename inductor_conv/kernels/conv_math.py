@@ -309,6 +309,22 @@ def load_rows(p_c, m_c, t0, L, s_l, R: tl.constexpr):
 
 
 @triton.jit
+def join_rows(rows, BC: tl.constexpr, R: tl.constexpr):
+    """R rows [BC, 1] (R a power of two) -> [BC, R] in row order, each thread keeping its channels' rows (a
+    relabelling of registers, as join_cols).  Joins level by level: a level of m tuples holds, in tuple i, the rows
+    = i mod m in order; joining tuples i and i + m / 2 interleaves them into the rows = i mod m / 2."""
+    tl.static_assert(R <= 64 and (R & (R - 1)) == 0, "join_rows takes R in (1, 2, 4, ..., 64)")
+    cur = rows
+    for lvl in tl.static_range(6):
+        if (R >> lvl) > 1:  # R >> (lvl + 1) tuples of 2 << lvl rows after this level
+            nxt = ()
+            for i in tl.static_range(R >> (lvl + 1)):
+                nxt = nxt + (tl.reshape(tl.join(cur[i], cur[i + (R >> (lvl + 1))]), (BC, 2 << lvl)),)
+            cur = nxt
+    return cur[0]
+
+
+@triton.jit
 def x_rows(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, R: tl.constexpr, HAS_INIT: tl.constexpr):
     """x~ at t0 - K + 1 .. t0 + R - 1 (t0 >= 0) as fp32 rows: K - 1 halo rows then R rows."""
     rows = ()

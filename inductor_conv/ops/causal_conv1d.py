@@ -41,20 +41,27 @@ def causal_conv1d_fwd(
     seq_idx: Optional[Tensor],
     initial_states: Optional[Tensor],
     activation: str,
+    contiguous_out: bool = False,
 ) -> Tensor:
-    """y = act(conv1d(left-pad(x), weight, bias, groups=C)); x (B, C, L) any strides, weight (C, K)."""
+    """y = act(conv1d(left-pad(x), weight, bias, groups=C)); x (B, C, L) any strides, weight (C, K).
+
+    y is laid out like x (what a channel-last block consumes next), or contiguous with contiguous_out: the layout
+    eager's conv1d returns, which the pattern rewrite keeps where y leaves a compiled graph (Note [conv output
+    layout] in patterns/causal_conv1d_silu.py)."""
     if _use_triton(x):
         from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd as launch
 
-        return launch(x, weight, bias, seq_idx, initial_states, activation)
+        y = launch(x, weight, bias, seq_idx, initial_states, activation)
+        return y.contiguous() if contiguous_out else y
     z, _, _ = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
     y = z * torch.sigmoid(z) if activation == "silu" else z
-    return torch.empty_like(x).copy_(y)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device) if contiguous_out else torch.empty_like(x)
+    return out.copy_(y)  # in x's dtype (the reference computes in float64)
 
 
 @causal_conv1d_fwd.register_fake
-def _(x, weight, bias, seq_idx, initial_states, activation):
-    return torch.empty_like(x)
+def _(x, weight, bias, seq_idx, initial_states, activation, contiguous_out=False):
+    return torch.empty_like(x, memory_format=torch.contiguous_format) if contiguous_out else torch.empty_like(x)
 
 
 @torch.library.custom_op("inductor_conv::causal_conv1d_bwd", mutates_args=())
@@ -137,7 +144,7 @@ def _(x, weight, bias, seq_idx, initial_states, dy, activation, deterministic):
 
 
 def _setup_context(ctx, inputs, output):
-    x, weight, bias, seq_idx, initial_states, activation = inputs
+    x, weight, bias, seq_idx, initial_states, activation, _ = inputs
     # Inputs only: see Note [conv backward recomputes z].
     ctx.save_for_backward(x, weight, bias, seq_idx, initial_states)
     ctx.activation = activation
@@ -154,6 +161,7 @@ def _backward(ctx, dy):
         db if bias is not None else None,
         None,
         dinit if initial_states is not None else None,
+        None,
         None,
     )
 

@@ -47,18 +47,26 @@ class ConvTile:
 #   the old 512 x 4 / 4 warps / waves 16.
 #   Backward: 4 channels x 4 rows, 2 warps, waves 4: 242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill
 #   or run at 255 registers (320+ us).
+# "blc_t": channels contiguous in x, positions contiguous in y (the forward's output where it leaves a graph, Note
+# [conv output layout] in patterns/causal_conv1d_silu.py): tall row tiles, each thread storing block_t positions of
+# its channels as one run (64 bytes of bf16), through shared memory.  H200 (max-autotune table, B8 C5120 L2048 K4):
+# 256 x 32 rows, 4 warps 105.8 us; 128 x 32, 2 warps 106.7; 64 x 32, 2 warps 112.3 (waves 32: 114.4); 128 x 32,
+# 4 warps 115.7; 64 x 64 117.6; 128 x 64 125.0; 16 rows 137.5 (128) / 158.5 (64) -- a transposing copy, 76% of the
+# device copy against 86% for y in x's layout.
 _TILES = {
     ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=8),
     ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=32),
+    ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=16),
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
     ("bwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2),
 }
 
 
 def conv_tile(direction: str, layout: str, dtype: torch.dtype, K: int) -> ConvTile:
-    """The default tile for a kernel direction ("fwd" / "bwd"), layout ("bcl" / "blc"), x dtype and width K."""
+    """The default tile for a kernel direction ("fwd" / "bwd"), layout ("bcl" / "blc", or "blc_t" for a forward
+    whose y is laid out (B, C, L) while x is channel-last), x dtype and width K."""
     tile = _TILES[(direction, layout)]
-    if layout == "blc":
+    if layout in ("blc", "blc_t"):
         return dataclasses.replace(tile, block_c=tile.block_c * 2 // dtype.itemsize) if dtype.itemsize > 2 else tile
     return dataclasses.replace(tile, block_t=32 * (16 // dtype.itemsize))  # 32 lanes of 16 bytes
 
@@ -67,7 +75,10 @@ def conv_autotune_tiles(direction: str, layout: str, dtype: torch.dtype, K: int)
     """Tiles tried under mode="max-autotune": the default first, then neighbours in channels per program, positions
     per tile, warps and programs per SM."""
     base = conv_tile(direction, layout, dtype, K)
-    if layout == "blc":
+    if layout == "blc_t":
+        variants = [dict(block_c=base.block_c // 2, num_warps=max(base.num_warps // 2, 1)),
+                    dict(block_c=base.block_c // 4, num_warps=max(base.num_warps // 2, 1)), dict(waves=base.waves * 2)]
+    elif layout == "blc":
         variants = [dict(block_t=4), dict(block_c=base.block_c // 2, num_warps=max(base.num_warps // 2, 1)),
                     dict(block_c=base.block_c * 2, num_warps=base.num_warps * 2), dict(waves=base.waves * 2)]
     else:

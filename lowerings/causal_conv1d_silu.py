@@ -125,11 +125,11 @@ def _like_x(x) -> ir.FixedLayout:
     return ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(), stride)
 
 
-def _tiles(direction: str, x, K: int, out_contiguous: bool = False):
-    """Geometries to try: the default tile, or all autotune tiles under max-autotune.  out_contiguous: a forward
+def _tiles(direction: str, x, K: int, contiguous_out: bool = False):
+    """Geometries to try: the default tile, or all autotune tiles under max-autotune.  contiguous_out: a forward
     whose y is laid out (B, C, L) whatever x's layout (tall row tiles when x is channel-last)."""
     layout = "bcl" if V.graph.sizevars.statically_known_equals(x.get_stride()[2], 1) else "blc"
-    if layout == "blc" and out_contiguous:
+    if layout == "blc" and contiguous_out:
         layout = "blc_t"
     tiles = conv_autotune_tiles(direction, layout, x.get_dtype(), K) if inductor_config.max_autotune else [
         conv_tile(direction, layout, x.get_dtype(), K)]

@@ -115,6 +115,28 @@ def test_conv_lowerings_reach_their_templates(dry_run, dynamic, channel_last):
     assert bwd["mutated_inputs"]
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_conv_eager_layout_output_takes_the_tall_row_tiles(dry_run, dynamic):
+    """contiguous_out with a channel-last x (Note [conv output layout]): the forward template gets the tall row
+    tile of lowerings/heuristics/conv.py ("blc_t") and a contiguous output; the backward keeps its row tile."""
+    from inductor_conv.lowerings.heuristics.conv import conv_tile
+
+    B, C, L, K = 2, 8, 21, 4
+    x, w, b = _randn(B, L, C, seed=1).transpose(1, 2), _randn(C, K, seed=2), _randn(C, seed=3)
+
+    def fn(x, w, b):
+        return torch.ops.inductor_conv.causal_conv1d_fwd(x, w, b, None, None, "silu", contiguous_out=True)
+
+    got, want = _fwd_bwd(fn, [x, w, b], dynamic)
+    assert got[0].is_contiguous() and want[0].is_contiguous()
+    for name, g, ref in zip(["y", "dx", "dw", "db"], got, want):
+        torch.testing.assert_close(g, ref, rtol=1e-5, atol=1e-5, msg=name)
+    (fwd,), (bwd,) = dry_run["inductor_conv_causal_conv1d_fwd"], dry_run["inductor_conv_causal_conv1d_bwd"]
+    tall, rows = conv_tile("fwd", "blc_t", x.dtype, K), conv_tile("bwd", "blc", x.dtype, K)
+    assert fwd["ROWS"] and (fwd["BC"], fwd["V"]) == (tall.block_c, tall.block_t)
+    assert bwd["ROWS"] and (bwd["BC"], bwd["V"]) == (rows.block_c, rows.block_t)
+
+
 def test_conv_pattern_reaches_the_templates(dry_run):
     """The pattern pass and the lowerings together: a hand-written short conv compiled with the plugin on CPU."""
     x, w, b = _randn(2, 8, 19, seed=1), _randn(8, 1, 3, seed=2), _randn(8, seed=3)

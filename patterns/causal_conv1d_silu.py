@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -324,10 +325,12 @@ def register(pass_dict) -> None:
 # the op is asked for eager's layout (contiguous_out=True) and the lowering stores y through tall row tiles whose
 # rows are runs of positions (H200, B8 C5120 L2048 K4 bf16: 106 us, 76% of the device copy, against 92 us in x's
 # layout; compiled forward+backward 0.42 ms against 0.95).  Inside the graph y keeps x's layout.  Only y and its
-# views are covered: a graph returning an op on y (say y * 2) gets that op's layout from Inductor.
+# views (transposes, slices, Mamba-2's split) are covered: a graph returning an op on y (say y * 2) gets that op's
+# layout from Inductor.
 # config.conv_eager_output_layout = False turns this off.
 _VIEW_OPS = (aten.transpose.int, aten.permute.default, aten.slice.Tensor, aten.view.default, aten.alias.default,
-             aten.unsqueeze.default, aten.squeeze.dim)
+             aten.unsqueeze.default, aten.squeeze.dim, aten.select.int, aten.split.Tensor,
+             aten.split_with_sizes.default, aten.unbind.int, operator.getitem)  # Mamba-2 splits y into x, B, C
 
 
 def _views_of(node) -> list:

@@ -251,15 +251,20 @@ def _channel_last_out(m, h):  # x: the channel-last view of a (B, L, C) activati
     return m.act(m.conv(h.transpose(1, 2))[..., : h.shape[1]])
 
 
+def _channel_last_split(m, h):  # Mamba-2: y, back in (B, L, C), split along channels into x, B, C
+    return torch.split(_mamba2(m, h), [1, 1, C - 2], dim=-1)
+
+
 def _channel_last_inside(m, h):  # the same conv inside a block: its next layer consumes y in the graph
     return m.linear(_channel_last_out(m, h).transpose(1, 2))
 
 
 @pytest.mark.parametrize("train,dynamic", MODES + [pytest.param(True, False, id="training-static")])
 def test_conv_output_leaving_the_graph_has_eager_layout(train, dynamic):
-    """Note [conv output layout]: a channel-last x gives our op a channel-last y, but a y the graph returns keeps the
-    layout eager's conv1d gives it (contiguous), so views that work eagerly work compiled and, in training, the
-    gradient arrives in the layout AOTAutograd traced; inside a graph y keeps x's layout (no contiguous_out).
+    """Note [conv output layout]: a channel-last x gives our op a channel-last y, but a y the graph returns (or views
+    of it: Mamba-2's split) keeps the layout eager's conv1d gives it (contiguous), so views that work eagerly work
+    compiled and, in training, the gradient arrives in the layout AOTAutograd traced; inside a graph y keeps x's
+    layout (no contiguous_out).
     The backward compiles after the pass is disabled here (compile_and_run), as a lazily compiled backward may."""
     model, h = make_case(dict(spelling=_channel_last_out, **PAD), "BLC")
     ref = copy.deepcopy(model).double()
@@ -276,6 +281,17 @@ def test_conv_output_leaving_the_graph_has_eager_layout(train, dynamic):
         dy = torch.randn_like(expected)
         for got, want in zip(_grads(model, h, out, dy.float()), _grads(ref, h64, expected, dy)):
             torch.testing.assert_close(got, want.float(), **TOL)
+
+    model, h = make_case(dict(spelling=_channel_last_split, linear=True, K=4, padding=3), "BLC")
+    h = h.clone().requires_grad_(train)
+    with torch.set_grad_enabled(train):
+        outs, counts, graphs = compile_and_run(model, h, dynamic=dynamic)
+        h64 = h.detach().double().requires_grad_(train)
+        expected = copy.deepcopy(model).double()(h64)
+    assert counts["causal_conv1d"] == 1 and "contiguous_out = True" in "".join(graphs)
+    assert [o.stride() for o in outs] == [e.stride() for e in expected]
+    for o, e in zip(outs, expected):
+        torch.testing.assert_close(o, e.float(), **TOL)
 
     model, h = make_case(dict(spelling=_channel_last_inside, linear=True, **PAD), "BLC")
     counts, graphs, _ = run_and_compare(model, h, train=train, dynamic=dynamic)

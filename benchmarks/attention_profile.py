@@ -7,10 +7,10 @@ NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_con
 launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
 CAUSAL_MASKED_FIRST, `kv_first=0` its BWD_KV_FIRST; `bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default
 backward / forward tile (BLOCK_M.BLOCK_N.warps.stages) of this run's kind), inductor (plain Inductor on the same
-code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the wall time per step and
-the operators with the most self CPU time (where a small, CPU-bound step spends its time); with --code DIR writes each
-compiled implementation's generated code to DIR/NAME.py; --warmup S runs S seconds of steps before profiling
-(sustained-load clocks).
+code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the
+wall time per step and the operators with the most self CPU time (where a small, CPU-bound step spends its time);
+with --code DIR writes each compiled implementation's generated code to DIR/NAME.py; --warmup S runs S seconds of
+steps before profiling (sustained-load clocks).
 """
 from __future__ import annotations
 

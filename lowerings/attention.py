@@ -144,10 +144,10 @@ def _use_template(q, k, v) -> bool:
 
 def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
     """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines)."""
-    head_dim = V.graph.sizevars.guard_int(q.get_size()[-1])
+    sizevars = V.graph.sizevars
+    head_dim = sizevars.guard_int(q.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
-    sizevars = V.graph.sizevars
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],

@@ -14,6 +14,8 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument("--cases", default=None, help="comma-separated indices of the cases to run (default: all)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.add_argument("--impls", default=None, help="comma-separated implementation names (default: all)")
+    parser.add_argument("--autotune", action="store_true",
+                        help="conv_tiles.py: also the templates' max-autotune tables")
     return parser.parse_args()
 
 

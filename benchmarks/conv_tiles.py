@@ -1,11 +1,12 @@
 """Tile sweep of the causal conv1d kernels on the GPU: where lowerings/heuristics/conv.py's numbers come from.
 
-    python benchmarks/conv_tiles.py [--quick] [--out sweep.md]
+    python benchmarks/conv_tiles.py [--quick] [--autotune] [--out sweep.md]
 
 For both layouts at B8 C5120 L2048 K4 (bf16) it times the eager launchers (kernels/causal_conv1d.py) over the tile
 tables below, checking each result against an fp32 autograd reference; then the best and the default tile of each
 direction on the issue's other shapes; then the two ops compiled alone (our templates) with the GPU kernel time of
-forward + backward. Table entries: (block_c, block_t, num_warps, waves), see lowerings/heuristics/conv.py.
+forward + backward (--autotune: and their max-autotune tables, on stderr). Table entries: (block_c, block_t,
+num_warps, waves), see lowerings/heuristics/conv.py.
 """
 from __future__ import annotations
 
@@ -21,10 +22,13 @@ from conv import SHAPES, copy_bandwidth
 
 TILES = {
     ("fwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 8), (2, 256, 2, 4), (8, 256, 4, 4), (8, 256, 8, 4)],
-    ("bwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 2), (4, 256, 4, 8), (4, 256, 2, 4), (2, 256, 2, 4), (8, 256, 4, 4)],
+    ("bwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 2), (4, 256, 4, 8), (4, 256, 2, 4), (2, 256, 2, 4), (8, 256, 4, 4),
+                     (8, 256, 8, 4)],
     ("fwd", "blc"): [(256, 4, 2, 32), (512, 4, 4, 16), (512, 4, 4, 32), (512, 4, 4, 4), (1024, 4, 8, 8), (256, 4, 2, 8),
                      (512, 8, 4, 8)],
-    ("bwd", "blc"): [(256, 4, 2, 4), (256, 4, 2, 2), (512, 4, 4, 2), (256, 2, 2, 2), (128, 4, 2, 2), (512, 8, 4, 4)],
+    ("bwd", "blc"): [(256, 4, 2, 4), (256, 4, 2, 2), (256, 4, 2, 8), (512, 4, 4, 4), (128, 4, 2, 4), (128, 4, 2, 8),
+                     (128, 8, 2, 4), (128, 8, 2, 8), (256, 8, 4, 4), (64, 8, 1, 4), (64, 8, 1, 8), (128, 4, 1, 4),
+                     (256, 2, 2, 4)],
 }
 TOL = 2e-2  # relative L2 error of bf16 results against the fp32 reference
 
@@ -93,7 +97,8 @@ def main():
     torch.manual_seed(0)
     copy_gbs = copy_bandwidth()
     lines = [f"device copy {copy_gbs:.0f} GB/s; B C L K = {SHAPES[0]}, bf16", "",
-             "| direction | layout | block_c block_t warps waves | us | % copy | rel. error |", "|---|---|---|---|---|---|"]
+             "| direction | layout | block_c block_t warps waves | us | % copy | rel. error |",
+             "|---|---|---|---|---|---|"]
     best = {key: sweep(*key, lines, copy_gbs, args.quick) for key in TILES}
     lines += ["", "| B C L K | layout | fwd us best (default) | bwd us best (default) |", "|---|---|---|---|"]
     for shape in SHAPES[:1] if args.quick else SHAPES:
@@ -115,6 +120,13 @@ def main():
             us, err = compiled_kernel_time(layout)
             lines.append(f"templates {layout}: forward + backward {us:.1f} us GPU (rel. error {err:.1e})")
             print(lines[-1], flush=True)
+    if args.autotune:  # the templates' own max-autotune tables (stderr), the two ops compiled alone per layout
+        from torch._inductor import config as inductor_config
+
+        with fx_graph_cache_disabled(), inductor_config.patch(max_autotune=True):
+            for layout in ("bcl", "blc"):
+                print(f"--- max-autotune, {layout}", flush=True)
+                compiled_kernel_time(layout)
     write_table(lines, args.out)
 
 

@@ -141,6 +141,7 @@ def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str) 
         num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
         BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
         HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows,
+        FAST=True,  # CUDA only (conv_math.sigmoid); the interpreter tests of the template text turn it off
     )
 
 
@@ -188,7 +189,8 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
     x, weight, bias, seq_idx, initial_states, dy = map(_fixed, (x, weight, bias, seq_idx, initial_states, dy))
     if _stride_order(dy) != _stride_order(x):
         # One tile reads x and dy alike: a dy in the other layout (AOTAutograd hands tangents over contiguous, x may
-        # be the channel-last view) is copied into x's layout once rather than read across the grain.
+        # be the channel-last view) is copied into x's layout once rather than read across the grain (H200, B8 C5120
+        # L2048: row tiles reading the contiguous dy by 2-byte loads took 130 us more than the copy and row tiles).
         dy = ir.ExternKernel.require_stride_order(dy, _stride_order(x))
     B, C, L = x.get_size()
     K = V.graph.sizevars.guard_int(weight.get_size()[1])

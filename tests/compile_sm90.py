@@ -108,7 +108,7 @@ def resources(compiled) -> dict:
 
 # What tells the variants of one kernel apart in the report.
 _SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC", "N", "V",
-          "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC")  # constexpr parameters (a tensor argument of the same name is not)
+          "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST")  # constexpr parameters (a tensor argument of the same name is not)
 
 
 # ---------------------------------------------------------------- the variants compiled
@@ -168,7 +168,9 @@ def compile_all(report=print) -> list[dict]:
         seen.add(key)
         shown = {k: arguments[k] for k in _SHOWN if not isinstance(arguments.get(k), (torch.Tensor, type(None)))}
         name = kernel.fn.__name__ + "(" + ", ".join(f"{k}={v}" for k, v in {**shown, **options}.items()) + ")"
-        result = dict(kernel=name, **resources(triton.compile(src, target=SM90, options=options)))
+        compiled = triton.compile(src, target=SM90, options=options)
+        ptx = compiled.asm["ptx"]
+        result = dict(kernel=name, **resources(compiled), ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", ptx))))
         results.append(result)
         report(f"regs {result['regs']:3d}  stack {result['stack']:4d} B  shared {result['shared']:6d} B"
                f"{'  wgmma SERIALISED' if result['wgmma_serialized'] else ''}  {name}")

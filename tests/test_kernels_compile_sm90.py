@@ -58,6 +58,15 @@ def test_conv_kernels_do_not_spill(compiled):
     assert not spills, spills
 
 
+def test_conv_sigmoid_is_the_flush_to_zero_approximation(compiled):
+    """conv_math.sigmoid's FAST path (the launchers set it wherever the kernels are compiled for a GPU): exp by
+    ex2.approx.ftz, not Triton's tl.exp, whose ex2.approx.f32 comes with a subnormal-range guard (FSETP and two
+    predicated FMULs a call; with div.full's guard a fifth of the backward's loop)."""
+    conv = [r for r in compiled if r["kernel"].startswith(("causal_conv1d_fwd_kernel", "causal_conv1d_bwd_kernel"))]
+    assert conv and all("FAST=True" in r["kernel"] for r in conv), [r["kernel"] for r in conv]
+    assert all(r["ex2"] == ["ex2.approx.ftz.f32"] for r in conv), [(r["kernel"], r["ex2"]) for r in conv]
+
+
 def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     """Note [masked tiles first]: the causal backward template, rendered as Inductor does for static shapes
     (benchmarks/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after the main

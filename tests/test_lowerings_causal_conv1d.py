@@ -137,6 +137,8 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     g = conv_geometry(layout, torch.float32, K, "fwd", dict(block_c=4, block_t=block_t))
     n_chunks = 2
     constexprs = lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"], activation)
+    assert constexprs.pop("FAST")  # the templates run on CUDA only: PTX approximations the interpreter cannot run
+    constexprs["FAST"] = False
     del constexprs["num_stages"], constexprs["num_warps"]
     constexprs["N_CHUNKS"] = n_chunks
     constexprs["INDEX_DTYPE"] = "tl.int64" if init else "tl.int32"  # Inductor's define: the store offsets' dtype
@@ -154,7 +156,7 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     if layout == "blc_t":  # the tall rows are a forward tile: the backward takes the channel-last tile
         g = conv_geometry("blc", torch.float32, K, "bwd", dict(block_c=4, block_t=8))
         constexprs.update(lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"],
-                                                    activation))
+                                                    activation), FAST=False)
         del constexprs["num_stages"], constexprs["num_warps"]
     part = torch.full((B * n_chunks, C, K + 1), float("nan"))
     named_bwd = dict(named, DY=dy, PART=part)

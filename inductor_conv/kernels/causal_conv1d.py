@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 
 import torch
 import triton
@@ -28,7 +29,7 @@ from inductor_conv.kernels.conv_math import (
     param_grad_rows, slide_rows, store_cols, store_rows, weight_rows, x_rows, x_tilde_cols, zero_cols,
 )
 
-__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks"]
+__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks", "fast_math"]
 
 
 @triton.jit
@@ -38,7 +39,7 @@ def causal_conv1d_fwd_kernel(
     s_xb, s_xc, s_xl, s_wc, s_wk, s_bc, s_sb, s_sl, s_ib, s_ic, s_ik, s_yb, s_yc, s_yl,
     K: tl.constexpr, BC: tl.constexpr, N: tl.constexpr, V: tl.constexpr,
     HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr, SILU: tl.constexpr, ROWS: tl.constexpr,
-    IDX_DTYPE: tl.constexpr,
+    IDX_DTYPE: tl.constexpr, FAST: tl.constexpr,
 ):
     """y for BC channels x tiles_per_prog tiles of N * V positions of one batch row (ROWS: row tiles, N = 1)."""
     i_c, i_chunk, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
@@ -64,12 +65,12 @@ def causal_conv1d_fwd_kernel(
         t0 = t_s + i_tile * (N * V)
         if ROWS:
             b_next = load_rows(p_xc, m_c, t0 + V, L, s_xl, V)  # in flight while this tile computes
-            b_ys = fwd_rows(b_xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, V, HAS_SEQ, SILU)
+            b_ys = fwd_rows(b_xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, V, HAS_SEQ, SILU, FAST)
             store_rows(p_yc, b_ys, m_c, t0, L, s_yl, V)
             b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
         else:
             b_next = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
-            b_ys = fwd_cols(b_xs, b_xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU)
+            b_ys = fwd_cols(b_xs, b_xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
             store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
             b_xp = b_xs
             b_xs = b_next
@@ -83,7 +84,7 @@ def causal_conv1d_bwd_kernel(
     s_gb, s_gc, s_gl, s_dxb, s_dxc, s_dxl, s_pp, s_pc, s_dib, s_dic, s_dik,
     K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
     V: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr,
-    SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr, IDX_DTYPE: tl.constexpr,
+    SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr, IDX_DTYPE: tl.constexpr, FAST: tl.constexpr,
 ):
     """dx for BC channels x tiles_per_prog column tiles, and this program's dw / dbeta partial row.
 
@@ -111,13 +112,13 @@ def causal_conv1d_bwd_kernel(
         b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V + K - 1, HAS_INIT)
         b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
-                          K, V + K - 1, HAS_SEQ, SILU)
+                          K, V + K - 1, HAS_SEQ, SILU, FAST)
         b_xs = drop_rows(b_xs, V + 2 * K - 2, K - 1)
     else:  # column tiles of this tile: b_xs of x~, b_ds of delta; the next tile's are computed one step ahead
         b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
         b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
                           load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), p_wc, p_seq, m_c, b_bias, t_s, L, s_wk, s_sl,
-                          K, N, V, HAS_SEQ, SILU)
+                          K, N, V, HAS_SEQ, SILU, FAST)
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
@@ -127,11 +128,11 @@ def causal_conv1d_bwd_kernel(
             store_rows(p_dxc, b_dxs, m_c, t0, L, s_dxl, V)
             b_xs = slide_rows(b_xs, b_xn, V + K - 1, V)
             b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq, b_bias, t0 + V + K - 1, L, s_sl, K, V,
-                                               HAS_SEQ, SILU), V + K - 1, V)
+                                               HAS_SEQ, SILU, FAST), V + K - 1, V)
         else:
             b_xn = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
             b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), p_wc, p_seq, m_c,
-                              b_bias, t0 + N * V, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU)
+                              b_bias, t0 + N * V, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
             b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
             store_cols(p_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
             b_xs = b_xn
@@ -140,7 +141,7 @@ def causal_conv1d_bwd_kernel(
     if HAS_INIT:
         if i_chunk == 0:
             b_dw = dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, dinit + i_b * s_dib + o_c[:, None] * s_dic, m_c, b_bias,
-                              b_dw, L, s_xl, s_ik, s_wk, s_sl, s_gl, s_dik, K, KW, KP, HAS_SEQ, SILU)
+                              b_dw, L, s_xl, s_ik, s_wk, s_sl, s_gl, s_dik, K, KW, KP, HAS_SEQ, SILU, FAST)
 
     if ATOMIC:
         p_row = part + o_c[:, None] * s_pc
@@ -223,6 +224,12 @@ def conv_chunks(B: int, C: int, L: int, g: ConvGeometry, num_sms: int) -> tuple[
 @functools.lru_cache(maxsize=None)
 def num_sms(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def fast_math() -> bool:
+    """The kernels' FAST constexpr (conv_math.sigmoid: PTX ex2 / rcp approximations): on wherever the kernels are
+    compiled for a GPU, off under the Triton interpreter, which cannot run inline PTX."""
+    return os.environ.get("TRITON_INTERPRET", "0") != "1"
 
 
 def _layout(x: torch.Tensor) -> str:
@@ -317,7 +324,7 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
             C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride(),
             K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
-            IDX_DTYPE=_index_dtype(x, y, initial_states),
+            IDX_DTYPE=_index_dtype(x, y, initial_states), FAST=fast_math(),
         )
     return y
 
@@ -360,7 +367,7 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
             K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
             BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
-            num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit),
+            num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit), FAST=fast_math(),
         )
     block_c = min(256, triton.next_power_of_2(C))
     causal_conv1d_param_grad_kernel[(triton.cdiv(C, block_c),)](

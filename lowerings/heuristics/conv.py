@@ -46,7 +46,13 @@ class ConvTile:
 #   runs).  The eager launcher reads the same table: 95 us of GPU at 256 x 4 / 2 warps / waves 32 in conv.py, as at
 #   the old 512 x 4 / 4 warps / waves 16.
 #   Backward: 4 channels x 4 rows, 2 warps, waves 4: 242 us; waves 2 / 16: 326 / 378 us; 8 rows or 8 channels spill
-#   or run at 255 registers (320+ us).
+#   or run at 255 registers (320+ us).  Tenth session, with conv_math.sigmoid's FAST path (32 instead of 40 loop
+#   instructions an element): 2 channels a thread is ahead, with twice the programs -- 95 registers instead of 168
+#   (sm_90 offline) leave more warps resident to hide the loads' latency.  Template (max-autotune table, 1280
+#   programs): 128 x 4, 2 warps 164.8 us; 128 x 4, 1 warp 179.8; 64 x 8, 1 warp 189.8; 128 x 8 193.7; the old
+#   256 x 4 (640 programs) 195.0; 512 x 4 208.5.  128 x 4 at 640 programs (waves 4) lost 60 us in conv.py.  Eager
+#   sweep: 128 x 4 waves 8 220.0 us; 128 x 8 224.9; 64 x 8, 1 warp, waves 8 226.8; 256 x 4 waves 4 235.6; 128 x 4
+#   waves 4 268.4.  Columns, backward with FAST: template 141.3 us (was ~168), eager 162 us.
 # "blc_t": channels contiguous in x, positions contiguous in y (the forward's output where it leaves a graph, Note
 # [conv output layout] in patterns/causal_conv1d_silu.py): tall row tiles, each thread storing block_t positions of
 # its channels as one run (64 bytes of bf16), through shared memory.  H200 (max-autotune table, B8 C5120 L2048 K4):
@@ -58,7 +64,7 @@ _TILES = {
     ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=32),
     ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=16),
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
-    ("bwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2),
+    ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8),
 }
 
 
@@ -86,7 +92,13 @@ def conv_autotune_tiles(direction: str, layout: str, dtype: torch.dtype, K: int)
                     dict(block_c=base.block_c * 2, num_warps=8), dict(waves=base.waves * 2),
                     dict(block_t=base.block_t // 2)]
     if direction == "bwd":
-        variants.append(dict(waves=max(base.waves // 2, 1)))
+        # The backward's choices share the default tile's chunk count (one buffer of dw / dbeta partial rows, see
+        # lowerings/causal_conv1d_silu.py), so a change of waves alone would repeat the default.
+        variants = [v for v in variants if set(v) != {"waves"}]
+        if layout == "blc":
+            variants += [dict(block_c=base.block_c * 2), dict(block_t=base.block_t * 2),
+                         dict(block_c=base.block_c // 2, block_t=base.block_t * 2,
+                              num_warps=max(base.num_warps // 2, 1))]
     tiles = [base]
     for change in variants:
         tile = dataclasses.replace(base, **change)

@@ -47,6 +47,7 @@ BWD_OP = torch.ops.inductor_conv.causal_conv1d_bwd.default
 OPS = (FWD_OP, BWD_OP)
 MAX_K = 33  # column tiles keep N >= K - 1 lanes and N <= 32: the lane shifts stay inside one warp
 _OPTIONAL = ("bias", "seq_idx", "initial_states")
+BWD_DY_T = True  # experiment switch (benchmarks): False copies a contiguous dy into a channel-last x's layout
 
 
 def _helper_source() -> str:
@@ -125,23 +126,30 @@ def _like_x(x) -> ir.FixedLayout:
     return ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(), stride)
 
 
-def _tiles(direction: str, x, K: int, contiguous_out: bool = False):
-    """Geometries to try: the default tile, or all autotune tiles under max-autotune.  contiguous_out: a forward
-    whose y is laid out (B, C, L) whatever x's layout (tall row tiles when x is channel-last)."""
-    layout = "bcl" if V.graph.sizevars.statically_known_equals(x.get_stride()[2], 1) else "blc"
-    if layout == "blc" and contiguous_out:
+def _channel_last(x) -> bool:
+    return not V.graph.sizevars.statically_known_equals(x.get_stride()[2], 1)
+
+
+def _tiles(direction: str, x, K: int, other_bcl: bool = False):
+    """Geometries to try: the default tile, or all autotune tiles under max-autotune.  other_bcl: y (forward) or
+    dy (backward) is laid out (B, C, L) while x is channel-last ("blc_t" tiles of lowerings/heuristics/conv.py)."""
+    layout = "blc" if _channel_last(x) else "bcl"
+    if layout == "blc" and other_bcl:
         layout = "blc_t"
     tiles = conv_autotune_tiles(direction, layout, x.get_dtype(), K) if inductor_config.max_autotune else [
         conv_tile(direction, layout, x.get_dtype(), K)]
     return [conv_geometry(layout, x.get_dtype(), K, direction, t) for t in tiles]
 
 
-def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str) -> dict:
+def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str, dy_t: bool = False) -> dict:
+    """The templates' constexprs; dy_t: the backward reads a dy whose positions are contiguous while x's channels
+    are (DY_T, row tiles only)."""
     return dict(
         num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
         BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
         HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows,
         FAST=True,  # CUDA only (conv_math.sigmoid); the interpreter tests of the template text turn it off
+        DY_T=dy_t,
     )
 
 
@@ -170,7 +178,7 @@ def lower_fwd(x, weight, bias, seq_idx, initial_states, activation, contiguous_o
         layout = _like_x(x)
     inputs = [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
     choices: list = []
-    for g in _tiles("fwd", x, K, contiguous_out):
+    for g in _tiles("fwd", x, K, other_bcl=contiguous_out):
         _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), g, sms)
         FWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout, N_CHUNKS=n_chunks,
                                          **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))
@@ -187,16 +195,22 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
                                                                    activation, deterministic)
     x, weight, bias, seq_idx, initial_states, dy = map(_fixed, (x, weight, bias, seq_idx, initial_states, dy))
-    if _stride_order(dy) != _stride_order(x):
-        # One tile reads x and dy alike: a dy in the other layout (AOTAutograd hands tangents over contiguous, x may
-        # be the channel-last view) is copied into x's layout once rather than read across the grain (H200, B8 C5120
-        # L2048: row tiles reading the contiguous dy by 2-byte loads took 130 us more than the copy and row tiles).
+    K = V.graph.sizevars.guard_int(weight.get_size()[1])
+    # A channel-last x with a dy whose positions are contiguous (the gradient of a y that left the graph in eager's
+    # layout): row tiles of one channel a thread read dy by blocks of V positions (DY_T, "blc_t" tiles), when the
+    # look-ahead of K - 1 rows fits in a block; otherwise dy is copied into x's layout.
+    dy_t = BWD_DY_T and _channel_last(x) and V.graph.sizevars.statically_known_equals(dy.get_stride()[2], 1)
+    geometries = [g for g in _tiles("bwd", x, K, other_bcl=dy_t) if not dy_t or K - 1 <= g.vec]
+    if not geometries:
+        dy_t, geometries = False, _tiles("bwd", x, K)
+    if _stride_order(dy) != _stride_order(x) and not dy_t:
+        # Otherwise one tile reads x and dy alike: a dy in the other layout is copied into x's layout once rather
+        # than read across the grain (H200, B8 C5120 L2048: row tiles reading a contiguous dy by 2-byte loads took
+        # 130 us more than the copy and row tiles; DY_T 57 us less).
         dy = ir.ExternKernel.require_stride_order(dy, _stride_order(x))
     B, C, L = x.get_size()
-    K = V.graph.sizevars.guard_int(weight.get_size()[1])
     device = x.get_device()
     hint = size_hint
-    geometries = _tiles("bwd", x, K)
     # Every choice writes the same partial rows: their count comes from the default tile.
     _, n_chunks = conv_chunks(hint(B), hint(C), hint(L), geometries[0], num_sms(device.index or 0))
     part = empty_strided([B * n_chunks, C, K + 1], None, dtype=torch.float32, device=device)
@@ -211,7 +225,7 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
     for g in geometries:
         BWD_TEMPLATE.maybe_append_choice(choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated,
                                          N_CHUNKS=n_chunks,
-                                         **_template_kwargs(g, K, bias, seq_idx, initial_states, activation))
+                                         **_template_kwargs(g, K, bias, seq_idx, initial_states, activation, dy_t))
     if not choices:
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(x, weight, bias, seq_idx, initial_states, dy,
                                                                    activation, deterministic)

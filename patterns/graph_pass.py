@@ -70,11 +70,13 @@ def _source_files() -> tuple[str, ...]:
 
 
 def _lowering_knobs() -> tuple:
-    """The attention lowering's module-level experiment switches (benchmarks set them): they change the generated
-    code, so they are part of the cache key like the config."""
-    lowering = sys.modules.get("inductor_conv.lowerings.attention")
-    return tuple(getattr(lowering, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP", "CAUSAL_MASKED_FIRST",
-                                                         "BWD_KV_FIRST"))
+    """The lowerings' module-level experiment switches (benchmarks set them): they change the generated code, so
+    they are part of the cache key like the config."""
+    attention = sys.modules.get("inductor_conv.lowerings.attention")
+    conv = sys.modules.get("inductor_conv.lowerings.causal_conv1d_silu")
+    return (tuple(getattr(attention, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP",
+                                                              "CAUSAL_MASKED_FIRST", "BWD_KV_FIRST"))
+            + (getattr(conv, "BWD_DY_T", None),))
 
 
 def _as_tuple(passes) -> tuple:

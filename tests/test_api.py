@@ -127,12 +127,15 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
         torch.use_deterministic_algorithms(was)
 
 
-@pytest.mark.parametrize("knob,value", [("CAUSAL_GROUP", 3), ("CAUSAL_BWD_GROUP", 3), ("CAUSAL_MASKED_FIRST", False),
-                                        ("BWD_KV_FIRST", False)])
-def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, knob, value, monkeypatch):
-    """The attention lowering's module-level switches (set by benchmarks) change the generated code."""
-    from inductor_conv.lowerings import attention as lowering
+@pytest.mark.parametrize("module,knob,value", [("attention", "CAUSAL_GROUP", 3), ("attention", "CAUSAL_BWD_GROUP", 3),
+                                               ("attention", "CAUSAL_MASKED_FIRST", False),
+                                               ("attention", "BWD_KV_FIRST", False),
+                                               ("causal_conv1d_silu", "BWD_DY_T", False)])
+def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, module, knob, value, monkeypatch):
+    """The lowerings' module-level switches (set by benchmarks) change the generated code."""
+    import importlib
 
+    lowering = importlib.import_module(f"inductor_conv.lowerings.{module}")
     inductor_conv.enable(("cpu",))
     ours = get_joint_custom_pre_pass()
     before = ours.uuid()

@@ -153,11 +153,14 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     render("inductor_conv_causal_conv1d_fwd", named, y, constexprs, tmp_path)[
         (triton.cdiv(C, g.block_c), n_chunks, B)](*named.values(), y)
 
-    if layout == "blc_t":  # the tall rows are a forward tile: the backward takes the channel-last tile
+    if layout == "blc_t":  # the tall rows are a forward tile: the backward takes the channel-last tile and, as
+        # in training where y left the graph in eager's layout, reads a contiguous dy by blocks (DY_T)
         g = conv_geometry("blc", torch.float32, K, "bwd", dict(block_c=4, block_t=8))
         constexprs.update(lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"],
-                                                    activation), FAST=False)
+                                                    activation, dy_t=True), FAST=False)
         del constexprs["num_stages"], constexprs["num_warps"]
+        dy = dy.contiguous()
+        assert not args["x"].is_contiguous()
     part = torch.full((B * n_chunks, C, K + 1), float("nan"))
     named_bwd = dict(named, DY=dy, PART=part)
     dinit = torch.full_like(args["initial_states"], float("nan")) if init else None
@@ -297,15 +300,18 @@ def test_gpu_dynamic_shapes(registered, layout):
 
 
 @pytest.mark.gpu
-def test_gpu_backward_dy_in_the_other_layout(registered):
-    """x the channel-last view, dy contiguous (as AOTAutograd hands tangents over): the lowering copies dy into x's
-    layout for the row tiles; results and dx's strides are unchanged."""
-    args, dy = make_inputs(2, 96, 700, 4, dtype=torch.bfloat16, layout="blc", seed=5)
+@pytest.mark.parametrize("K", [4, 9, 12])
+def test_gpu_backward_dy_in_the_other_layout(registered, K):
+    """x the channel-last view, dy contiguous (as AOTAutograd hands over the gradient of a y that left the graph in
+    eager's layout): the row tiles read dy by blocks of 8 positions (DY_T) when the look-ahead of K - 1 rows fits in
+    one, else the lowering copies dy into x's layout; results and dx's strides are the same either way."""
+    args, dy = make_inputs(2, 96, 700, K, dtype=torch.bfloat16, layout="blc", seed=5)
     dy = dy.contiguous()
     x, w, b = args["x"], args["weight"], args["bias"]
     assert dy.stride() != x.stride()
     (dx, dw, db, _), code = compile_and_run(_bwd, x, w, b, dy)
     assert _runs_template(code, "bwd")
+    assert ("DY_T : tl.constexpr = True" in code) == (K - 1 <= 8)
     _, grads = reference(args, dy, "silu")
     assert dx.stride() == x.stride()
     assert_close(dx, grads["x"], TOL[torch.bfloat16], "dx")

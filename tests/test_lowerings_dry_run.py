@@ -113,12 +113,17 @@ def test_conv_lowerings_reach_their_templates(dry_run, dynamic, channel_last):
         assert kwargs["ROWS"] == channel_last and kwargs["K"] == K and kwargs["SILU"] and kwargs["HAS_BIAS"]
         assert kwargs["N_CHUNKS"] >= 1 and kwargs["BT"] == kwargs["N"] * kwargs["V"]
     assert bwd["mutated_inputs"]
+    # DY_T iff x is channel-last and dy's positions are contiguous (AOTAutograd's tangent is laid out like y, x's
+    # layout, for static shapes, and contiguous under dynamic=True)
+    dy_stride = bwd["input_nodes"][3].get_stride()
+    assert bwd["DY_T"] == (channel_last and dy_stride[2] == 1), (channel_last, dy_stride)
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_conv_eager_layout_output_takes_the_tall_row_tiles(dry_run, dynamic):
     """contiguous_out with a channel-last x (Note [conv output layout]): the forward template gets the tall row
-    tile of lowerings/heuristics/conv.py ("blc_t") and a contiguous output; the backward keeps its row tile."""
+    tile of lowerings/heuristics/conv.py ("blc_t") and a contiguous output; the backward reads the contiguous dy as
+    it is (DY_T, its "blc_t" tile of one channel a thread), without a copy into x's layout."""
     from inductor_conv.lowerings.heuristics.conv import conv_tile
 
     B, C, L, K = 2, 8, 21, 4
@@ -132,9 +137,12 @@ def test_conv_eager_layout_output_takes_the_tall_row_tiles(dry_run, dynamic):
     for name, g, ref in zip(["y", "dx", "dw", "db"], got, want):
         torch.testing.assert_close(g, ref, rtol=1e-5, atol=1e-5, msg=name)
     (fwd,), (bwd,) = dry_run["inductor_conv_causal_conv1d_fwd"], dry_run["inductor_conv_causal_conv1d_bwd"]
-    tall, rows = conv_tile("fwd", "blc_t", x.dtype, K), conv_tile("bwd", "blc", x.dtype, K)
+    tall, rows = conv_tile("fwd", "blc_t", x.dtype, K), conv_tile("bwd", "blc_t", x.dtype, K)
     assert fwd["ROWS"] and (fwd["BC"], fwd["V"]) == (tall.block_c, tall.block_t)
     assert bwd["ROWS"] and (bwd["BC"], bwd["V"]) == (rows.block_c, rows.block_t)
+    assert bwd["DY_T"]
+    dy = bwd["input_nodes"][3]
+    assert dy.get_name().startswith("tangents"), dy.get_name()  # the graph's input, not a copy
 
 
 def test_conv_pattern_reaches_the_templates(dry_run):

@@ -349,10 +349,47 @@ def x_rows(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, R: tl.constexpr,
 
 
 @triton.jit
+def split_rows(X, BC: tl.constexpr, R: tl.constexpr):
+    """Inverse of join_rows: [BC, R] (R a power of two) -> R rows [BC, 1] in order.  Level by level: a level of m
+    tensors holds, in tensor i, the rows = i mod m in order; splitting each into its even and odd elements gives the
+    rows = i and = i + m mod 2m."""
+    tl.static_assert(R <= 64 and (R & (R - 1)) == 0, "split_rows takes R in (1, 2, 4, ..., 64)")
+    cur = (X,)
+    for lvl in tl.static_range(6):
+        if (R >> lvl) > 1:
+            evens = ()
+            odds = ()
+            for i in tl.static_range(1 << lvl):
+                b_e, b_o = tl.split(tl.reshape(cur[i], (BC, R >> (lvl + 1), 2)))
+                evens = evens + (b_e,)
+                odds = odds + (b_o,)
+            cur = evens + odds
+    return cur
+
+
+@triton.jit
+def load_rows_t(p_c, m_c, t0, L, s_l, BC: tl.constexpr, R: tl.constexpr):
+    """load_rows for a tensor whose positions are contiguous while x's channels are (a dy laid out (B, C, L) with a
+    channel-last x): one [BC, R] load, R positions of each channel at once, split into rows in registers."""
+    o_t = t0 + tl.arange(0, R)
+    X = tl.load(p_c + o_t[None, :] * s_l, mask=m_c & (o_t < L)[None, :], other=0.0)
+    return split_rows(X, BC, R)
+
+
+@triton.jit
 def drop_rows(win, R: tl.constexpr, DROP: tl.constexpr):
     """win[DROP:] of a window of R rows."""
     rows = ()
     for r in tl.static_range(DROP, R):
+        rows = rows + (win[r],)
+    return rows
+
+
+@triton.jit
+def first_rows(win, N: tl.constexpr):
+    """win[:N]."""
+    rows = ()
+    for r in tl.static_range(N):
         rows = rows + (win[r],)
     return rows
 

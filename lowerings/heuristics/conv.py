@@ -58,7 +58,9 @@ class ConvTile:
 # its channels as one run (64 bytes of bf16), through shared memory.  H200 (max-autotune table, B8 C5120 L2048 K4):
 # 256 x 32 rows, 4 warps 105.8 us; 128 x 32, 2 warps 106.7; 64 x 32, 2 warps 112.3 (waves 32: 114.4); 128 x 32,
 # 4 warps 115.7; 64 x 64 117.6; 128 x 64 125.0; 16 rows 137.5 (128) / 158.5 (64) -- a transposing copy, 76% of the
-# device copy against 86% for y in x's layout.
+# device copy against 86% for y in x's layout.  Tenth session, one channel a thread (its rows stored as one run, no
+# shared memory): 8 rows 470-490 us (64 / 128 / 32 channels, waves 8-64; a 16-byte run is half a 32-byte sector,
+# likely the cause), 16 rows 133-146 us, against 107.8 for the 32-row default in the same run.
 _TILES = {
     ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=8),
     ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=32),
@@ -70,7 +72,8 @@ _TILES = {
     # two channels a thread Triton converts between them through shared memory (26 barriers a step, sm_90 offline).
     # H200, B8 C5120 L2048 K4 (max-autotune table): 64 x 8, 2 warps 200.0 us (with the dw / dbeta sum); 128 x 8,
     # 4 warps 200.1; 32 x 8, 1 warp 206.8; 64 x 4 253.1; 128 x 4, 2 warps 313.7; against 256.7 for a copy of dy
-    # into x's layout and the "blc" tile.
+    # into x's layout and the "blc" tile.  16 rows (32 bytes a channel) bring back conversions through shared memory
+    # (18 barriers a step offline) and were not timed.
     ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=8),
 }
 

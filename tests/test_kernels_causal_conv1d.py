@@ -10,9 +10,11 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+import triton
 import triton.language as tl
 
 from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
+from inductor_conv.kernels.conv_math import join_rows, load_rows_t
 from inductor_conv.reference.conv import causal_conv1d_ref
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -249,6 +251,33 @@ def test_forward_writes_every_element():
     assert not out.isnan().any()
 
 
+@triton.jit
+def _rows_kernel(X, OUT_ROWS, OUT_JOINED, T0, L, BC: tl.constexpr, R: tl.constexpr):
+    """load_rows_t of X [BC, L] (positions contiguous) at T0: row r stored to OUT_ROWS[r], the rows joined back to
+    OUT_JOINED [BC, R]."""
+    o_c = tl.arange(0, BC)
+    m_c = (o_c < BC)[:, None]
+    rows = load_rows_t(X + o_c[:, None] * L, m_c, T0, L, 1, BC, R)
+    for r in tl.static_range(R):
+        tl.store(OUT_ROWS + r * BC + o_c[:, None], rows[r])
+    tl.store(OUT_JOINED + o_c[:, None] * R + tl.arange(0, R)[None, :], join_rows(rows, BC, R))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter check of the row helpers")
+@pytest.mark.parametrize("R", [1, 2, 4, 8, 16])
+def test_split_rows_inverts_join_rows(R):
+    """The DY_T backward's load_rows_t: R positions of each channel in one [BC, R] load, split into rows in order
+    (split_rows), zero past L; join_rows puts them back (the forward's and backward's stores)."""
+    BC, L, t0 = 4, 37, 32
+    x = torch.randn(BC, L, generator=torch.Generator().manual_seed(R))
+    rows, joined = torch.full((R, BC), float("nan")), torch.full((BC, R), float("nan"))
+    _rows_kernel[(1,)](x, rows, joined, t0, L, BC=BC, R=R)
+    want = torch.zeros(BC, R)
+    n = min(R, L - t0)
+    want[:, :n] = x[:, t0:t0 + n]
+    assert torch.equal(rows, want.T) and torch.equal(joined, want)
+
+
 def test_argument_errors():
     args, _ = make_inputs(1, 2, 5, 3, seq=True, init=True)
     with pytest.raises(ValueError, match="initial_states"):
@@ -308,3 +337,17 @@ def test_random_tiles_match_reference(layout, K, L, block_t, waves, extra):
     args, dy = make_inputs(2, 3, L, K, layout=layout, seq=extra == "seq", init=extra == "init" and K > 1,
                            seed=K * 100 + L)
     check(args, dy, "silu", dict(block_c=2, block_t=block_t, waves=waves))
+
+
+def test_backward_dy_across_the_grain():
+    """A contiguous dy with the channel-last view as x (and the reverse): the launcher copies dy into x's layout
+    first; the gradients and dx's strides are those of dy in x's layout."""
+    for layout in ("blc", "bcl"):
+        args, dy = make_inputs(2, 5, 37, 4, layout=layout, seed=21)
+        other = dy.contiguous() if layout == "blc" else dy.transpose(1, 2).contiguous().transpose(1, 2)
+        assert other.stride() != args["x"].stride()
+        got = causal_conv1d_bwd(**args, dy=other, activation="silu", config=NARROW)
+        _, grads = reference(args, dy, "silu")
+        assert got[0].stride() == args["x"].stride()
+        assert_close(got[0], grads["x"], TOL[torch.float32], "dx")
+        assert_close(got[1], grads["weight"], TOL[torch.float32], "dw")

@@ -50,7 +50,7 @@ class ConvTile:
 #   instructions an element): 2 channels a thread is ahead, with twice the programs -- 95 registers instead of 168
 #   (sm_90 offline) leave more warps resident to hide the loads' latency.  Template (max-autotune table, 1280
 #   programs): 128 x 4, 2 warps 164.8 us; 128 x 4, 1 warp 179.8; 64 x 8, 1 warp 189.8; 128 x 8 193.7; the old
-#   256 x 4 (640 programs) 195.0; 512 x 4 208.5.  128 x 4 at 640 programs (waves 4) lost 60 us in conv.py.  Eager
+#   256 x 4 (640 programs) 195.0; 512 x 4 208.5.  128 x 4 at 640 programs (waves 4) lost 36 us in conv.py.  Eager
 #   sweep: 128 x 4 waves 8 220.0 us; 128 x 8 224.9; 64 x 8, 1 warp, waves 8 226.8; 256 x 4 waves 4 235.6; 128 x 4
 #   waves 4 268.4.  Columns, backward with FAST: template 141.3 us (was ~168), eager 162 us.
 # "blc_t": channels contiguous in x, positions contiguous in y (the forward's output where it leaves a graph, Note

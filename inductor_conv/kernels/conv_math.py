@@ -378,18 +378,9 @@ def load_rows_t(p_c, m_c, t0, L, s_l, BC: tl.constexpr, R: tl.constexpr):
 
 @triton.jit
 def drop_rows(win, R: tl.constexpr, DROP: tl.constexpr):
-    """win[DROP:] of a window of R rows."""
+    """win[DROP:R]: a window of R rows without its first DROP (DROP = 0: the first R rows)."""
     rows = ()
     for r in tl.static_range(DROP, R):
-        rows = rows + (win[r],)
-    return rows
-
-
-@triton.jit
-def first_rows(win, N: tl.constexpr):
-    """win[:N]."""
-    rows = ()
-    for r in tl.static_range(N):
         rows = rows + (win[r],)
     return rows
 

@@ -9,12 +9,12 @@ stride order (`torch.empty_like(q)`), lse [B, Hq, Sq] fp32 (natural log; see att
 Any strides are read as given (no hidden copies); broadcast mask dims are read with stride 0.
 """
 import math
-import os
 
 import torch
 import triton
 import triton.language as tl
 
+from inductor_conv.kernels import interpreting
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
@@ -134,10 +134,6 @@ def _attn_bwd_kernel(
 
 
 # ================================================================ launchers
-def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
 def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
     """Validate SDPA-style inputs; returns (B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
@@ -187,9 +183,9 @@ def _kernel_options(dtype, dropout_p):
     # The interpreter's bf16/fp16 tl.dot is wrong, so it multiplies fp32 operands; fp32 on GPU stays IEEE fp32
     # (no tf32) so fp32 results compare with fp64 at fp32 accuracy.
     dot_dtype = _DTYPES[dtype]
-    if _interpreting() and dtype.itemsize == 2:
+    if interpreting() and dtype.itemsize == 2:
         dot_dtype = tl.float32
-    precision = "ieee" if dtype.itemsize >= 4 or _interpreting() else "tf32"
+    precision = "ieee" if dtype.itemsize >= 4 or interpreting() else "tf32"
     acc_dtype = tl.float64 if dtype == torch.float64 else tl.float32
     return (dict(DOT_DTYPE=dot_dtype, PRECISION=precision, ACC_DTYPE=acc_dtype), dropout_threshold(dropout_p),
             1.0 / (1.0 - dropout_p))
@@ -202,7 +198,7 @@ def _tiles(kind, q, config, is_causal, dropout_p):
     else:
         from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
 
-        device = "interpreter" if _interpreting() else q.device.type
+        device = "interpreter" if interpreting() else q.device.type
         if kind == "fwd":
             c = attn_fwd_tile(q.dtype, q.shape[-1], device, causal=bool(is_causal), dropout=dropout_p > 0)
         else:

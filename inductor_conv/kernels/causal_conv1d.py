@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
 import torch
 import triton
 import triton.language as tl
 
+from inductor_conv.kernels import interpreting
 from inductor_conv.kernels.conv_math import (
     bwd_cols, bwd_rows, delta_cols, delta_rows, dinit_tile, drop_rows, fwd_cols, fwd_rows, load_cols, load_rows,
     param_grad_rows, slide_rows, store_cols, store_rows, weight_rows, x_rows, x_tilde_cols, zero_cols,
@@ -229,7 +229,7 @@ def num_sms(device_index: int) -> int:
 def fast_math() -> bool:
     """The kernels' FAST constexpr (conv_math.sigmoid: PTX ex2 / rcp approximations): on wherever the kernels are
     compiled for a GPU, off under the Triton interpreter, which cannot run inline PTX."""
-    return os.environ.get("TRITON_INTERPRET", "0") != "1"
+    return not interpreting()
 
 
 def _layout(x: torch.Tensor) -> str:

@@ -16,13 +16,13 @@ gradients, where eager SDPA returns NaN. Finite "minus infinity" masks (``finfo.
 from __future__ import annotations
 
 import math
-import os
 from typing import Optional
 
 import torch
 from torch import Tensor
 
 from inductor_conv import config
+from inductor_conv.kernels import interpreting
 from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -33,7 +33,7 @@ _SEED_HIGH = 2**31 - 1
 def _use_triton(q: Tensor) -> bool:
     if q.device.type == "cuda":
         return True
-    return q.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1" and q.dtype != torch.float64
+    return q.device.type == "cpu" and interpreting() and q.dtype != torch.float64
 
 
 def _empty_mask_grad(q: Tensor) -> Tensor:

@@ -11,13 +11,13 @@ lowerings/causal_conv1d_silu.py.
 """
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 import torch
 from torch import Tensor
 
 from inductor_conv import config
+from inductor_conv.kernels import interpreting
 
 _ACTIVATIONS = {None: "none", "silu": "silu", "swish": "silu"}
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -27,7 +27,7 @@ def _use_triton(x: Tensor) -> bool:
     """GPU tensors run the Triton kernels; CPU tensors run them through the Triton interpreter when it is on."""
     if x.device.type == "cuda":
         return True
-    return x.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1" and x.dtype != torch.float64
+    return x.device.type == "cpu" and interpreting() and x.dtype != torch.float64
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -348,7 +348,7 @@ def _is_contiguous(val) -> bool:
     """val's strides are provably the contiguous ones (no guard is added; unknown counts as not)."""
     expected = 1
     for size, stride in reversed(list(zip(val.shape, val.stride()))):
-        if not (statically_known_true(size <= 1) or statically_known_true(stride == expected)):
+        if not (statically_known_true(size <= 1) or checks.known_equal(stride, expected)):
             return False
         expected = expected * size
     return True

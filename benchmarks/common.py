@@ -6,6 +6,7 @@ import argparse
 import torch
 
 import inductor_conv
+from inductor_conv.demo import gpu_ms  # noqa: F401  (re-exported: GPU kernel time per call)
 
 
 def parse_args(description: str) -> argparse.Namespace:
@@ -24,21 +25,6 @@ def bench(fn, rep: int = 60) -> float:
     from triton.testing import do_bench
 
     return do_bench(fn, warmup=10, rep=rep, return_mode="median")
-
-
-def gpu_ms(fn, iters: int = 10) -> float:
-    """Milliseconds of GPU kernel time per call of fn (torch.profiler, summed over every kernel it launches).
-    Unlike bench() it excludes the CPU time of autograd and of Python launchers, which a backward of a few hundred
-    microseconds can be bound by."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    return sum(e.self_device_time_total for e in prof.key_averages()) / iters / 1e3
 
 
 def attention_tflops(ms: float, B: int, Hq: int, S: int, D: int, causal: bool, backward: bool) -> float:

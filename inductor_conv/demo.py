@@ -58,10 +58,13 @@ def _timed(fn, device, iters, rounds=7, warmup=5):
     return sorted(times)[rounds // 2], torch.cuda.max_memory_allocated() / 2**20
 
 
-def _gpu_ms(fn, iters):
-    """GPU kernel time per call (torch.profiler, device self time summed): what the CPU-bound wall time hides."""
+def gpu_ms(fn, iters: int = 10) -> float:
+    """Milliseconds of GPU kernel time per call of fn (torch.profiler, device self time summed over every kernel it
+    launches), after one warm-up call: what a CPU-bound wall time hides (benchmarks/common.py uses it too)."""
     from torch.profiler import ProfilerActivity, profile
 
+    fn()
+    torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
             fn()
@@ -98,7 +101,7 @@ def run_demo(device: str) -> int:
             out = step(compiled)
             inductor_conv.disable()
         ms, mib = _timed(lambda: step(compiled), device, iters)
-        gpu = _gpu_ms(lambda: step(compiled), iters) if device == "cuda" else float("nan")
+        gpu = gpu_ms(lambda: step(compiled), iters) if device == "cuda" else float("nan")
         results[label] = (out, dict(inductor_conv.counters()), ms, gpu, mib)
 
     out, counts, *_ = results["inductor_conv"]

@@ -55,6 +55,7 @@ def causal_conv1d_fwd_kernel(
     p_yc = y + i_b * s_yb + o_c[:, None] * s_yc
     p_seq = seq_idx + i_b * s_sb
     t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
+    t_stop = tl.minimum(L, t_s + tiles_per_prog * (N * V))  # the next tile's loads stop at the chunk's end
     if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
         b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
@@ -64,12 +65,12 @@ def causal_conv1d_fwd_kernel(
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
-            b_next = load_rows(p_xc, m_c, t0 + V, L, s_xl, V)  # in flight while this tile computes
+            b_next = load_rows(p_xc, m_c, t0 + V, t_stop, s_xl, V)  # in flight while this tile computes
             b_ys = fwd_rows(b_xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, V, HAS_SEQ, SILU, FAST)
             store_rows(p_yc, b_ys, m_c, t0, L, s_yl, V)
             b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
         else:
-            b_next = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
+            b_next = load_cols(p_xc, m_c, t0 + N * V, t_stop, s_xl, BC, N, V)
             b_ys = fwd_cols(b_xs, b_xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
             store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
             b_xp = b_xs

@@ -61,10 +61,28 @@ class ConvTile:
 # device copy against 86% for y in x's layout.  Tenth session, one channel a thread (its rows stored as one run, no
 # shared memory): 8 rows 470-490 us (64 / 128 / 32 channels, waves 8-64; a 16-byte run is half a 32-byte sector,
 # likely the cause), 16 rows 133-146 us, against 107.8 for the 32-row default in the same run.
+# Eleventh session (ops compiled alone, GPU us, medians of 7 interleaved rounds; B8 C5120 L2048 / B4 C2048 L8192 /
+# B16 C1536 L1024, K4), after the forward's next-tile loads stopped at the chunk's end (they read the next chunk's
+# rows, a fifth of this forward's DRAM reads by ncu):
+#   "blc_t" forward, 256 x 32 rows, 4 warps, waves 16 / 32 / 64 / 512: 100.3 / 93.4 / 98.8 / 86.7, 78.8 / 78.9 / 70.6
+#   / 70.4, 32.0 / 28.3 / 28.0 / 27.7 -- one tile a program is best everywhere (waves 512 gives that up to
+#   B * C / 256 * L / 32 = 67584 tiles): every row of the window is loaded at once, and 128 registers a thread allow
+#   only 4 programs an SM, which a loop's one-tile prefetch does not make up for.  93 / 92 / 87% of the copy.
+#   "blc" forward, waves 32 / 64 / 128: 95.6 / 90.7 / 86.5, 77.9 / 72.3 / 72.0, 29.3 / 28.1 / 29.9.
+#   "blc" backward, waves 8 / 16 / 32 / 64: 172.5 / 188.3 / 185.1 / 186.1, 154.6 / 158.5 / 140.0 / 142.9, 60.6 / 67.3
+#   / 63.6 / 71.8, and (K2) 161.2 / 138.2 / 142.0 / 142.6 -- kept at 8 (the first shape's).
+#   "blc_t" backward, waves 8 / 16 / 32 / 64 / 128: 200.8 / 204.0 / 187-199 / 187.5 / 186.9, 176.5 / 173.8 / 150.0 /
+#   153.2 / 153.1, 68.6 / 70.0 / 64.1 / 68.1 / 82.3, (K2) 199.4 / 216.5 / 196.7 / 185.1 / 178.1 -- at waves 8 its
+#   1280 programs of 2 warps filled 0.6 of the GPU's 16 programs an SM (ncu: 28% occupancy, 60% of the warps' time
+#   waiting on loads).  The same configuration moved by up to 6% between device calls (187 / 199), not within one.
+#   (B, C, L) forward, waves 8 / 32 / 128: 85.4 / 85.6 / 84.5, 78.0 / 71.7 / 67.8, 26.2 / 26.7 / 26.4, (K2) 85.1 /
+#   85.2 / 84.6 -- at waves 8, B4 C2048 L8192's 2048 programs were whole rows (32 tiles), about two waves with a
+#   long tail.  Backward, waves 4 / 16 / 64: 144.4 / 144.7 / 144.5, 116.1 / 116.3 / 126.4, 51.9 / 55.8 / 58.6,
+#   130.6 / 130.5 / 130.1 -- kept at 4.
 _TILES = {
-    ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=8),
-    ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=32),
-    ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=16),
+    ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=128),
+    ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=64),
+    ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=512),  # one tile a program
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
     ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8),
     # channel-last x, dy laid out (B, C, L) (DY_T: the gradient of a y that left the graph in eager's layout): one
@@ -74,7 +92,7 @@ _TILES = {
     # 4 warps 200.1; 32 x 8, 1 warp 206.8; 64 x 4 253.1; 128 x 4, 2 warps 313.7; against 256.7 for a copy of dy
     # into x's layout and the "blc" tile.  16 rows (32 bytes a channel) bring back conversions through shared memory
     # (18 barriers a step offline) and were not timed.
-    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=8),
+    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=32),
 }
 
 
@@ -99,7 +117,7 @@ def conv_autotune_tiles(direction: str, layout: str, dtype: torch.dtype, K: int)
                     dict(block_c=base.block_c * 2, block_t=4)]
     elif layout == "blc_t":
         variants = [dict(block_c=base.block_c // 2, num_warps=max(base.num_warps // 2, 1)),
-                    dict(block_c=base.block_c // 4, num_warps=max(base.num_warps // 2, 1)), dict(waves=base.waves * 2)]
+                    dict(block_c=base.block_c // 4, num_warps=max(base.num_warps // 2, 1)), dict(waves=32)]
     elif layout == "blc":
         variants = [dict(block_t=4), dict(block_c=base.block_c // 2, num_warps=max(base.num_warps // 2, 1)),
                     dict(block_c=base.block_c * 2, num_warps=base.num_warps * 2), dict(waves=base.waves * 2)]

@@ -156,22 +156,24 @@ def causal_conv1d_bwd_kernel(
 
 @triton.jit
 def causal_conv1d_param_grad_kernel(
-    part, dw, db, P, C, s_pp, s_pc, s_dwc, s_dwk, s_dbc,
-    K: tl.constexpr, KW1: tl.constexpr, BC: tl.constexpr, HAS_BIAS: tl.constexpr,
+    part, dw, db, P, C, s_pp, s_dwc, s_dwk, s_dbc,
+    K: tl.constexpr, BF: tl.constexpr, BP: tl.constexpr, HAS_BIAS: tl.constexpr,
 ):
-    """dw [C, K] and dbeta [C] = sum over the P partial rows, in row order (deterministic); grid (C / BC,)."""
-    o_c = tl.program_id(0) * BC + tl.arange(0, BC)
-    o_k = tl.arange(0, KW1)
-    m = (o_c < C)[:, None] & (o_k <= K)[None, :]
-    p_part = part + o_c[:, None] * s_pc + o_k[None, :]
-    b_acc = tl.zeros([BC, KW1], tl.float32)
-    for i_p in range(P):
-        b_acc += tl.load(p_part + i_p * s_pp, mask=m, other=0.0)
-    p_dw = dw + o_c[:, None] * s_dwc + o_k[None, :] * s_dwk
-    tl.store(p_dw, b_acc.to(dw.dtype.element_ty), mask=m & (o_k < K)[None, :])
+    """dw [C, K] and dbeta [C] = the sum over the P partial rows of part [P, C, K + 1] (each row contiguous), in a
+    fixed order (deterministic): BF values of the rows a program, BP rows at a time summed by tl.sum's fixed tree,
+    the blocks of rows in order.  Grid (cdiv(C * (K + 1), BF),): rows and values in parallel -- one program per
+    channel block looping over the rows one by one took 89 us for 96 rows at C = 1536 on the H200."""
+    o_f = tl.program_id(0) * BF + tl.arange(0, BF)   # flat index c * (K + 1) + k within a row
+    m_f = o_f < C * (K + 1)
+    o_p = tl.arange(0, BP)
+    b_acc = tl.zeros([BF], tl.float32)
+    for p0 in range(0, P, BP):
+        m = ((p0 + o_p) < P)[:, None] & m_f[None, :]
+        b_acc += tl.sum(tl.load(part + (p0 + o_p)[:, None] * s_pp + o_f[None, :], mask=m, other=0.0), axis=0)
+    o_c, o_k = o_f // (K + 1), o_f % (K + 1)
+    tl.store(dw + o_c * s_dwc + o_k * s_dwk, b_acc.to(dw.dtype.element_ty), mask=m_f & (o_k < K))
     if HAS_BIAS:  # column K
-        p_db = db + o_c[:, None] * s_dbc + o_k[None, :] * 0
-        tl.store(p_db, b_acc.to(db.dtype.element_ty), mask=m & (o_k == K)[None, :])
+        tl.store(db + o_c * s_dbc, b_acc.to(db.dtype.element_ty), mask=m_f & (o_k == K))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -375,10 +377,10 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
             num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit), FAST=fast_math(),
         )
-    block_c = min(256, triton.next_power_of_2(C))
-    causal_conv1d_param_grad_kernel[(triton.cdiv(C, block_c),)](
-        part, dw, db if db is not None else dw, n_rows, C, part.stride(0), part.stride(1), *dw.stride(),
+    block_f = 128  # values of the partial rows a program (part is contiguous: row i at i * C * (K + 1))
+    causal_conv1d_param_grad_kernel[(triton.cdiv(C * (K + 1), block_f),)](
+        part, dw, db if db is not None else dw, n_rows, C, part.stride(0), *dw.stride(),
         db.stride(0) if db is not None else 0,
-        K=K, KW1=triton.next_power_of_2(K + 1), BC=block_c, HAS_BIAS=db is not None,
+        K=K, BF=block_f, BP=min(32, triton.next_power_of_2(n_rows)), HAS_BIAS=db is not None, num_warps=4,
     )
     return dx, dw, db, dinit

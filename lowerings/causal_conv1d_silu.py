@@ -141,16 +141,16 @@ def _tiles(direction: str, x, K: int, other_bcl: bool = False):
     return [conv_geometry(layout, x.get_dtype(), K, direction, t) for t in tiles]
 
 
-def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str, dy_t: bool = False) -> dict:
-    """The templates' constexprs; dy_t: the backward reads a dy whose positions are contiguous while x's channels
-    are (DY_T, row tiles only)."""
-    return dict(
+def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str, dy_t: bool | None = None) -> dict:
+    """The templates' constexprs; dy_t: None for the forward, else the backward's DY_T (it reads a dy whose
+    positions are contiguous while x's channels are; row tiles only)."""
+    kwargs = dict(
         num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
         BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
         HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows,
         FAST=True,  # CUDA only (conv_math.sigmoid); the interpreter tests of the template text turn it off
-        DY_T=dy_t,
     )
+    return kwargs if dy_t is None else dict(kwargs, DY_T=dy_t)
 
 
 def _pow2(n: int) -> int:

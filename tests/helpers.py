@@ -69,3 +69,10 @@ def compile_and_run(fn, *args, dynamic=False, device_types=("cpu",), fullgraph=T
 def ops_in(graph_text: str) -> list[str]:
     """The inductor_conv ops a recorded graph calls, in order."""
     return re.findall(r"torch\.ops\.inductor_conv\.(\w+)", graph_text)
+
+
+def fused_activations(graphs) -> list[str]:
+    """The activation of each causal_conv1d_fwd call in recorded graph texts, in order: its last positional
+    argument ('silu' / 'none'; a y leaving the graph also carries contiguous_out)."""
+    text = "".join(graphs).replace('"', "'")
+    return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'(?:, contiguous_out = True)?\)", text)

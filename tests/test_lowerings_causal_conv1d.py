@@ -156,11 +156,11 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
     if layout == "blc_t":  # the tall rows are a forward tile: the backward takes the channel-last tile and, as
         # in training where y left the graph in eager's layout, reads a contiguous dy by blocks (DY_T)
         g = conv_geometry("blc", torch.float32, K, "bwd", dict(block_c=4, block_t=8))
-        constexprs.update(lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"],
-                                                    activation, dy_t=True), FAST=False)
-        del constexprs["num_stages"], constexprs["num_warps"]
         dy = dy.contiguous()
         assert not args["x"].is_contiguous()
+    constexprs.update(lowering._template_kwargs(g, K, args["bias"], args["seq_idx"], args["initial_states"],
+                                                activation, dy_t=layout == "blc_t"), FAST=False)
+    del constexprs["num_stages"], constexprs["num_warps"]
     part = torch.full((B * n_chunks, C, K + 1), float("nan"))
     named_bwd = dict(named, DY=dy, PART=part)
     dinit = torch.full_like(args["initial_states"], float("nan")) if init else None

@@ -10,13 +10,12 @@ graph saves (x, w, β only).
 from __future__ import annotations
 
 import copy
-import re
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers import compile_and_run, ops_in
+from helpers import compile_and_run, fused_activations, ops_in
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
@@ -184,11 +183,6 @@ def run_and_compare(model, x, *, train, dynamic, device_types=("cpu",), grads=Tr
             for got, want in zip(_grads(model, x, out, dy), _grads(ref, x64, expected, dy.double())):
                 torch.testing.assert_close(got, want.float(), **TOL)
     return counts, graphs, partitioned
-
-
-def fused_activations(graphs) -> list[str]:
-    # the activation is the last positional argument (a y leaving the graph also carries contiguous_out)
-    return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'(?:, contiguous_out = True)?\)", "".join(graphs))
 
 
 def saved_results_of(forward: torch.fx.Graph, weight_shape) -> list[str]:

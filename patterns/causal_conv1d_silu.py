@@ -104,6 +104,12 @@ def _pattern_conv_pad_transpose_slice(x, w, b, act):
     return act(z.transpose(1, 2)[:, : x.shape[-1]])
 
 
+def _pattern_conv_pad_act_transpose_slice(x, w, b, act):
+    # The same with the activation applied before the transpose and slice (act(z).transpose(1, 2)[:, :L]).
+    z = F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=w.shape[0])
+    return act(z).transpose(1, 2)[:, : x.shape[-1]]
+
+
 def _replacement_causal_conv1d_transposed(x, w, b, activation):
     return _replacement_causal_conv1d(x, w, b, activation).transpose(1, 2)
 
@@ -122,6 +128,10 @@ CANDIDATES = (
     Candidate(_pattern_conv_pad_act_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid")),
     Candidate(
         _pattern_conv_pad_transpose_slice, _replacement_causal_conv1d_transposed, ("silu", "silu_mul_sigmoid", "none")
+    ),
+    # With no activation this is the form above.
+    Candidate(
+        _pattern_conv_pad_act_transpose_slice, _replacement_causal_conv1d_transposed, ("silu", "silu_mul_sigmoid")
     ),
 )
 

@@ -311,6 +311,102 @@ class Graph:
         return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
 """)
 
+    def test_silu_then_transpose_slice_inference(self):
+        self.assertExpectedInline(recognised("silu_then_transpose_slice", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[4, 4]", arg1_1: "f32[4]", arg2_1: "f32[2, 10, 4]", arg3_1: "f32[4, 1, 3]", arg4_1: "f32[4]"):
+        view: "f32[20, 4]" = torch.ops.aten.view.default(arg2_1, [20, 4]);  arg2_1 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(arg0_1, [1, 0]);  arg0_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(arg1_1, view, permute);  arg1_1 = view = permute = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg3_1, 1);  arg3_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu', contiguous_out = True);  permute_1 = squeeze_dim = arg4_1 = None
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        return (permute_default,)
+""")
+
+    def test_silu_then_transpose_slice_training(self):
+        self.assertExpectedInline(recognised("silu_then_transpose_slice", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[4, 4]"; primals_2: "f32[4]"; primals_3: "f32[2, 10, 4]"; primals_4: "f32[4, 1, 3]"; primals_5: "f32[4]"; tangents_1: "f32[2, 10, 4]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        view: "f32[20, 4]" = torch.ops.aten.view.default(primals_3, [20, 4]);  primals_3 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(primals_1, [1, 0]);  primals_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(primals_2, view, permute);  primals_2 = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(primals_4, 1);  primals_4 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu', contiguous_out = True)
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        permute_default_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute_1, squeeze_dim, primals_5, None, None, permute_default_1, 'silu', True);  permute_1 = squeeze_dim = primals_5 = permute_default_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0]
+        getitem_4: "f32[4, 3]" = causal_conv1d_bwd_default[1]
+        getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
+        unsqueeze_default: "f32[4, 1, 3]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
+        permute_4: "f32[2, 10, 4]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1]);  getitem_3 = None
+        clone: "f32[2, 10, 4]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_2: "f32[20, 4]" = torch.ops.aten.view.default(clone, [20, 4]);  clone = None
+        permute_5: "f32[4, 4]" = torch.ops.aten.permute.default(permute, [1, 0]);  permute = None
+        mm: "f32[20, 4]" = torch.ops.aten.mm.default(view_2, permute_5);  permute_5 = None
+        permute_6: "f32[4, 20]" = torch.ops.aten.permute.default(view_2, [1, 0])
+        mm_1: "f32[4, 4]" = torch.ops.aten.mm.default(permute_6, view);  permute_6 = view = None
+        sum_1: "f32[1, 4]" = torch.ops.aten.sum.dim_IntList(view_2, [0], True);  view_2 = None
+        view_3: "f32[4]" = torch.ops.aten.view.default(sum_1, [4]);  sum_1 = None
+        view_4: "f32[2, 10, 4]" = torch.ops.aten.view.default(mm, [2, 10, 4]);  mm = None
+        return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
+""")
+
+    def test_mul_sigmoid_then_transpose_slice_inference(self):
+        self.assertExpectedInline(recognised("mul_sigmoid_then_transpose_slice", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[4, 4]", arg1_1: "f32[4]", arg2_1: "f32[2, 10, 4]", arg3_1: "f32[4, 1, 4]", arg4_1: "f32[4]"):
+        view: "f32[20, 4]" = torch.ops.aten.view.default(arg2_1, [20, 4]);  arg2_1 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(arg0_1, [1, 0]);  arg0_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(arg1_1, view, permute);  arg1_1 = view = permute = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(arg3_1, 1);  arg3_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu', contiguous_out = True);  permute_1 = squeeze_dim = arg4_1 = None
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        return (permute_default,)
+""")
+
+    def test_mul_sigmoid_then_transpose_slice_training(self):
+        self.assertExpectedInline(recognised("mul_sigmoid_then_transpose_slice", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[4, 4]"; primals_2: "f32[4]"; primals_3: "f32[2, 10, 4]"; primals_4: "f32[4, 1, 4]"; primals_5: "f32[4]"; tangents_1: "f32[2, 10, 4]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        view: "f32[20, 4]" = torch.ops.aten.view.default(primals_3, [20, 4]);  primals_3 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(primals_1, [1, 0]);  primals_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(primals_2, view, permute);  primals_2 = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(primals_4, 1);  primals_4 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu', contiguous_out = True)
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        permute_default_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute_1, squeeze_dim, primals_5, None, None, permute_default_1, 'silu', True);  permute_1 = squeeze_dim = primals_5 = permute_default_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0]
+        getitem_4: "f32[4, 4]" = causal_conv1d_bwd_default[1]
+        getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
+        unsqueeze_default: "f32[4, 1, 4]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
+        permute_4: "f32[2, 10, 4]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1]);  getitem_3 = None
+        clone: "f32[2, 10, 4]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_2: "f32[20, 4]" = torch.ops.aten.view.default(clone, [20, 4]);  clone = None
+        permute_5: "f32[4, 4]" = torch.ops.aten.permute.default(permute, [1, 0]);  permute = None
+        mm: "f32[20, 4]" = torch.ops.aten.mm.default(view_2, permute_5);  permute_5 = None
+        permute_6: "f32[4, 20]" = torch.ops.aten.permute.default(view_2, [1, 0])
+        mm_1: "f32[4, 4]" = torch.ops.aten.mm.default(permute_6, view);  permute_6 = view = None
+        sum_1: "f32[1, 4]" = torch.ops.aten.sum.dim_IntList(view_2, [0], True);  view_2 = None
+        view_3: "f32[4]" = torch.ops.aten.view.default(sum_1, [4]);  sum_1 = None
+        view_4: "f32[2, 10, 4]" = torch.ops.aten.view.default(mm, [2, 10, 4]);  mm = None
+        return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
+""")
+
     def test_no_act_inference(self):
         self.assertExpectedInline(recognised("no_act", train=False), """\
 class Graph:

@@ -84,6 +84,15 @@ def _mamba2(m, h):  # mamba2.py: act(conv1d(xBC.transpose(1, 2)).transpose(1, 2)
     return m.act(m.conv(m.linear(h).transpose(1, 2)).transpose(1, 2)[:, : -(m.K - 1)])
 
 
+def _mamba2_silu_first(m, h):  # the activation before the transpose and slice, the slice's end L
+    return F.silu(m.conv(m.linear(h).transpose(1, 2))).transpose(1, 2)[:, : h.shape[1]]
+
+
+def _mamba2_mul_sigmoid_first(m, h):  # the same with SiLU written out and a negative end
+    z = m.conv(m.linear(h).transpose(1, 2))
+    return (z * torch.sigmoid(z)).transpose(1, 2)[:, : -(m.K - 1)]
+
+
 def _no_act(m, x):
     return m.conv(x)[..., : x.shape[-1]]
 
@@ -104,6 +113,9 @@ RECOGNISED = {
     "mul_sigmoid_then_slice": (dict(spelling=_mul_sigmoid_then_slice, **PAD), "BCL", 1, "silu"),
     "linear_transposed": (dict(spelling=_linear_transposed, linear=True, **PAD), "BLC", 1, "silu"),
     "mamba2_transpose_slice": (dict(spelling=_mamba2, linear=True, K=4, padding=3), "BLC", 1, "silu"),
+    "silu_then_transpose_slice": (dict(spelling=_mamba2_silu_first, linear=True, **PAD), "BLC", 1, "silu"),
+    "mul_sigmoid_then_transpose_slice": (dict(spelling=_mamba2_mul_sigmoid_first, linear=True, K=4, padding=3),
+                                         "BLC", 1, "silu"),
     "no_act": (dict(spelling=_no_act, **PAD), "BCL", 1, "none"),
     "no_bias": (dict(spelling=_mamba1, bias=False, **PAD), "BCL", 1, "silu"),
     "two_convs": (dict(spelling=_two_convs, **PAD), "BCL", 2, "silu"),

@@ -1,7 +1,8 @@
 """Lowerings of inductor_conv's custom ops into Inductor Triton templates (CUDA) or a fallback kernel (elsewhere).
 
 Each capability's module has ``register()`` (idempotent) and ``OPS`` (the ops it lowers); enable() calls
-``register_all()`` and disable() ``unregister_all()``, which leaves those ops to Inductor's default fallback.
+``register_all()`` and disable() ``unregister_all()``, which leaves those ops to Inductor's default fallback (the one
+Inductor had installed before enable(), if any).
 """
 import importlib
 
@@ -12,12 +13,19 @@ def _modules():
     return [importlib.import_module(name) for name in _MODULES]
 
 
+# Lowerings ours replaced (Inductor's default fallback, when it compiled an op before enable()): put back by
+# unregister_all(), so that disable() leaves Inductor's table as enable() found it.
+_REPLACED: dict = {}
+
+
 def install(op, fn) -> None:
     """Make ``fn`` the lowering of ``op`` unless ours already is. A lowering Inductor installed itself (its default
-    fallback, when it compiled the op before enable()) is replaced: only ours carries the marker."""
+    fallback, when it compiled the op before enable()) is replaced and remembered: only ours carries the marker."""
     from inductor_conv._compat import has_lowering, inductor_lowerings, register_lowering
 
     if not has_lowering(op) or getattr(inductor_lowerings[op], "_inductor_conv", False) is False:
+        if has_lowering(op):
+            _REPLACED[op] = inductor_lowerings[op]
         register_lowering(op, type_promotion_kind=None)(fn)
         inductor_lowerings[op]._inductor_conv = True
 
@@ -38,6 +46,10 @@ def register_all() -> None:
 def unregister_all() -> None:
     from inductor_conv._compat import remove_lowering
 
+    from inductor_conv._compat import inductor_lowerings
+
     for module in _modules():
         for op in module.OPS:
             remove_lowering(op)
+            if op in _REPLACED:
+                inductor_lowerings[op] = _REPLACED.pop(op)

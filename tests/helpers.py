@@ -17,8 +17,12 @@ from inductor_conv.patterns import graph_pass
 
 @contextlib.contextmanager
 def saved_lowerings(ops):
-    """Inductor's lowering table for ``ops`` restored on exit (an op without a lowering before has none after)."""
+    """Inductor's lowering table for ``ops`` restored on exit (an op without a lowering before has none after), and
+    the lowerings ours replaced (what disable() would put back)."""
+    from inductor_conv import lowerings
+
     before = {op: inductor_lowerings.get(op) for op in ops}
+    replaced = dict(lowerings._REPLACED)
     try:
         yield
     finally:
@@ -27,6 +31,8 @@ def saved_lowerings(ops):
                 remove_lowering(op)
             else:
                 inductor_lowerings[op] = fn
+        lowerings._REPLACED.clear()
+        lowerings._REPLACED.update(replaced)
 
 
 @contextlib.contextmanager

@@ -51,6 +51,25 @@ def test_enable_is_idempotent_and_disable_restores_none(clean_state):
     assert not any(has_lowering(op) for op in _our_ops())
 
 
+def test_disable_restores_a_lowering_inductor_had_installed(clean_state):
+    """An op compiled before enable() has Inductor's own fallback lowering; enable() replaces it, disable() puts
+    that same lowering back (not merely none: Inductor's table is left as enable() found it)."""
+    from inductor_conv._compat import inductor_lowerings
+
+    ops = [op for op in _our_ops() if not has_lowering(op)]
+    assert ops, "the fixture's disable() leaves our ops without a lowering"
+    theirs = {op: (lambda *args, **kwargs: None) for op in ops}  # stand for Inductor's fallback lowerings
+    inductor_lowerings.update(theirs)
+    try:
+        inductor_conv.enable(("cpu",))
+        assert all(inductor_lowerings[op] is not theirs[op] for op in ops)
+        inductor_conv.disable()
+        assert all(inductor_lowerings.get(op) is theirs[op] for op in ops)
+    finally:
+        for op in ops:
+            inductor_lowerings.pop(op, None)
+
+
 def test_user_pass_is_chained_and_restored(clean_state):
     from inductor_conv._compat import set_joint_custom_pre_pass
 

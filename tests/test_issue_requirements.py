@@ -87,6 +87,8 @@ def _q(*shape):
         (dict(v=_q(1, 2, 9, 16)), ValueError, "k and v must agree"),
         (dict(k=_q(2, 2, 8, 16), v=_q(2, 2, 8, 16)), ValueError, "k and v must have batch size"),
         (dict(dropout_p=-0.1), ValueError, "dropout_p"),
+        (dict(dropout_p="0.1"), TypeError, "dropout_p must be a float, got str"),
+        (dict(dropout_p=None), TypeError, "dropout_p must be a float, got NoneType"),
         (dict(q=_q().long(), k=_q().long(), v=_q().long()), TypeError, "q must be float32"),
     ],
 )
@@ -109,6 +111,8 @@ def test_attention_errors_name_the_argument(kwargs, exc, needle):
         (dict(seq_idx=torch.zeros(2, 4, dtype=torch.int32, device="meta")), ValueError, "seq_idx is on meta"),
         (dict(x=torch.randn(2, 3, 4).tolist()), TypeError, "x must be a Tensor"),
         (dict(weight=torch.randn(3, 3).tolist()), TypeError, "weight must be a Tensor"),
+        (dict(bias=torch.randn(3).tolist()), TypeError, "bias must be a Tensor or None, got list"),
+        (dict(activation=["silu"]), TypeError, "activation must be None, 'silu' or 'swish', got a list"),
     ],
 )
 def test_causal_conv1d_errors_name_the_argument(kwargs, exc, needle):

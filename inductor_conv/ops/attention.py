@@ -202,6 +202,8 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> 
             raise ValueError(f"q has {Hq} heads but k/v have {Hkv}: pass enable_gqa=True for grouped-query attention")
         if Hq % Hkv != 0:
             raise ValueError(f"q's heads ({Hq}) must be a multiple of k/v's heads ({Hkv})")
+    if not isinstance(dropout_p, (int, float, torch.SymFloat)):
+        raise TypeError(f"dropout_p must be a float, got {type(dropout_p).__name__}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic

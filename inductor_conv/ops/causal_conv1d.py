@@ -238,10 +238,14 @@ def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
     if weight.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"weight must be a floating-point tensor, got {weight.dtype}")
     if bias is not None:
-        if not isinstance(bias, Tensor) or bias.shape != (C,):
-            raise ValueError(f"bias must have shape ({C},), got {getattr(bias, 'shape', type(bias).__name__)}")
+        if not isinstance(bias, Tensor):
+            raise TypeError(f"bias must be a Tensor or None, got {type(bias).__name__}")
+        if bias.shape != (C,):
+            raise ValueError(f"bias must have shape ({C},), got {tuple(bias.shape)}")
         if bias.dtype not in _FLOAT_DTYPES:
             raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
+    if activation is not None and not isinstance(activation, str):
+        raise TypeError(f"activation must be None, 'silu' or 'swish', got a {type(activation).__name__}")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
     if seq_idx is not None:

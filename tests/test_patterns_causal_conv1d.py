@@ -218,6 +218,26 @@ def saved_results_of(forward: torch.fx.Graph, weight_shape) -> list[str]:
     ]
 
 
+_VIEWS = (torch.ops.aten.squeeze.dim, torch.ops.aten.view.default, torch.ops.aten.unsqueeze.default,
+          torch.ops.aten.reshape.default, torch.ops.aten.permute.default, torch.ops.aten.t.default)
+
+
+def saved_computed_tensors(forward: torch.fx.Graph) -> list[str]:
+    """Names of tensors the partitioned forward saves that are computed (not graph inputs or views of them) and are
+    not an input x of one of our conv ops: with the rewrite, the convs save only their inputs (the rest of a model,
+    here a Linear, saves its own graph inputs)."""
+    def base(n):
+        while isinstance(n, torch.fx.Node) and n.target in _VIEWS:
+            n = n.args[0]
+        return n
+
+    conv_x = {base(n.args[0]) for n in forward.nodes if n.target == torch.ops.inductor_conv.causal_conv1d_fwd.default}
+    (output,) = forward.find_nodes(op="output")
+    saved = [n for n in output.args[0][1:] if isinstance(n, torch.fx.Node) and isinstance(n.meta.get("val"),
+                                                                                      torch.Tensor)]
+    return [n.name for n in saved if base(n).op != "placeholder" and base(n) not in conv_x]
+
+
 def _shape(node):
     val = node.meta.get("val")
     return tuple(val.shape) if isinstance(val, torch.Tensor) else None
@@ -368,12 +388,24 @@ def test_training_saves_only_inputs(name, dynamic):
     assert saved_results_of(partitioned[0], model.conv.weight.shape) == []
 
 
+@pytest.mark.parametrize("name", list(RECOGNISED))
+def test_training_saves_graph_inputs_and_conv_inputs_only(name):
+    """Every recognised form, in training: the partitioned forward saves graph inputs (x or h, w, β, the Linear's
+    weight), views of them, and the conv's input x where a Linear computes it -- nothing else computed (no z, no
+    SiLU intermediate, no padded copy of x)."""
+    kwargs, layout, _, _ = RECOGNISED[name]
+    model, x = make_case(kwargs, layout)
+    _, _, partitioned = run_and_compare(model, x, train=True, dynamic=False)
+    assert saved_computed_tensors(partitioned[0]) == []
+
+
 def test_saved_check_fails_without_rewrite(monkeypatch):
     monkeypatch.setattr(inductor_conv.config, "causal_conv1d", False)
     model, x = make_case(RECOGNISED["mamba1_nn_silu"][0], "BCL")
     counts, _, partitioned = run_and_compare(model, x, train=True, dynamic=False)
     assert counts["causal_conv1d"] == 0
     assert saved_results_of(partitioned[0], model.conv.weight.shape) != []  # z (the convolution's output)
+    assert saved_computed_tensors(partitioned[0]) != []
 
 
 def _functional_mamba1(x, w, b):

@@ -305,3 +305,87 @@ def test_weights_with_another_consumer_left_alone():
     ref = ref_model(*x64)
     torch.testing.assert_close(out.double(), ref, **PATTERN_TOL)
     torch.testing.assert_close(model.last_weights.double(), ref_model.last_weights, **PATTERN_TOL)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The public ops inside torch.compile(fullgraph=True), with the optional inputs no other compiled test passes
+# ---------------------------------------------------------------------------------------------------------------
+def _compiled(fn):
+    torch._dynamo.reset()
+    return torch.compile(fn, fullgraph=True, backend="inductor")
+
+
+def test_compiled_causal_conv1d_with_seq_idx_and_with_initial_states():
+    """Packed sequences and carried-in states through a compiled graph: output, final states and every gradient
+    against the float64 reference (fp32 kernels through the interpreter)."""
+    from inductor_conv.reference.conv import causal_conv1d_ref
+
+    torch.manual_seed(21)
+    B, C, L, K = 2, 5, 13, 4
+    x = torch.randn(B, L, C).transpose(1, 2).requires_grad_()  # the channel-last view
+    w, b = torch.randn(C, K, requires_grad=True), torch.randn(C, requires_grad=True)
+    seq_idx = torch.tensor([[0] * 5 + [1] * 8, [0] * 9 + [2] * 4], dtype=torch.int32)
+    init = torch.randn(B, C, K - 1, requires_grad=True)
+    g = torch.randn(B, C, L)
+
+    y = _compiled(lambda x, w, b, s: inductor_conv.causal_conv1d(x, w, b, activation="silu", seq_idx=s))(
+        x, w, b, seq_idx)
+    leaves = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    ref = causal_conv1d_ref(*leaves, seq_idx=seq_idx, activation="silu")
+    torch.testing.assert_close(y.double(), ref, **FP32_TOL)
+    for got, want in zip(torch.autograd.grad(y, (x, w, b), g), torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got.double(), want, **FP32_TOL)
+
+    def with_states(x, w, b, init):
+        return inductor_conv.causal_conv1d(x, w, b, initial_states=init, return_final_states=True)
+
+    y, final = _compiled(with_states)(x, w, b, init)
+    leaves = [t.detach().double().requires_grad_() for t in (x, w, b, init)]
+    ref = causal_conv1d_ref(*leaves[:3], initial_states=leaves[3])
+    torch.testing.assert_close(y.double(), ref, **FP32_TOL)
+    torch.testing.assert_close(final.double(), leaves[0][..., -(K - 1):].detach(), **FP32_TOL)
+    got = torch.autograd.grad(y, (x, w, b, init), g)
+    for got_t, want in zip(got, torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got_t.double(), want, **FP32_TOL)
+
+
+def test_compiled_attention_dropout_reproduces_under_manual_seed_and_matches_eager():
+    """Issue 3: the seed comes from torch's generator, so torch.manual_seed reproduces a compiled step too."""
+    torch.manual_seed(22)
+    q, k, v = (torch.randn(1, 2, 12, 16) for _ in range(3))
+    f = _compiled(lambda q, k, v: inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True))
+    torch.manual_seed(7)
+    a = f(q, k, v)
+    torch.manual_seed(7)
+    b = f(q, k, v)
+    c = f(q, k, v)  # the generator has moved on: another mask
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    # Inductor draws random numbers its own way (as for any random op in a compiled graph); with
+    # fallback_random it draws them as eager does, and the compiled op then drops what the eager op drops.
+    from torch._inductor import config as inductor_config
+
+    with inductor_config.patch(fallback_random=True):
+        f = _compiled(lambda q, k, v: inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True))
+        torch.manual_seed(7)
+        a = f(q, k, v)
+    torch.manual_seed(7)
+    eager = inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True)
+    torch.testing.assert_close(a, eager, rtol=0, atol=1e-6)
+
+
+def test_compiled_attention_learned_mask_gets_its_gradient():
+    """A float mask that requires grad (a learned position bias), broadcast over the batch: its gradient, summed
+    over the broadcast dim, through a compiled graph against float64 autograd."""
+    from inductor_conv.reference.attention import attention_ref
+
+    torch.manual_seed(23)
+    q, k, v = (torch.randn(2, 2, 9, 16, requires_grad=True) for _ in range(3))
+    bias = torch.randn(1, 2, 9, 9, requires_grad=True)
+    out = _compiled(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m))(q, k, v, bias)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v, bias)]
+    ref = attention_ref(*leaves[:3], attn_mask=leaves[3])
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    g = torch.randn_like(out)
+    for got, want in zip(torch.autograd.grad(out, (q, k, v, bias), g),
+                         torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got.double(), want, **FP32_TOL)

@@ -103,21 +103,24 @@ def test_worked_example():
 @pytest.mark.parametrize("tile", [WIDE, NARROW], ids=["wide", "narrow"])
 def test_silu_grad_uses_preactivation(tile):
     """z = [-3, 0, 0, 0] (w = [1, -1], x = 3, beta = 0): delta = silu'(z) * 1 must give silu'(0) = 1/2 where z = 0
-    and silu'(-3) at t = 0; using y = silu(z) instead of z would give silu'(silu(-3)) there."""
+    and silu'(-3) = -0.0881 at t = 0; using y = silu(z) instead of z would give silu'(silu(-3)) = silu'(-0.142) = 0.43
+    there (and 1/2 where z = 0 too: silu(0) = 0), far outside the tolerances below."""
     x = torch.full((1, 1, 4), 3.0, device=DEVICE)
     w = torch.tensor([[1.0, -1.0]], device=DEVICE)
     b = torch.zeros(1, device=DEVICE)
     g = torch.ones_like(x)
-    _, dw, db, _ = causal_conv1d_bwd(x, w, b, None, None, g, "silu", config=tile)
+    dx, dw, db, _ = causal_conv1d_bwd(x, w, b, None, None, g, "silu", config=tile)
 
     def silu_grad(z):
         s = 1 / (1 + math.exp(-z))
         return s * (1 + z * (1 - s))
 
-    expected = silu_grad(-3.0) + 3 * 0.5
-    assert silu_grad(0.0) == 0.5
-    assert abs(db.item() - expected) < 1e-6, (db.item(), expected)
-    assert abs(expected - (silu_grad(-3.0 / (1 + math.exp(3.0))) + 1.5)) > 1e-2  # the y-instead-of-z answer differs
+    delta = [silu_grad(-3.0), 0.5, 0.5, 0.5]
+    assert abs(db.item() - sum(delta)) < 1e-6, (db.item(), sum(delta))
+    # dx[t] = w[1] delta[t] + w[0] delta[t + 1] (delta = 0 past the end); dw[k] = sum_t delta[t] x[t - 1 + k]
+    expected_dx = [delta[t + 1] - delta[t] if t < 3 else -delta[t] for t in range(4)]
+    torch.testing.assert_close(dx.flatten().tolist(), expected_dx, rtol=0, atol=1e-6)
+    torch.testing.assert_close(dw.flatten().tolist(), [3 * sum(delta[1:]), 3 * sum(delta)], rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("layout", ["bcl", "blc"])

@@ -79,17 +79,42 @@ def test_learned_bias_gets_its_gradient_reduced_over_broadcast_dims():
     torch.testing.assert_close(bias.grad.sum(-1), torch.zeros_like(bias.grad.sum(-1)), rtol=0, atol=1e-5)
 
 
-def test_fully_masked_row_is_zero_with_zero_grads():
-    """Declared extension: eager gives NaN, we give zeros (and zero gradients)."""
-    q, k, v = _qkv(Hq=2, Hkv=2, requires_grad=True)
-    mask = torch.ones(1, 1, q.shape[2], k.shape[2], dtype=torch.bool)
-    mask[..., 3, :] = False
-    out = inductor_conv.attention(q, k, v, attn_mask=mask)
-    assert torch.isfinite(out).all()
-    assert (out[:, :, 3] == 0).all()
-    out.sum().backward()
-    assert (q.grad[:, :, 3] == 0).all()
-    assert torch.isfinite(k.grad).all() and torch.isfinite(v.grad).all()
+def _sdpa64_empty_rows_zero(q, k, v, attn_mask, **kw):
+    """float64 SDPA with the declared extension: a row with no allowed key outputs zeros, so it passes no gradient
+    to q, k or v (SDPA runs such a row with every key allowed, then its output is filled with zeros)."""
+    empty = ~attn_mask.any(dim=-1, keepdim=True)
+    out, leaves = _sdpa64(q, k, v, attn_mask=attn_mask | empty, **kw)
+    return out.masked_fill(empty, 0.0), leaves
+
+
+@pytest.mark.parametrize("mask_shape", ["11qk", "bhqk"])
+def test_fully_masked_rows_are_zero_with_zero_grads(mask_shape):
+    """Declared extension: eager gives NaN, we give zeros (and zero gradients), with GQA summing dK / dV over the
+    query heads of a KV head; the other rows of the same heads are ordinary SDPA."""
+    torch.manual_seed(11)
+    q, k, v = _qkv(Hq=4, Hkv=2, requires_grad=True)
+    B, Hq, Sq, _ = q.shape
+    if mask_shape == "11qk":
+        mask = torch.rand(1, 1, Sq, k.shape[2]) > 0.3
+        mask[..., 0] = True  # no row is empty by chance
+        empty_rows = [(0, 0, 3)]  # row 3 of every batch and head
+    else:
+        mask = torch.rand(B, Hq, Sq, k.shape[2]) > 0.3
+        mask[..., 0] = True
+        empty_rows = [(0, 0, 3), (0, 1, 3), (1, 2, 0), (1, 3, Sq - 1)]  # heads 0 and 1 share KV head 0
+    for b, h, i in empty_rows:
+        mask[b, h, i] = False
+    out = inductor_conv.attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    ref, leaves = _sdpa64_empty_rows_zero(q, k, v, mask)
+    ref.backward(dout.double())
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    for ours, leaf in zip((q, k, v), leaves[:3]):
+        torch.testing.assert_close(ours.grad.double(), leaf.grad, **FP32_TOL)
+    for b, h, i in empty_rows:  # exactly zero, not merely small
+        rows = (slice(None), slice(None), i) if mask_shape == "11qk" else (b, h, i)
+        assert (out[rows] == 0).all() and (q.grad[rows] == 0).all()
 
 
 def test_finfo_min_mask_row_is_uniform_like_eager():

@@ -58,7 +58,9 @@ def test_silu_derivative_uses_z(dtype):
     silu_grad_1 = (sig1 * (1 + (1 - sig1))).item()
     # dβ = Σ_t SiLU'(z_t) with g = 1.
     assert b.grad.item() == pytest.approx(silu_grad_1 + 0.5 + silu_grad_2, rel=1e-5)
-    assert silu_grad_2 == pytest.approx(1.0908, abs=1e-4)
+    # dx[t] = w[1]·δ[t] + w[0]·δ[t + 1] = δ[t] + δ[t + 1] (δ = 0 past the end): the last one is SiLU'(2) alone.
+    assert x.grad.flatten().tolist() == pytest.approx([silu_grad_1 + 0.5, 0.5 + silu_grad_2, silu_grad_2], rel=1e-5)
+    assert x.grad[0, 0, -1].item() == pytest.approx(1.0908, abs=1e-4)
 
 
 @pytest.mark.parametrize("activation", [None, "silu", "swish"])
@@ -101,6 +103,37 @@ def test_contiguous_out_is_eager_layout_in_x_dtype(path, monkeypatch):
     assert fake.stride() == y.stride() and fake.dtype == y.dtype
 
 
+# x (B, C, L) with strides that are neither contiguous nor the channel-last view, views passed to the op as they are
+# (the Triton kernels take any strides): positions 2 apart and batch innermost take the kernels' row tiles (x.stride(2)
+# != 1), padded channels the column tiles with a channel stride other than L.
+_ODD_STRIDES = {
+    "l_stride_2": lambda B, C, L: torch.randn(B, C, 2 * L)[..., ::2],
+    "batch_innermost": lambda B, C, L: torch.randn(C, L, B).permute(2, 0, 1),
+    "padded_channels": lambda B, C, L: torch.randn(B, C + 3, L)[:, :C],
+}
+
+
+@pytest.mark.parametrize("kind", list(_ODD_STRIDES))
+def test_any_strides_match_reference_with_grads(kind):
+    """fp32 (the Triton kernels, through the interpreter on CPU) against the float64 reference, SiLU and bias."""
+    torch.manual_seed(7)
+    B, C, L, K = 2, 5, 9, 4
+    x = _ODD_STRIDES[kind](B, C, L).requires_grad_(True)
+    assert x.shape == (B, C, L) and not x.is_contiguous()
+    assert x.stride() != torch.empty(B, L, C).transpose(1, 2).stride()  # not the channel-last view either
+    w = torch.randn(C, K, requires_grad=True)
+    b = torch.randn(C, requires_grad=True)
+    y = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    g = torch.randn_like(y)
+    grads = torch.autograd.grad(y, (x, w, b), g)
+    leaves = [t.detach().double().requires_grad_(True) for t in (x, w, b)]
+    y64 = causal_conv1d_ref(*leaves, activation="silu")
+    # The same small shapes and sums as test_matches_reference_with_grads, so its fp32 tolerance.
+    torch.testing.assert_close(y.double(), y64, **FP32_TOL)
+    for ours, ref in zip(grads, torch.autograd.grad(y64, leaves, g.double())):
+        torch.testing.assert_close(ours.double(), ref, **FP32_TOL)
+
+
 def test_weight_3d_and_no_bias_and_short_sequences():
     for L in (1, 2):  # L < K
         x, w, _ = _inputs(L=L, K=4)
@@ -123,21 +156,22 @@ def test_final_states_and_initial_states_continue_a_sequence():
     torch.testing.assert_close(short_state, torch.cat([state[..., 1:], x[..., :1]], -1))
 
 
-def test_gradcheck_float64_all_inputs():
+@pytest.mark.parametrize("activation", [None, "silu", "swish"])
+@pytest.mark.parametrize("channel_last", [False, True])
+def test_gradcheck_float64_all_inputs(activation, channel_last):
     torch.manual_seed(0)
     B, C, L, K = 2, 3, 7, 3
-    x = torch.randn(B, C, L, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(C, K, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(C, dtype=torch.float64, requires_grad=True)
+    x, w, b = _inputs(B, C, L, K, dtype=torch.float64, channel_last=channel_last, requires_grad=True)
+    assert x.stride(1 if channel_last else 2) == 1  # the layout under test, passed to the op as it is
     init = torch.randn(B, C, K - 1, dtype=torch.float64, requires_grad=True)
     seq_idx = torch.tensor([[0, 0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 1, 1, 1]], dtype=torch.int32)
-    for act in (None, "silu"):
-        assert torch.autograd.gradcheck(
-            lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation=act, initial_states=i), (x, w, b, init)
-        )
-        assert torch.autograd.gradcheck(
-            lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation=act, seq_idx=seq_idx), (x, w, b)
-        )
+    assert torch.autograd.gradcheck(
+        lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation=activation, initial_states=i),
+        (x, w, b, init),
+    )
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation=activation, seq_idx=seq_idx), (x, w, b)
+    )
 
 
 def test_seq_idx_taps_never_cross_a_boundary():
@@ -279,13 +313,14 @@ def test_random_shapes_match_reference(B, C, L, K, channel_last, activation, ext
         torch.testing.assert_close(ours.double(), ref, rtol=1e-4, atol=1e-5 * max(1, B * L) ** 0.5)
 
 
+@pytest.mark.parametrize("activation", [None, "silu", "swish"])
+@pytest.mark.parametrize("channel_last", [False, True])
 @pytest.mark.parametrize("L, K", [(2, 4), (1, 3), (5, 1)])  # L < K (leftmost taps see only padding), K = 1
-def test_gradcheck_float64_short_sequences_and_width_one(L, K):
+def test_gradcheck_float64_short_sequences_and_width_one(L, K, channel_last, activation):
     torch.manual_seed(L * 10 + K)
-    x = torch.randn(2, 3, L, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(3, K, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    x, w, b = _inputs(2, 3, L, K, dtype=torch.float64, channel_last=channel_last, requires_grad=True)
     init = torch.randn(2, 3, K - 1, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(
-        lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation="silu", initial_states=i), (x, w, b, init)
+        lambda x, w, b, i: inductor_conv.causal_conv1d(x, w, b, activation=activation, initial_states=i),
+        (x, w, b, init),
     )

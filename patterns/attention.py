@@ -79,14 +79,12 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
 
     hkv = _HKV if form.gqa else _HQ
     values = {"query": heads(_HQ), "key": heads(hkv), "value": heads(hkv)}
-    if form.scores == "bmm" and form.mask in ("masked_fill", "where"):
-        values["mask"] = torch.empty(1, _S, _S, dtype=torch.bool)
+    if MASKS[form.mask].learned:
+        values["mask"] = torch.empty(bias_shape, dtype=half, **grad)
+    elif "fill" in MASKS[form.mask].inputs:  # masked_fill / where: a bool mask broadcast over batch and heads
+        values["mask"] = torch.empty((1, _S, _S) if form.scores == "bmm" else (1, 1, _S, _S), dtype=torch.bool)
     elif form.scores == "bmm":
         values["mask"] = torch.empty(_B * _HQ, _S, _S, dtype=half)
-    elif MASKS[form.mask].learned:
-        values["mask"] = torch.empty(bias_shape, dtype=half, **grad)
-    elif form.mask in ("masked_fill", "where", "where_padding"):
-        values["mask"] = torch.empty(1, 1, _S, _S, dtype=torch.bool)
     else:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
@@ -108,8 +106,11 @@ def variants():
                 learned = MASKS[form.mask].learned
                 if (gqa and form.scores == "bmm") or (learned and not training):
                     continue
+                # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
+                bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
+                    (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
                 for upcast in (False, True) if training else (False,):
-                    for bias_shape in ((1, _HQ, _S, _S), (_B, _HQ, _S, _S)) if learned else (None,):
+                    for bias_shape in bias_shapes if learned else (None,):
                         f = Form(form.name, form.mask, form.scores, gqa, upcast)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",

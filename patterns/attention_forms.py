@@ -49,7 +49,8 @@ def _search_none(s, mask, fill, padding):
 
 
 def _search_additive(s, mask, fill, padding):
-    """BERT/RoBERTa extended mask, HF Llama ``attention_mask[:, :, :, :Sk]``; T5 position bias / ALiBi (learned)."""
+    """BERT/RoBERTa extended mask, HF Llama ``attention_mask[:, :, :, :Sk]``; T5 position bias / ALiBi (learned,
+    also on bmm scores: a (B·H or 1, Sq, Sk) parameter)."""
     return s + mask
 
 
@@ -62,6 +63,12 @@ def _search_masked_fill(s, mask, fill, padding):
 def _search_where(s, mask, fill, padding):
     """HF GPT-2 ``torch.where(causal, s, torch.full([], finfo(dtype).min))`` (True = attend)."""
     return torch.where(mask, s, torch.full([], fill, dtype=s.dtype, device=s.device))
+
+
+def _search_where_scalar(s, mask, fill, padding):
+    """``torch.where(causal, s, torch.finfo(s.dtype).min)`` or ``float("-inf")``: GPT-2's where with a Python
+    number for the fill (a ``scalar_tensor`` in the graph, where GPT-2's 0-d tensor is a ``full``)."""
+    return torch.where(mask, s, fill)
 
 
 def _search_where_padding(s, mask, fill, padding):
@@ -119,6 +126,7 @@ MASKS = {
     "bias": MaskPiece(_search_additive, _op_mask_additive, ("mask",), learned=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
     "where": MaskPiece(_search_where, _op_mask_where, ("mask", "fill")),
+    "where_scalar": MaskPiece(_search_where_scalar, _op_mask_where, ("mask", "fill")),
     "where_padding": MaskPiece(_search_where_padding, _op_mask_where_padding, ("mask", "fill", "padding")),
 }
 
@@ -211,8 +219,11 @@ FORMS = (
     Form("nanogpt_masked_fill", mask="masked_fill"),
     Form("hf_gpt2_where", mask="where"),
     Form("hf_gpt2_where_padding", mask="where_padding"),
+    Form("where_scalar_fill", mask="where_scalar"),
     Form("bmm_3d", scores="bmm"),
     Form("bmm_3d_additive_mask", scores="bmm", mask="additive"),
+    Form("bmm_3d_learned_bias", scores="bmm", mask="bias"),
     Form("bmm_3d_masked_fill", scores="bmm", mask="masked_fill"),
     Form("bmm_3d_where", scores="bmm", mask="where"),
+    Form("bmm_3d_where_scalar_fill", scores="bmm", mask="where_scalar"),
 )

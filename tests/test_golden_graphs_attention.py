@@ -23,6 +23,14 @@ def left_alone(name: str) -> str:
     return text
 
 
+def dropout_training() -> str:
+    """nn.Dropout(p=0.5) in training (test_patterns_attention's dropout probe): p and a fresh seed reach both ops."""
+    _, _, _, counts, graphs = forms._compiled_dropout(train=True)
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and forms.ops_in(text) == ["attention_fwd", "attention_bwd"], text
+    return text
+
+
 class TestRecognisedGraphs(expecttest.TestCase):
     def test_bert_additive_mask_inference(self):
         self.assertExpectedInline(recognised("bert_additive_mask", train=False), """\
@@ -685,8 +693,187 @@ class Graph:
         return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
 """)
 
+    def test_where_scalar_finfo_min_training(self):
+        self.assertExpectedInline(recognised("where_scalar_finfo_min", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "b8[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        bitwise_not: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(primals_4);  primals_4 = None
+        any_dim: "b8[3, 1, 8, 1]" = torch.ops.aten.any.dim(bitwise_not, -1, True)
+        bitwise_not_default: "b8[3, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(bitwise_not, bitwise_not_default);  bitwise_not = None
+        expand_default: "b8[3, 4, 8, 8]" = torch.ops.aten.expand.default(bitwise_or_tensor, [3, 4, 8, 8]);  bitwise_or_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, where_self, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = where_self = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        where_self_1: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default_1, getitem_2);  bitwise_not_default = scalar_tensor_default_1 = getitem_2 = None
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(where_self_1, [0, 2, 1, 3]);  where_self_1 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
+    def test_bmm_learned_bias_broadcast_training(self):
+        self.assertExpectedInline(recognised("bmm_learned_bias_broadcast", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[1, 8, 8]"; tangents_1: "f32[12, 8, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view, 0);  view = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "f32[1, 12, 8, 8]" = torch.ops.aten.expand.default(primals_4, [1, 12, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[1, 12, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0)
+        unsqueeze_default_3: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(tangents_1, 0);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(unsqueeze_default_3, unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  unsqueeze_default_3 = unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[1, 12, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[1, 12, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[1, 12, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[1, 12, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        sum_dim_int_list: "f32[1, 1, 8, 8]" = torch.ops.aten.sum.dim_IntList(getitem_5, [0, 1], True);  getitem_5 = None
+        view_default: "f32[1, 8, 8]" = torch.ops.aten.view.default(sum_dim_int_list, [1, 8, 8]);  sum_dim_int_list = None
+        squeeze_dim_1: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_4, 0);  getitem_4 = None
+        squeeze_dim_2: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_3, 0);  getitem_3 = None
+        squeeze_dim_3: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_2, 0);  getitem_2 = None
+        view_3: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_1, [3, 4, 8, 16]);  squeeze_dim_1 = None
+        permute_9: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_3, [0, 2, 1, 3]);  view_3 = None
+        view_4: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_2, [3, 4, 8, 16]);  squeeze_dim_2 = None
+        permute_10: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_4, [0, 2, 1, 3]);  view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim_3, [3, 4, 8, 16]);  squeeze_dim_3 = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        return pytree.tree_unflatten([squeeze_dim, permute_11, permute_10, permute_9, view_default], self._out_spec)
+""")
+
+    def test_bert_dropout_training(self):
+        self.assertExpectedInline(dropout_training(), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        randint_low: "i64[1]" = torch.ops.aten.randint.low(0, 2147483647, [1], device = device, pin_memory = False)
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, None, 0.5, False, 0.25, randint_low)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, None, getitem, getitem_1, 0.5, False, 0.25, randint_low, False, True);  permute_5 = permute = permute_1 = permute_2 = getitem = getitem_1 = randint_low = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
+""")
+
 
 class TestLeftAloneGraphs(expecttest.TestCase):
+    def test_weights_used_in_graph(self):
+        self.assertExpectedInline(left_alone("weights_used_in_graph"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(mul, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8])
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        amax_1: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(div, [-1], True);  div = None
+        add: "f32[3, 4, 8, 16]" = torch.ops.aten.add.Tensor(view_5, amax_1);  view_5 = amax_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(add, [0, 2, 1, 3]);  add = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
+    def test_weights_stored(self):
+        self.assertExpectedInline(left_alone("weights_stored"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(permute_1, [0, 1, 3, 2]);  permute_1 = None
+        expand: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        expand_1: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        clone_1: "f32[3, 4, 16, 8]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[12, 16, 8]" = torch.ops.aten.view.default(clone_1, [12, 16, 8]);  clone_1 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view, view_1);  view = view_1 = None
+        view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(mul, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8])
+        view_3: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_2, [12, 8, 8]);  expand_2 = None
+        expand_3: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute_2, [3, 4, 8, 16]);  permute_2 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_3, memory_format = torch.contiguous_format);  expand_3 = None
+        view_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_3, view_4);  view_3 = view_4 = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6, div)
+""")
+
     def test_softmax_dim_minus2(self):
         self.assertExpectedInline(left_alone("softmax_dim_minus2"), """\
 class Graph:

@@ -150,18 +150,39 @@ def _masked_fill(fill):
 
 def _bmm_masked(kind):
     """bmm scores with a (1, S, S) bool mask broadcast over B·H: ``masked_fill(hidden, -inf)`` (HF's older
-    encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)``."""
+    encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)`` (a 0-d tensor or a number)."""
 
     def spelling(m, q, k, v, hidden):
         q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
         s = torch.bmm(q, k.transpose(1, 2)) * m.scaling
         if kind == "masked_fill":
             s = s.masked_fill(hidden, float("-inf"))
-        else:
+        elif kind == "where":
             s = torch.where(~hidden, s, torch.full([], torch.finfo(s.dtype).min, dtype=s.dtype))
+        else:  # "where_scalar": the same with a Python number
+            s = torch.where(~hidden, s, torch.finfo(s.dtype).min)
         return torch.bmm(F.softmax(s, dim=-1), v)
 
     return spelling
+
+
+def _where_scalar(fill):
+    """GPT-2's ``torch.where(keep, s, min_value)`` with a Python number for min_value: ``torch.finfo(s.dtype).min``
+    (fill None), ``float("-inf")`` or another number; ``hidden`` is True where masked out."""
+
+    def spelling(m, q, k, v, hidden):
+        q, k, v = _heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling
+        s = torch.where(~hidden, s, torch.finfo(s.dtype).min if fill is None else fill)
+        return _merge(torch.matmul(F.softmax(s, dim=-1), v))
+
+    return spelling
+
+
+def _bmm_learned_bias(m, q, k, v, mask):  # bmm scores plus a learned (B·H or 1, S, S) bias, an nn.Parameter
+    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+    w = torch.bmm(q, k.transpose(1, 2)) * m.scaling + m.bias
+    return torch.bmm(F.softmax(w, dim=-1), v)
 
 
 SCALES = {  # score scale spellings, d = q.size(-1) (symbolic under dynamic=True)
@@ -244,6 +265,11 @@ RECOGNISED = {
     "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
     "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
     "bmm_where_finfo_min": (_bmm_masked("where"), {}, _hidden_with_empty_row(1, S, S), H),
+    "bmm_where_scalar_finfo_min": (_bmm_masked("where_scalar"), {}, _hidden_with_empty_row(1, S, S), H),
+    "bmm_learned_bias": (_bmm_learned_bias, dict(bias_shape=(B * H, S, S)), None, H),
+    "bmm_learned_bias_broadcast": (_bmm_learned_bias, dict(bias_shape=(1, S, S)), None, H),
+    "where_scalar_finfo_min": (_where_scalar(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "where_scalar_minus_inf": (_where_scalar(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "prescaled_q": (_prescaled_q, {}, None, H),
@@ -258,7 +284,8 @@ STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
 # Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
 DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False),
-           ("bmm_where_finfo_min", True)]
+           ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
+           ("bmm_learned_bias_broadcast", True)]
 
 
 def make_case(name, dtype=torch.float32, seed=0, table=None):
@@ -542,8 +569,11 @@ def test_dropout_off_is_the_plain_rewrite(mode):
 # ---------------------------------------------------------------------------------------------------------------
 # Saved tensors: the partitioned forward saves q, k, v, O, LSE (nothing of shape (..., Sq, Sk))
 # ---------------------------------------------------------------------------------------------------------------
-def _saved_by_forward(name, enabled=True):
+def _saved_by_forward(name, enabled=True, p=None):
     model, args = make_case(name)
+    if p is not None:  # an F.dropout spelling, training: the rewrite also saves the dropout seed
+        model.p = p
+        model.train(True)
     args = [a.requires_grad_(i < 3) for i, a in enumerate(args)]
     seen = []
     inductor_conv.config.attention = enabled
@@ -569,6 +599,15 @@ def test_forward_saves_only_inputs_output_and_lse(name):
     assert sum(s in ((B, hkv, S, D), (B, S, hkv, D)) for s in shapes) >= 2, shapes  # k, v unexpanded
 
 
+def test_forward_with_dropout_saves_the_seed_not_a_mask():
+    shapes = _saved_by_forward("hf_llama_repeat_kv", p=P_DROP)
+    _, _, mask, hkv = RECOGNISED["hf_llama_repeat_kv"]
+    assert not any(s[-2:] == (S, S) for s in shapes), shapes  # no keep mask, no P
+    # q, k, v, O, LSE, the mask, and the seed: one int64 (shape (1,) or ())
+    assert (B, H, S) in shapes and len(shapes) == 6 + (mask is not None), shapes
+    assert sum(s in ((1,), ()) for s in shapes) == 1, shapes
+
+
 def test_forward_saves_scores_without_our_rewrite():
     # The same check fails when nothing is rewritten: eager attention saves P (B, H, S, S).
     assert any(s[-2:] == (S, S) for s in _saved_by_forward("bert_no_mask", enabled=False))
@@ -586,6 +625,19 @@ def _weights_returned(m, q, k, v, mask):
     q, k, v = _heads(q, k, v)
     w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
     return _merge(w @ v), w
+
+
+def _weights_used_in_graph(m, q, k, v, mask):  # e.g. an attention-entropy regulariser: P has a second consumer
+    q, k, v = _heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    return _merge(w @ v + w.amax(-1, keepdim=True))
+
+
+def _weights_stored(m, q, k, v, mask):  # output_attentions-style: P kept on the module (a graph output for dynamo)
+    q, k, v = _heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    m.last_weights = w
+    return _merge(w @ v)
 
 
 def _mask_from_scores(m, q, k, v, mask):
@@ -608,9 +660,12 @@ def _repeat_heads_tiled(m, q, k, v, mask):  # k.repeat(1, G, 1, 1): head h reads
 LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim)
     "softmax_dim_minus2": (_softmax_dim_minus2, {}, None, H, D),
     "weights_returned": (_weights_returned, {}, None, H, D),
+    "weights_used_in_graph": (_weights_used_in_graph, {}, None, H, D),
+    "weights_stored": (_weights_stored, {}, None, H, D),
     "mask_from_scores": (_mask_from_scores, {}, None, H, D),
     "head_dim_8": (_bert, {}, None, H, 8),
     "masked_fill_minus_1e4": (_masked_fill(-1e4), {}, _hidden(B, 1, S, S), H, D),
+    "where_scalar_minus_1e4": (_where_scalar(-1e4), {}, _hidden(B, 1, S, S), H, D),
     "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
 }

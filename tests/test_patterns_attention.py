@@ -285,7 +285,8 @@ STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
 DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
-           ("bmm_learned_bias_broadcast", True)]
+           ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
+           ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False)]
 
 
 def make_case(name, dtype=torch.float32, seed=0, table=None):
@@ -504,12 +505,12 @@ def _one_hot_probe():
     return q, k, v
 
 
-def _compiled_dropout(train, spelling=_bert):
+def _compiled_dropout(train, spelling=_bert, dynamic=False):
     model = Attention(spelling, p=P_DROP).train()
     q, k, v = (x.requires_grad_(train) for x in _one_hot_probe())
     with torch.set_grad_enabled(train):
         torch.manual_seed(123)
-        out, counts, graphs = compile_and_run(model, q, k, v)
+        out, counts, graphs = compile_and_run(model, q, k, v, dynamic=dynamic)
     return model, (q, k, v), out, counts, graphs
 
 
@@ -523,6 +524,13 @@ def test_dropout_counted_and_p_reaches_op(spelling, train):
     text = "".join(graphs)
     assert counts["attention"] == 1 and f", {P_DROP}, False, " in text, text
     assert "aten.randint.low" in text and "aten.rand.default" not in text, text
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_dropout_dynamic_shapes(train):
+    _, _, _, counts, graphs = _compiled_dropout(train, _nanogpt, dynamic=True)
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and f", {P_DROP}, False, " in text and "aten.randint.low" in text, text
 
 
 def test_dropout_deterministic_keep_fraction_and_backward():

@@ -711,6 +711,10 @@ def _check_left_alone(name, train, device_types):
             torch.testing.assert_close(got, want, **TOL[torch.float32])
     else:
         counts, graphs = run_and_compare(model, args, train=train, dynamic=False, device_types=device_types)
+    if name == "weights_stored":  # the weights the compiled model kept are eager's too
+        ref = copy.deepcopy(model).double()
+        ref(*(a.double() for a in args))
+        torch.testing.assert_close(model.last_weights, ref.last_weights.float(), **TOL[torch.float32])
     assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
     return graphs
 

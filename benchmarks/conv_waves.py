@@ -1,6 +1,6 @@
 """Conv templates against `waves` (programs per SM), each op compiled alone: lowerings/heuristics/conv.py's numbers.
 
-    python benchmarks/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7]
+    python benchmarks/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only]
 
 For each kind (direction:layout; "blc_t" is a channel-last x with y, or dy, laid out (B, C, L)) and each of
 conv.py's shapes it compiles the op once per `waves` value of WAVES (the other tile fields are the table's
@@ -70,6 +70,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kinds", default=None, help="comma-separated direction:layout (default: all)")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--default-only", action="store_true", help="only the table's own waves (a code change)")
     args = parser.parse_args()
     kinds = [tuple(k.split(":")) for k in args.kinds.split(",")] if args.kinds else list(WAVES)
     torch.manual_seed(0)
@@ -80,7 +81,8 @@ def main():
     with fx_graph_cache_disabled():
         for kind in kinds:
             for shape in conv.SHAPES:
-                runs = {waves: build(*kind, shape, waves) for waves in WAVES[kind]}
+                values = [heuristics._TILES[kind].waves] if args.default_only else WAVES[kind]
+                runs = {waves: build(*kind, shape, waves) for waves in values}
                 times = {waves: [] for waves in runs}
                 for _ in range(args.rounds):
                     for waves, (run, _) in runs.items():

@@ -139,6 +139,15 @@ def test_edge_shapes(B, C, L, K, layout):
     check(args, dy, "silu", WIDE)
 
 
+@pytest.mark.parametrize("waves", [1, 64])
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+def test_backward_lookahead_of_one_position(layout, waves):
+    """L = 2 * 16 + 1 with 16-position tiles: the last tile holds one position, whose delta the previous tile's dx
+    and dw need (a look-ahead skipped where only one position of it lies before L fails this)."""
+    args, dy = make_inputs(2, 3, 33, 4, layout=layout, seed=6)
+    check(args, dy, "silu", dict(NARROW, waves=waves))
+
+
 @pytest.mark.parametrize("layout", ["bcl", "blc"])
 @pytest.mark.parametrize("tile", [WIDE, NARROW], ids=["wide", "narrow"])
 def test_seq_idx(layout, tile):

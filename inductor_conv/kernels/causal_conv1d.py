@@ -56,8 +56,8 @@ def causal_conv1d_fwd_kernel(
     p_seq = seq_idx + i_b * s_sb
     t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
     t_stop = tl.minimum(L, t_s + tiles_per_prog * (N * V))  # the next tile's loads stop at the chunk's end
+    b_ws = weight_rows(p_wc, m_c, s_wk, K)  # the K taps, [BC, 1] each
     if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
-        b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
     else:  # column tiles of x~: b_xs this tile's, b_xp the previous tile's
         b_xp = x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT)
@@ -71,7 +71,7 @@ def causal_conv1d_fwd_kernel(
             b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
         else:
             b_next = load_cols(p_xc, m_c, t0 + N * V, t_stop, s_xl, BC, N, V)
-            b_ys = fwd_cols(b_xs, b_xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
+            b_ys = fwd_cols(b_xs, b_xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
             store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
             b_xp = b_xs
             b_xs = b_next
@@ -109,8 +109,8 @@ def causal_conv1d_bwd_kernel(
     p_dxc = dx + i_b * s_dxb + o_c[:, None] * s_dxc
     b_acc = zero_cols(BC, N, K + 1)  # per-lane sums of x~[s] delta[s + j] (j < K) and of delta
     t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
+    b_ws = weight_rows(p_wc, m_c, s_wk, K)  # the K taps, [BC, 1] each
     if ROWS:  # V rows a tile; windows at t0 .. t0 + V + K - 2: b_xs of x~, b_ds of delta (tile and look-ahead)
-        b_ws = weight_rows(p_wc, m_c, s_wk, K)
         b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V + K - 1, HAS_INIT)
         b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
                           K, V + K - 1, HAS_SEQ, SILU, FAST)
@@ -118,8 +118,8 @@ def causal_conv1d_bwd_kernel(
     else:  # column tiles of this tile: b_xs of x~, b_ds of delta; the next tile's are computed one step ahead
         b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
         b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
-                          load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), p_wc, p_seq, m_c, b_bias, t_s, L, s_wk, s_sl,
-                          K, N, V, HAS_SEQ, SILU, FAST)
+                          load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), b_ws, p_seq, b_bias, t_s, L, s_sl, K, N, V,
+                          HAS_SEQ, SILU, FAST)
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
@@ -132,9 +132,9 @@ def causal_conv1d_bwd_kernel(
                                                HAS_SEQ, SILU, FAST), V + K - 1, V)
         else:
             b_xn = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
-            b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), p_wc, p_seq, m_c,
-                              b_bias, t0 + N * V, L, s_wk, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
-            b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
+            b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), b_ws, p_seq, b_bias,
+                              t0 + N * V, L, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
+            b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, b_ws, p_seq, b_acc, t0, L, s_sl, K, N, V, HAS_SEQ)
             store_cols(p_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
             b_xs = b_xn
             b_ds = b_dn

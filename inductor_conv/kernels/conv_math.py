@@ -53,9 +53,11 @@ def silu(z, FAST: tl.constexpr):
 
 @triton.jit
 def silu_grad_from_z(g, z, FAST: tl.constexpr):
-    """delta = g * silu'(z) = g * sigma(z) * (1 + z * (1 - sigma(z)))."""
+    """delta = g * silu'(z) = g * sigma(z) * (1 + z * (1 - sigma(z))), spelled g s + g s (z - z s): FMUL and two
+    FFMA after the sigmoid (the factored form takes an FADD more)."""
     b_s = sigmoid(z, FAST)
-    return g * b_s * (1.0 + z * (1.0 - b_s))
+    b_gs = g * b_s
+    return b_gs + b_gs * (z - z * b_s)
 
 
 @triton.jit
@@ -226,25 +228,26 @@ def x_tilde_cols(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, BC: tl.con
 
 
 @triton.jit
-def conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+def conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
                 K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr):
-    """z of every column of the tile at t0 (tuple of V [BC, N]) from its x~ columns xs and the previous tile's xp."""
+    """z of every column of the tile at t0 (tuple of V [BC, N]) from its x~ columns xs and the previous tile's xp;
+    b_ws: the K taps as [BC, 1] (weight_rows, loaded once a program)."""
     b_zs = ()
     for v in tl.static_range(V):
         b_z = b_bias + tl.zeros_like(xs[0])
         for d in tl.static_range(K):
             b_tap = x_lagged(xs, xp, p_seq, t0, v, d, L, s_sl, N, V, HAS_SEQ)
-            b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
+            b_z += b_ws[K - 1 - d] * b_tap
         b_zs = b_zs + (b_z,)
     return b_zs
 
 
 @triton.jit
-def fwd_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+def fwd_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
              K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr,
              FAST: tl.constexpr):
     """y = act(z) of the column tile at t0 (x~ columns xs, previous tile xp), as V fp32 columns [BC, N]."""
-    b_zs = conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
+    b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
     b_ys = ()
     for v in tl.static_range(V):
         b_y = b_zs[v]
@@ -255,12 +258,12 @@ def fwd_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
 
 
 @triton.jit
-def delta_cols(xs, xp, gs, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl,
+def delta_cols(xs, xp, gs, b_ws, p_seq, b_bias, t0, L, s_sl,
                K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr,
                FAST: tl.constexpr):
     """delta of the column tile at t0 from its g columns gs (and x~ columns xs, xp when SILU: z is recomputed)."""
     if SILU:
-        b_zs = conv_z_cols(xs, xp, p_wc, p_seq, m_c, b_bias, t0, L, s_wk, s_sl, K, N, V, HAS_SEQ)
+        b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
         b_ds = ()
         for v in tl.static_range(V):
             b_ds = b_ds + (silu_grad_from_z(gs[v], b_zs[v], FAST),)
@@ -279,7 +282,7 @@ def zero_cols(BC: tl.constexpr, N: tl.constexpr, n: tl.constexpr):
 
 
 @triton.jit
-def bwd_cols(xs, ds, dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl,
+def bwd_cols(xs, ds, dn, b_ws, p_seq, b_acc, t0, L, s_sl,
              K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr):
     """(dx of the column tile at t0 as V fp32 columns [BC, N], b_acc plus this tile's share) from its x~ and delta
     columns xs, ds and the next tile's delta dn. b_acc: K + 1 columns [BC, N], x~[s] * delta[s + j] summed over
@@ -289,7 +292,7 @@ def bwd_cols(xs, ds, dn, p_wc, p_seq, m_c, b_acc, t0, L, s_wk, s_sl,
         b_dx = tl.zeros_like(xs[0])
         for j in tl.static_range(K):
             b_dj = delta_ahead(ds, dn, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
-            b_dx += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
+            b_dx += b_ws[K - 1 - j] * b_dj
         b_dxs = b_dxs + (b_dx,)
     b_new = ()
     for j in tl.static_range(K):  # the same products again (CSE'd): dw[K - 1 - j] += x~[s] delta[s + j]

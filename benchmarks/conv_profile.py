@@ -1,0 +1,63 @@
+"""GPU kernel time of one conv forward+backward, kernel by kernel (torch.profiler): where a step's time goes.
+
+    python benchmarks/conv_profile.py [--shape B,C,L,K] [--layout bcl|cl] [--impls ours-op,ours-compiled]
+
+conv.py's inputs and implementations (its `dy` convention: y's own layout); each implementation is called once to
+warm up, then 10 steps are profiled; the table lists every kernel's GPU µs per step, longest first.
+"""
+from __future__ import annotations
+
+import argparse
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+import conv
+from common import compile_with_plugin
+
+
+def kernels(fn, iters: int = 10) -> list[tuple[str, float, int]]:
+    """(name, GPU µs per step, launches per step) of every kernel fn launches."""
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    rows = [(e.key, e.self_device_time_total / iters, e.count // iters) for e in prof.key_averages()
+            if e.self_device_time_total > 0]
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shape", default="8,5120,2048,4")
+    parser.add_argument("--layout", default="cl", choices=("bcl", "cl"))
+    parser.add_argument("--impls", default="ours-op,ours-compiled")
+    args = parser.parse_args()
+    B, C, L, K = map(int, args.shape.split(","))
+    torch.manual_seed(0)
+    impls = conv.implementations()
+    with fx_graph_cache_disabled():
+        for name in args.impls.split(","):
+            fn = impls[name]
+            if isinstance(fn, str):
+                fn = compile_with_plugin(conv.eager_pattern, plugin=fn == "compiled-on")
+            x, w, b = conv.make_inputs(B, C, L, K, args.layout == "cl", requires_grad=True)
+            dy = torch.randn_like(fn(x, w, b))
+
+            def step():
+                torch.autograd.grad(fn(x, w, b), (x, w, b), dy)
+
+            rows = kernels(step)
+            inductor_conv.disable()
+            print(f"\n{name}, B{B} C{C} L{L} K{K}, {args.layout}: {sum(r[1] for r in rows):.1f} µs per step")
+            for key, us, count in rows:
+                print(f"  {us:8.1f} µs  x{count}  {key[:110]}")
+
+
+if __name__ == "__main__":
+    main()

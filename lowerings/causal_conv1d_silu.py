@@ -143,14 +143,14 @@ def _tiles(direction: str, x, K: int, other_bcl: bool = False):
 
 def _template_kwargs(g, K: int, bias, seq_idx, initial_states, activation: str, dy_t: bool | None = None) -> dict:
     """The templates' constexprs; dy_t: None for the forward, else the backward's DY_T (it reads a dy whose
-    positions are contiguous while x's channels are; row tiles only)."""
+    positions are contiguous while x's channels are; row tiles only) and its loop's UNROLL (ConvTile.unroll)."""
     kwargs = dict(
         num_stages=1, num_warps=g.num_warps, K=K, KW=_pow2(K), KP=_pow2(max(K - 1, 1)), BC=g.block_c,
         BT=g.block_t, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
         HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows,
         FAST=True,  # CUDA only (conv_math.sigmoid); the interpreter tests of the template text turn it off
     )
-    return kwargs if dy_t is None else dict(kwargs, DY_T=dy_t)
+    return kwargs if dy_t is None else dict(kwargs, DY_T=dy_t, UNROLL=g.unroll)
 
 
 def _pow2(n: int) -> int:

@@ -86,6 +86,7 @@ def causal_conv1d_bwd_kernel(
     K: tl.constexpr, KW: tl.constexpr, KP: tl.constexpr, BC: tl.constexpr, N: tl.constexpr,
     V: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_SEQ: tl.constexpr, HAS_INIT: tl.constexpr,
     SILU: tl.constexpr, ATOMIC: tl.constexpr, ROWS: tl.constexpr, IDX_DTYPE: tl.constexpr, FAST: tl.constexpr,
+    UNROLL: tl.constexpr,
 ):
     """dx for BC channels x tiles_per_prog column tiles, and this program's dw / dbeta partial row.
 
@@ -120,7 +121,7 @@ def causal_conv1d_bwd_kernel(
         b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
                           load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), b_ws, p_seq, b_bias, t_s, L, s_sl, K, N, V,
                           HAS_SEQ, SILU, FAST)
-    for i_tile in range(tiles_per_prog):
+    for i_tile in tl.range(0, tiles_per_prog, loop_unroll_factor=UNROLL):  # ConvTile.unroll
         t0 = t_s + i_tile * (N * V)
         if ROWS:
             b_xn = load_rows(p_xc, m_c, t0 + V + K - 1, L, s_xl, V)  # the windows' next rows, in flight meanwhile
@@ -189,6 +190,7 @@ class ConvGeometry:
     num_warps: int
     waves: int
     rows: bool = False
+    unroll: int = 1
 
     @property
     def block_t(self) -> int:
@@ -209,10 +211,11 @@ def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, confi
     elif config is not None:
         tile = dataclasses.replace(tile, **dict(config))
     if layout in ("blc", "blc_t"):
-        return ConvGeometry(tile.block_c, 1, tile.block_t, tile.num_warps, tile.waves, rows=True)
+        return ConvGeometry(tile.block_c, 1, tile.block_t, tile.num_warps, tile.waves, rows=True,
+                            unroll=tile.unroll)
     vec = 16 // dtype.itemsize
     lanes = max(tile.block_t // vec, triton.next_power_of_2(max(K - 1, 1)))
-    return ConvGeometry(tile.block_c, lanes, vec, tile.num_warps, tile.waves)
+    return ConvGeometry(tile.block_c, lanes, vec, tile.num_warps, tile.waves, unroll=tile.unroll)
 
 
 def conv_chunks(B: int, C: int, L: int, g: ConvGeometry, num_sms: int) -> tuple[int, int]:
@@ -376,6 +379,7 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
             BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
             HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
             num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit), FAST=fast_math(),
+            UNROLL=g.unroll,
         )
     block_f = 128  # values of the partial rows a program (part is contiguous: row i at i * C * (K + 1))
     causal_conv1d_param_grad_kernel[(triton.cdiv(C * (K + 1), block_f),)](

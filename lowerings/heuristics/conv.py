@@ -22,12 +22,16 @@ class ConvTile:
     Channels contiguous (the channel-last view): row tiles, block_t in (1, 2, 4, 8) rows of block_c channels;
     block_c / (32 * num_warps) channels a thread (8 = one 16-byte vector of bf16).
     Powers of two. waves: each program loops over tiles along L so that about waves x #SMs programs remain (fewer
-    programs, and in the backward fewer dw / dbeta partial rows).
+    programs, and in the backward fewer dw / dbeta partial rows). unroll (backward only): the tile loop's
+    loop_unroll_factor; 2 lets the row tiles' sliding windows move by renaming registers instead of copying them
+    at the loop's back edge (sm_90 offline, eager kernel: 359 -> 295 instructions a tile, no MOVs left; registers
+    93 -> 128).
     """
     block_c: int
     block_t: int
     num_warps: int = 4
     waves: int = 4
+    unroll: int = 1
 
 
 # Keyed by (direction, layout); layout "bcl": positions contiguous (column tiles), "blc": channels contiguous (row
@@ -84,7 +88,11 @@ _TILES = {
     ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=64),
     ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=512),  # one tile a program
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
-    ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8),
+    # Twelfth session (H200, backward templates alone, one call, medians of 7 rounds, B8 C5120 L2048 / B4 C2048 L8192
+    # / B16 C1536 L1024 / B8 C5120 L2048 K2, GPU us): unroll 1 -> 2: 168.1 / 149.0 / 59.4 / 158.3 -> 151.5 / 138.0 /
+    # 53.2 / 134.5.  The same unrolling lost on the column tiles (139.6 / 114.5 / 49.8 / 127.0 -> 146.0 / 117.8 / 49.0
+    # / 132.3) and was mixed on "blc_t" (185.9 / 156.5 / 63.4 / 194.0 -> 189.6 / 164.5 / 59.8 / 187.0): kept at 1.
+    ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8, unroll=2),
     # channel-last x, dy laid out (B, C, L) (DY_T: the gradient of a y that left the graph in eager's layout): one
     # channel a thread, so that dy's [BC, 8] block loads (16 bytes a channel) and x's rows share a layout -- with
     # two channels a thread Triton converts between them through shared memory (26 barriers a step, sm_90 offline).
@@ -128,7 +136,7 @@ def conv_autotune_tiles(direction: str, layout: str, dtype: torch.dtype, K: int)
     if direction == "bwd":
         # The backward's choices share the default tile's chunk count (one buffer of dw / dbeta partial rows, see
         # lowerings/causal_conv1d_silu.py), so a change of waves alone would repeat the default.
-        variants = [v for v in variants if set(v) != {"waves"}]
+        variants = [v for v in variants if set(v) != {"waves"}] + [dict(unroll=3 - base.unroll)]  # 1 <-> 2
         if layout == "blc":
             variants += [dict(block_c=base.block_c * 2), dict(block_t=base.block_t * 2),
                          dict(block_c=base.block_c // 2, block_t=base.block_t * 2,

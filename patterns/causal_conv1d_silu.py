@@ -69,6 +69,23 @@ def _identity(z):
     return z
 
 
+def sigmoid_second(graph: torch.fx.Graph) -> int:
+    """Rewrite sigmoid(z) * z as z * sigmoid(z), the order the SiLU patterns are traced in (the matcher does not
+    commute arguments): the same product, multiplication commutes in floating point and type promotion is symmetric.
+    Autograd's backward of either order is the same graph (each factor's gradient is the tangent times the other
+    factor), so training graphs match too.  Returns the number of products turned."""
+    turned = 0
+    for node in graph.find_nodes(op="call_function", target=aten.mul.Tensor):
+        if len(node.args) != 2 or node.kwargs:
+            continue
+        first, second = node.args
+        if (isinstance(first, torch.fx.Node) and first.op == "call_function" and first.target == aten.sigmoid.default
+                and first.args[0] is second):
+            node.args = (second, first)
+            turned += 1
+    return turned
+
+
 ACTIVATIONS: dict[str, tuple[Callable, str]] = {
     "silu": (_silu, "silu"),
     "silu_mul_sigmoid": (_silu_mul_sigmoid, "silu"),

@@ -70,6 +70,11 @@ def _mul_sigmoid(m, x):
     return z * torch.sigmoid(z)
 
 
+def _sigmoid_times_z(m, x):  # the factors the other way round
+    z = m.conv(x)[..., : x.shape[-1]]
+    return torch.sigmoid(z) * z
+
+
 def _mul_sigmoid_then_slice(m, x):
     z = m.conv(x)
     return (z * torch.sigmoid(z))[..., : x.shape[-1]]
@@ -111,6 +116,7 @@ RECOGNISED = {
     "silu_then_negative_slice": (dict(spelling=_silu_then_negative_slice, **PAD), "BCL", 1, "silu"),
     "mul_sigmoid": (dict(spelling=_mul_sigmoid, **PAD), "BCL", 1, "silu"),
     "mul_sigmoid_then_slice": (dict(spelling=_mul_sigmoid_then_slice, **PAD), "BCL", 1, "silu"),
+    "sigmoid_times_z": (dict(spelling=_sigmoid_times_z, **PAD), "BCL", 1, "silu"),
     "linear_transposed": (dict(spelling=_linear_transposed, linear=True, **PAD), "BLC", 1, "silu"),
     "mamba2_transpose_slice": (dict(spelling=_mamba2, linear=True, K=4, padding=3), "BLC", 1, "silu"),
     "silu_then_transpose_slice": (dict(spelling=_mamba2_silu_first, linear=True, **PAD), "BLC", 1, "silu"),

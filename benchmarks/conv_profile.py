@@ -1,9 +1,14 @@
 """GPU kernel time of one conv forward+backward, kernel by kernel (torch.profiler): where a step's time goes.
 
     python benchmarks/conv_profile.py [--shape B,C,L,K] [--layout bcl|cl] [--impls ours-op,ours-compiled]
+    python benchmarks/conv_profile.py --inside [--shapes all]
 
 conv.py's inputs and implementations (its `dy` convention: y's own layout); each implementation is called once to
 warm up, then 10 steps are profiled; the table lists every kernel's GPU µs per step, longest first.
+--inside: the channel-last conv inside a graph, as in a Mamba block -- x the channel-last view of a (B, L, C)
+tensor and y read by the next layer, here a matmul with a (C, 64) weight (out_proj's place), so y stays in x's
+layout (Note [conv output layout]); prints the conv kernels' GPU time (names containing causal_conv1d) against the
+5·|x| floor at the device copy's bandwidth.
 """
 from __future__ import annotations
 
@@ -37,7 +42,10 @@ def main():
     parser.add_argument("--shape", default="8,5120,2048,4")
     parser.add_argument("--layout", default="cl", choices=("bcl", "cl"))
     parser.add_argument("--impls", default="ours-op,ours-compiled")
+    parser.add_argument("--inside", action="store_true")
     args = parser.parse_args()
+    if args.inside:
+        return inside()
     B, C, L, K = map(int, args.shape.split(","))
     torch.manual_seed(0)
     impls = conv.implementations()
@@ -57,6 +65,35 @@ def main():
             print(f"\n{name}, B{B} C{C} L{L} K{K}, {args.layout}: {sum(r[1] for r in rows):.1f} µs per step")
             for key, us, count in rows:
                 print(f"  {us:8.1f} µs  x{count}  {key[:110]}")
+
+
+def inside():
+    torch.manual_seed(0)
+    copy_gbs = conv.copy_bandwidth()
+    print(f"device copy {copy_gbs:.0f} GB/s")
+    print("| B C L K | rewrites | conv kernels fwd+bwd GPU µs | × floor (5·|x|) | kernels (µs) |")
+    print("|---|---|---|---|---|")
+
+    def block(x, w, b, out_w):
+        return conv.eager_pattern(x, w, b).transpose(1, 2) @ out_w
+
+    with fx_graph_cache_disabled():
+        for B, C, L, K in conv.SHAPES:
+            fn = compile_with_plugin(block, plugin=True)
+            x, w, b = conv.make_inputs(B, C, L, K, channel_last=True, requires_grad=True)
+            out_w = torch.randn(C, 64, device="cuda", dtype=x.dtype, requires_grad=True)
+            dy = torch.randn(B, L, 64, device="cuda", dtype=x.dtype)
+
+            def step():
+                torch.autograd.grad(fn(x, w, b, out_w), (x, w, b, out_w), dy)
+
+            rows = [r for r in kernels(step) if "causal_conv1d" in r[0]]
+            rewrites = inductor_conv.counters()["causal_conv1d"]
+            inductor_conv.disable()
+            us = sum(r[1] for r in rows)
+            floor_us = 5 * B * C * L * x.element_size() / copy_gbs / 1e3
+            names = ", ".join(f"{key.removeprefix('triton_')[:40]} {t:.1f}" for key, t, _ in rows)
+            print(f"| {B} {C} {L} {K} | {rewrites} | {us:.1f} | {us / floor_us:.2f} | {names} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,11 @@ def _search_where_padding(s, mask, fill, padding):
     return _search_where(s, mask, fill, padding) + padding
 
 
+def _search_where_scalar_padding(s, mask, fill, padding):
+    """The same with a Python number for the fill."""
+    return _search_where_scalar(s, mask, fill, padding) + padding
+
+
 # Note [finite fill]: masked_fill(m, finfo.min) and GPT-2's where(keep, s, finfo.min) differ from a -inf mask
 # only on a query row whose keys are all hidden: eager gives that row a uniform softmax and, since the fill
 # replaces the scores, zero gradient to its scores. The replacement unhides such rows and zeroes their q (scores
@@ -128,6 +133,8 @@ MASKS = {
     "where": MaskPiece(_search_where, _op_mask_where, ("mask", "fill")),
     "where_scalar": MaskPiece(_search_where_scalar, _op_mask_where, ("mask", "fill")),
     "where_padding": MaskPiece(_search_where_padding, _op_mask_where_padding, ("mask", "fill", "padding")),
+    "where_scalar_padding": MaskPiece(_search_where_scalar_padding, _op_mask_where_padding,
+                                      ("mask", "fill", "padding")),
 }
 
 
@@ -220,6 +227,7 @@ FORMS = (
     Form("hf_gpt2_where", mask="where"),
     Form("hf_gpt2_where_padding", mask="where_padding"),
     Form("where_scalar_fill", mask="where_scalar"),
+    Form("where_scalar_fill_padding", mask="where_scalar_padding"),
     Form("bmm_3d", scores="bmm"),
     Form("bmm_3d_additive_mask", scores="bmm", mask="additive"),
     Form("bmm_3d_learned_bias", scores="bmm", mask="bias"),

@@ -286,6 +286,33 @@ class Graph:
         return (view_6,)
 """)
 
+    def test_gpt2_scalar_fill_padding_inference(self):
+        self.assertExpectedInline(recognised("gpt2_scalar_fill_padding", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "b8[1, 1, 12, 12]", arg4_1: "f32[3, 1, 1, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        slice_1: "b8[1, 1, 8, 12]" = torch.ops.aten.slice.Tensor(arg3_1, 2, 0, 8);  arg3_1 = None
+        slice_2: "b8[1, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_1, 3, 0, 8);  slice_1 = None
+        any_dim: "b8[1, 1, 8, 1]" = torch.ops.aten.any.dim(slice_2, -1, True)
+        bitwise_not_default: "b8[1, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default, scalar_tensor_default, permute);  scalar_tensor_default = permute = None
+        bitwise_or_tensor: "b8[1, 1, 8, 8]" = torch.ops.aten.bitwise_or.Tensor(slice_2, bitwise_not_default);  slice_2 = bitwise_not_default = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_2: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_1: "f32[1, 1, 8, 8]" = torch.ops.aten.where.self(bitwise_or_tensor, scalar_tensor_default_2, scalar_tensor_default_1);  bitwise_or_tensor = scalar_tensor_default_2 = scalar_tensor_default_1 = None
+        add_tensor: "f32[3, 1, 8, 8]" = torch.ops.aten.add.Tensor(where_self_1, arg4_1);  where_self_1 = arg4_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  where_self = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        return (view_6,)
+""")
+
     def test_hf_gpt2_padding_training(self):
         self.assertExpectedInline(recognised("hf_gpt2_padding", train=True), """\
 class Graph:

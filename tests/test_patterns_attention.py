@@ -98,6 +98,14 @@ def _gpt2(m, q, k, v, mask):  # HF GPT-2 eager_attention_forward
     return _merge(torch.matmul(w, v))
 
 
+def _gpt2_scalar_fill(m, q, k, v, mask):  # GPT-2's where with a Python number for min_value, then the padding
+    q, k, v = _heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
+    causal = m.causal_bool[:, :, : q.size(-2), : k.size(-2)]
+    w = torch.where(causal, w, torch.finfo(w.dtype).min) + mask
+    return _merge(torch.matmul(F.softmax(w, dim=-1), v))
+
+
 def _repeat_kv(x, n_rep):  # HF Llama repeat_kv
     if n_rep == 1:
         return x
@@ -257,6 +265,7 @@ RECOGNISED = {
     "nanogpt": (_nanogpt, {}, None, H),
     "hf_gpt2": (_gpt2, {}, None, H),
     "hf_gpt2_padding": (_gpt2, {}, _right_padding(), H),
+    "gpt2_scalar_fill_padding": (_gpt2_scalar_fill, {}, _right_padding(), H),
     "hf_llama_repeat_kv": (_llama, {}, _additive(B, 1, S, S_MAX), HKV),
     "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
     "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
@@ -283,7 +292,8 @@ STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
           if not (train and name in _INFERENCE_ONLY) and not (not train and name in MASK_GRAD)]
 # Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
 DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
-           ("hf_gpt2_padding", False), ("bmm_additive_mask", False), ("masked_fill_finfo_min", False),
+           ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
+           ("masked_fill_finfo_min", False),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False)]

@@ -1,6 +1,7 @@
 """Conv templates against `waves` (programs per SM), each op compiled alone: lowerings/heuristics/conv.py's numbers.
 
-    python benchmarks/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only]
+    python benchmarks/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only] [--waves 8,32]
+                                    [--unroll 2]
 
 For each kind (direction:layout; "blc_t" is a channel-last x with y, or dy, laid out (B, C, L)) and each of
 conv.py's shapes it compiles the op once per `waves` value of WAVES (the other tile fields are the table's
@@ -71,8 +72,13 @@ def main():
     parser.add_argument("--kinds", default=None, help="comma-separated direction:layout (default: all)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--default-only", action="store_true", help="only the table's own waves (a code change)")
+    parser.add_argument("--waves", default=None, help="comma-separated waves for every kind (default: WAVES)")
+    parser.add_argument("--unroll", type=int, default=None, help="the backward tiles' loop unroll factor")
     args = parser.parse_args()
     kinds = [tuple(k.split(":")) for k in args.kinds.split(",")] if args.kinds else list(WAVES)
+    if args.unroll is not None:  # the table's tiles, unrolled: every build below starts from them
+        for kind in kinds:
+            heuristics._TILES[kind] = dataclasses.replace(heuristics._TILES[kind], unroll=args.unroll)
     torch.manual_seed(0)
     torch._dynamo.config.recompile_limit = 1000
     torch._dynamo.config.automatic_dynamic_shapes = False  # a second shape must not make the op dynamic
@@ -82,6 +88,8 @@ def main():
         for kind in kinds:
             for shape in conv.SHAPES:
                 values = [heuristics._TILES[kind].waves] if args.default_only else WAVES[kind]
+                if args.waves:
+                    values = [int(v) for v in args.waves.split(",")]
                 runs = {waves: build(*kind, shape, waves) for waves in values}
                 times = {waves: [] for waves in runs}
                 for _ in range(args.rounds):

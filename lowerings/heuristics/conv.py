@@ -91,7 +91,7 @@ _TILES = {
     # Twelfth session (H200, backward templates alone, one call, medians of 7 rounds, B8 C5120 L2048 / B4 C2048 L8192
     # / B16 C1536 L1024 / B8 C5120 L2048 K2, GPU us): unroll 1 -> 2: 168.1 / 149.0 / 59.4 / 158.3 -> 151.5 / 138.0 /
     # 53.2 / 134.5.  The same unrolling lost on the column tiles (139.6 / 114.5 / 49.8 / 127.0 -> 146.0 / 117.8 / 49.0
-    # / 132.3) and was mixed on "blc_t" (185.9 / 156.5 / 63.4 / 194.0 -> 189.6 / 164.5 / 59.8 / 187.0): kept at 1.
+    # / 132.3): kept at 1.  On "blc_t" it was mixed at waves 32 and wins with more programs (below).
     ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8, unroll=2),
     # channel-last x, dy laid out (B, C, L) (DY_T: the gradient of a y that left the graph in eager's layout): one
     # channel a thread, so that dy's [BC, 8] block loads (16 bytes a channel) and x's rows share a layout -- with
@@ -100,7 +100,11 @@ _TILES = {
     # 4 warps 200.1; 32 x 8, 1 warp 206.8; 64 x 4 253.1; 128 x 4, 2 warps 313.7; against 256.7 for a copy of dy
     # into x's layout and the "blc" tile.  16 rows (32 bytes a channel) bring back conversions through shared memory
     # (18 barriers a step offline) and were not timed.
-    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=32),
+    # Twelfth session, unroll x waves (one call, medians of 5 rounds, the four shapes, GPU us): unroll 1 at waves 16 /
+    # 32 / 64: 207.2 / 186.3 / 182.6, 176.0 / 156.3 / 164.1, 67.8 / 63.2 / 66.2, 228.4 / 193.0 / 179.1; unroll 2 at
+    # 16 / 32 / 64 / 128: 206.8 / 189.1 / 179.1 / 177.9, 169.5 / 164.6 / 149.8 / 146.0, 63.3 / 60.0 / 63.7 / 72.8,
+    # 208.4 / 188.1 / 175.0 / 171.8 -- unroll 2 at waves 64: 5% less in all (B16 C1536 L1024 +0.5 us).
+    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=64, unroll=2),
 }
 
 

@@ -123,7 +123,8 @@ def main():
                         fwd_ms, fwd_gpu_ms, fb_ms, fb_gpu_ms, held = measure(fn, shape, channel_last)
                     except Exception as e:  # an anchor failing must not hide the others
                         inductor_conv.disable()
-                        print(f"| {shape} | {'CL' if channel_last else 'BCL'} | {name} | failed: {type(e).__name__}: {e} |")
+                        layout = "CL" if channel_last else "BCL"
+                        print(f"| {shape} | {layout} | {name} | failed: {type(e).__name__}: {e} |")
                         continue
                     if name == "ours-compiled":
                         rewrites[(shape, channel_last)] = inductor_conv.counters()["causal_conv1d"]

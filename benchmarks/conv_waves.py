@@ -95,7 +95,8 @@ def main():
                 for _ in range(args.rounds):
                     for waves, (run, _) in runs.items():
                         times[waves].append(1e3 * gpu_ms(run, iters=5))
-                cells = " / ".join(f"{waves}: {statistics.median(t):.1f} ({min(t):.1f}-{max(t):.1f}) {runs[waves][1]:.0e}"
+                cells = " / ".join(f"{waves}: {statistics.median(t):.1f} ({min(t):.1f}-{max(t):.1f}) "
+                                   f"{runs[waves][1]:.0e}"
                                    for waves, t in times.items())
                 print(f"| {':'.join(kind)} | {' '.join(map(str, shape))} | {cells} |", flush=True)
 

@@ -352,9 +352,9 @@ def register(pass_dict) -> None:
 # the op is asked for eager's layout (contiguous_out=True) and the lowering stores y through tall row tiles whose
 # rows are runs of positions (H200, B8 C5120 L2048 K4 bf16: 87 us, 92% of the device copy, one tile a program since
 # the eleventh session; 106 us before), and the backward reads the contiguous dy in place (DY_T in the backward
-# template): compiled forward+backward 0.27 ms (0.95 before this rule).  Inside the graph y keeps x's layout.  Only y and its
-# views (transposes, slices, Mamba-2's split) are covered: a graph returning an op on y (say y * 2) gets that op's
-# layout from Inductor.
+# template): compiled forward+backward 0.27 ms (0.95 before this rule).  Inside the graph y keeps x's layout.
+# Only y and its views (transposes, slices, Mamba-2's split) are covered: a graph returning an op on y (say y * 2)
+# gets that op's layout from Inductor.
 # config.conv_eager_output_layout = False turns this off.
 _VIEW_OPS = (aten.transpose.int, aten.permute.default, aten.slice.Tensor, aten.view.default, aten.alias.default,
              aten.unsqueeze.default, aten.squeeze.dim, aten.select.int, aten.split.Tensor,

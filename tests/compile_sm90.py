@@ -106,9 +106,10 @@ def resources(compiled) -> dict:
                 wgmma_serialized="C7515" in advice)
 
 
-# What tells the variants of one kernel apart in the report.
+# What tells the variants of one kernel apart in the report: constexpr parameters (a tensor argument of the same
+# name is not).
 _SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC", "N", "V",
-          "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST")  # constexpr parameters (a tensor argument of the same name is not)
+          "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST", "UNROLL")
 
 
 # ---------------------------------------------------------------- the variants compiled

@@ -15,26 +15,13 @@ from __future__ import annotations
 import argparse
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv.demo import kernel_times as kernels
 
 import conv
 from common import compile_with_plugin
-
-
-def kernels(fn, iters: int = 10) -> list[tuple[str, float, int]]:
-    """(name, GPU µs per step, launches per step) of every kernel fn launches."""
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    rows = [(e.key, e.self_device_time_total / iters, e.count // iters) for e in prof.key_averages()
-            if e.self_device_time_total > 0]
-    return sorted(rows, key=lambda r: -r[1])
 
 
 def main():

@@ -15,22 +15,18 @@ these see the template's literals, as on the GPU.  Internal Triton API (ASTSourc
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
-import tempfile
 
 import jinja2
 import torch
-import triton
-from triton.compiler import ASTSource
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from compile_sm90 import SM90, resources  # noqa: E402
-from template_sass import loops, sass  # noqa: E402
+from compile_sm90 import resources  # noqa: E402
+from template_sass import compile_source, loops, sass  # noqa: E402
 
 from inductor_conv.kernels.causal_conv1d import conv_chunks, conv_geometry  # noqa: E402
 from inductor_conv.lowerings import causal_conv1d_silu as lowering  # noqa: E402
@@ -86,18 +82,7 @@ def compile_template(direction, layout, shape, tile: ConvTile | None):
     _, n_chunks = conv_chunks(B, C, L, g, 132)
     constexprs = dict(kwargs, N_CHUNKS=n_chunks)
     source, names = render(direction, layout, shape, constexprs, n_chunks)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "rendered_conv_template.py")
-        with open(path, "w") as f:
-            f.write(source)
-        spec = importlib.util.spec_from_file_location("rendered_conv_template", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        signature = {f"arg_{n}": _TYPES[n] for n in names} | {"out_ptr0": "*bf16"}
-        attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
-        compiled = triton.compile(ASTSource(module.kernel, signature, constexprs={}, attrs=attrs), target=SM90,
-                                  options=dict(num_warps=num_warps, num_stages=1))
-    return compiled, g, n_chunks
+    return compile_source(source, names, _TYPES, num_warps, 1), g, n_chunks
 
 
 def main():

@@ -83,8 +83,9 @@ def render(name: str, shape, constexprs: dict, hkv: int | None = None) -> tuple[
     return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
 
 
-def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
-    source, names = render(name, shape, constexprs, hkv)
+def compile_source(source: str, names, types: dict, num_warps: int, num_stages: int):
+    """Compile a rendered template (`kernel(arg_<name>..., out_ptr0)`, bf16 output) for sm_90, every pointer
+    16-byte aligned as Inductor's launcher specialises them; types: Triton type of each input name."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "rendered_template.py")
         with open(path, "w") as f:
@@ -92,10 +93,15 @@ def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
         spec = importlib.util.spec_from_file_location("rendered_template", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        signature = {f"arg_{n}": _TYPES[n] for n in names} | {"out_ptr0": "*bf16"}
+        signature = {f"arg_{n}": types[n] for n in names} | {"out_ptr0": "*bf16"}
         attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
         return triton.compile(ASTSource(module.kernel, signature, constexprs={}, attrs=attrs), target=SM90,
                               options=dict(num_warps=num_warps, num_stages=num_stages))
+
+
+def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
+    source, names = render(name, shape, constexprs, hkv)
+    return compile_source(source, names, _TYPES, num_warps, num_stages)
 
 
 def sass(compiled) -> str:

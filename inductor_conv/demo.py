@@ -58,9 +58,9 @@ def _timed(fn, device, iters, rounds=7, warmup=5):
     return sorted(times)[rounds // 2], torch.cuda.max_memory_allocated() / 2**20
 
 
-def gpu_ms(fn, iters: int = 10) -> float:
-    """Milliseconds of GPU kernel time per call of fn (torch.profiler, device self time summed over every kernel it
-    launches), after one warm-up call: what a CPU-bound wall time hides (benchmarks/common.py uses it too)."""
+def kernel_times(fn, iters: int = 10) -> list[tuple[str, float, int]]:
+    """(kernel name, GPU µs per call, launches per call) of every kernel fn launches, longest first (torch.profiler,
+    device self time), after one warm-up call."""
     from torch.profiler import ProfilerActivity, profile
 
     fn()
@@ -69,7 +69,15 @@ def gpu_ms(fn, iters: int = 10) -> float:
         for _ in range(iters):
             fn()
         torch.cuda.synchronize()
-    return sum(e.self_device_time_total for e in prof.key_averages()) / iters / 1e3
+    rows = [(e.key, e.self_device_time_total / iters, e.count // iters) for e in prof.key_averages()
+            if e.self_device_time_total > 0]
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def gpu_ms(fn, iters: int = 10) -> float:
+    """Milliseconds of GPU kernel time per call of fn, every kernel it launches summed: what a CPU-bound wall time
+    hides (benchmarks/common.py uses it too)."""
+    return sum(us for _, us, _ in kernel_times(fn, iters)) / 1e3
 
 
 def run_demo(device: str) -> int:

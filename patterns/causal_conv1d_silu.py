@@ -69,6 +69,40 @@ def _identity(z):
     return z
 
 
+def normalize(graph: torch.fx.Graph) -> None:
+    """Bring spellings the patterns were not traced in to ones they were (each rewrite exact)."""
+    sigmoid_second(graph)
+    slices_of_slice_scatter(graph)
+
+
+def slices_of_slice_scatter(graph: torch.fx.Graph) -> int:
+    """Replace ``slice(slice_scatter(base, src, d, s, e), d, s, e)`` (step 1) by ``src``: the slice reads back exactly
+    what the scatter wrote.  An in-place activation on a view, ``nn.SiLU(inplace=True)(z[..., :L])``, is that after
+    functionalisation (the result is the view of the updated z); without the scatter the conv's only use is the
+    slice again, and the inference patterns match (the training graph differs more and is left alone).  Returns the
+    number of slices replaced."""
+    replaced = 0
+    for node in list(graph.find_nodes(op="call_function", target=aten.slice.Tensor)):
+        scatter = node.args[0]
+        if not (isinstance(scatter, torch.fx.Node) and scatter.target == aten.slice_scatter.default):
+            continue
+        dim_start_end_step = _slice_range(node.args[1:], node.kwargs)
+        if dim_start_end_step[3] == 1 and dim_start_end_step == _slice_range(scatter.args[2:], scatter.kwargs):
+            node.replace_all_uses_with(scatter.args[1])
+            replaced += 1
+    if replaced:
+        graph.eliminate_dead_code()
+    return replaced
+
+
+def _slice_range(args, kwargs) -> tuple:
+    """(dim, start, end, step) of aten.slice's / slice_scatter's arguments after the tensor(s), defaults filled."""
+    names = ("dim", "start", "end", "step")
+    defaults = dict(dim=0, start=None, end=None, step=1)
+    values = {**defaults, **dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
+    return tuple(values[n] for n in names)
+
+
 def sigmoid_second(graph: torch.fx.Graph) -> int:
     """Rewrite sigmoid(z) * z as z * sigmoid(z), the order the SiLU patterns are traced in (the matcher does not
     commute arguments): the same product, multiplication commutes in floating point and type promotion is symmetric.

@@ -100,14 +100,14 @@ class InductorConvPass(CustomGraphPass):
         if not self.active or not _register_for(graph):
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
-        # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); and
-        # SiLU written out with its factors in the patterns' order.
-        from inductor_conv.patterns.causal_conv1d_silu import sigmoid_second
+        # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
+        # spellings the patterns were not traced in (causal_conv1d_silu.normalize).
+        from inductor_conv.patterns.causal_conv1d_silu import normalize
 
         remove_noop_ops(graph)
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
-        sigmoid_second(graph)
+        normalize(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default
         existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
         if PATTERNS.apply(graph):

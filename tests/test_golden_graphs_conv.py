@@ -17,6 +17,13 @@ def recognised(name: str, train: bool) -> str:
     return "".join(forms.check_recognised(name, train=train, dynamic=False))
 
 
+def inference_form(name: str) -> str:
+    model, x = forms.make_case(dict(spelling=forms.INFERENCE_FORMS[name][0], **forms.PAD), "BCL")
+    counts, graphs, _ = forms.run_and_compare(model, x, train=False, dynamic=False)
+    assert counts["causal_conv1d"] == 1
+    return "".join(graphs)
+
+
 def left_alone(name: str) -> str:
     model, x = forms.make_case(*forms.LEFT_ALONE[name])
     counts, graphs, _ = forms.run_and_compare(model, x, train=False, dynamic=False)
@@ -238,6 +245,15 @@ class Graph:
         getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
         unsqueeze_default: "f32[4, 1, 3]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
         return pytree.tree_unflatten([causal_conv1d_fwd_default, unsqueeze_default, getitem_5, getitem_3], self._out_spec)
+""")
+
+    def test_mamba1_inplace_silu_inference(self):
+        self.assertExpectedInline(inference_form("mamba1_inplace_silu"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[4, 1, 3]", arg1_1: "f32[4]", arg2_1: "f32[2, 4, 10]"):
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg0_1, 1);  arg0_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(arg2_1, squeeze_dim, arg1_1, None, None, 'silu');  arg2_1 = squeeze_dim = arg1_1 = None
+        return (causal_conv1d_fwd_default,)
 """)
 
     def test_linear_transposed_inference(self):

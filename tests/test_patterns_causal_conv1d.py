@@ -279,6 +279,62 @@ def test_recognised(name, train, dynamic):
     check_recognised(name, train=train, dynamic=dynamic)
 
 
+def _mamba1_inplace_silu(m, x):  # nn.SiLU(inplace=True) on the slice: a view of the conv output
+    return nn.SiLU(inplace=True)(m.conv(x)[..., : x.shape[-1]])
+
+
+def _left_pad_inplace_silu(m, x):
+    return F.silu(F.conv1d(F.pad(x, (m.K - 1, 0)), m.conv.weight, m.conv.bias, groups=C), inplace=True)
+
+
+def _silu_div_exp(m, x):  # SiLU written as a quotient
+    z = m.conv(x)[..., : x.shape[-1]]
+    return z / (1 + torch.exp(-z))
+
+
+# name: (spelling, rewrites in inference, rewrites in training)
+INFERENCE_FORMS = {
+    "mamba1_inplace_silu": (_mamba1_inplace_silu, 1, 0),
+    "left_pad_inplace_silu": (_left_pad_inplace_silu, 1, 1),
+    "silu_div_exp": (_silu_div_exp, 1, None),
+}
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("name", list(INFERENCE_FORMS))
+def test_inplace_and_quotient_silu(name, dynamic):
+    """An in-place SiLU decomposes to z / (1 + exp(-z)) (the form the inference patterns traced from F.silu have), and
+    on a view of the conv output (act_(z[..., :L])) the result is a slice of a slice_scatter into z, normalised away
+    by causal_conv1d_silu.slices_of_slice_scatter. Fused in inference; in training the in-place SiLU on a view has
+    another backward (clones, a copy of the gradient) and the graph is left alone with eager's results (None: the
+    count is not pinned, the results are checked)."""
+    spelling, inference, training = INFERENCE_FORMS[name]
+    model, x = make_case(dict(spelling=spelling, **PAD), "BCL")
+    counts, graphs, _ = run_and_compare(model, x, train=False, dynamic=dynamic)
+    assert counts["causal_conv1d"] == inference and fused_activations(graphs) == ["silu"] * inference, graphs
+    counts, graphs, _ = run_and_compare(model, x, train=True, dynamic=dynamic)
+    if training is not None:
+        assert counts["causal_conv1d"] == training, graphs
+
+
+def test_slices_of_slice_scatter_only_where_the_ranges_agree():
+    """slice(slice_scatter(base, src, d, s, e), d, s, e) is src; another range or dim keeps both nodes."""
+
+    def same(base, src):
+        return torch.slice_scatter(base, src, 2, 0, 4)[:, :, 0:4] * 2
+
+    def shifted(base, src):
+        return torch.slice_scatter(base, src, 2, 1, 5)[:, :, 0:4] * 2
+
+    base, src = torch.randn(2, 3, 6), torch.randn(2, 3, 4)
+    for fn, replaced in ((same, 1), (shifted, 0)):
+        gm = make_fx(fn)(base, src)
+        assert causal_conv1d_silu.slices_of_slice_scatter(gm.graph) == replaced
+        gm.recompile()
+        torch.testing.assert_close(gm(base, src), fn(base, src), rtol=0, atol=0)
+        assert ("slice_scatter" in gm.code) == (replaced == 0)
+
+
 def _channel_last_out(m, h):  # x: the channel-last view of a (B, L, C) activation; y leaves the graph
     return m.act(m.conv(h.transpose(1, 2))[..., : h.shape[1]])
 

@@ -18,7 +18,6 @@ import argparse
 import os
 import sys
 
-import jinja2
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,7 +25,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from compile_sm90 import resources  # noqa: E402
-from template_sass import compile_source, loops, sass  # noqa: E402
+from template_sass import compile_source, loops, render_template, sass  # noqa: E402
 
 from inductor_conv.kernels.causal_conv1d import conv_chunks, conv_geometry  # noqa: E402
 from inductor_conv.lowerings import causal_conv1d_silu as lowering  # noqa: E402
@@ -52,24 +51,14 @@ def render(direction: str, layout: str, shape, constexprs: dict, n_chunks: int) 
     tensors = dict(X=((B, C, L), x_strides), W=((C, K), (K, 1)), BIAS=((C,), (1,)), DY=((B, C, L), y_strides),
                    PART=((B * n_chunks, C, K + 1), _strides((B * n_chunks, C, K + 1), (2, 1, 0))))
     out = y_strides if direction == "fwd" else x_strides
-    names = []
-
-    def def_kernel(*inputs):
-        names.extend(inputs)
-        lines = [f"def kernel({', '.join(f'arg_{n}' for n in inputs)}, out_ptr0):"]
-        lines += [f"    {k} : tl.constexpr = {v!r}" for k, v in constexprs.items()]
-        lines += ["    INDEX_DTYPE : tl.constexpr = tl.int32"] + [f"    {n} = arg_{n}" for n in inputs]
-        return "\n".join(lines) + "\n"
 
     def store_output(indices, val, mask, indent_width=4, val_shape=None):
         offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, out))
         return f"tl.store(out_ptr0 + {offset}, {val}.to(tl.bfloat16), {mask})"
 
-    body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
-        lowering._load(f"inductor_conv_causal_conv1d_{direction}")).render(
-        def_kernel=def_kernel, stride=lambda n, d: str(tensors[n][1][d]), size=lambda n, d: str(tensors[n][0][d]),
-        store_output=store_output, **constexprs)
-    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
+    return render_template(lowering._load(f"inductor_conv_causal_conv1d_{direction}"), constexprs,
+                           lambda n, d: str(tensors[n][1][d]), lambda n, d: str(tensors[n][0][d]), store_output,
+                           literal=repr)
 
 
 def compile_template(direction, layout, shape, tile: ConvTile | None):

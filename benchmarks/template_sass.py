@@ -48,6 +48,25 @@ def _contiguous(shape):
     return tuple(reversed(strides))
 
 
+def render_template(text: str, constexprs: dict, stride, size, store_output, literal=str) -> tuple[str, list[str]]:
+    """A template's text rendered with stand-ins for Inductor's hooks: ``def_kernel`` writes
+    ``kernel(arg_<input>..., out_ptr0)`` with the constexprs as its first lines (each value as ``literal`` writes
+    it) and INDEX_DTYPE int32; ``stride``, ``size`` and ``store_output`` are the caller's.  Returns the module
+    source and the input names in def_kernel order."""
+    names = []
+
+    def def_kernel(*inputs):
+        names.extend(inputs)
+        lines = [f"def kernel({', '.join(f'arg_{n}' for n in inputs)}, out_ptr0):"]
+        lines += [f"    {k} : tl.constexpr = {literal(v)}" for k, v in constexprs.items()]
+        lines += ["    INDEX_DTYPE : tl.constexpr = tl.int32"] + [f"    {n} = arg_{n}" for n in inputs]
+        return "\n".join(lines) + "\n"
+
+    body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text).render(
+        def_kernel=def_kernel, stride=stride, size=size, store_output=store_output, **constexprs)
+    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
+
+
 def render(name: str, shape, constexprs: dict, hkv: int | None = None) -> tuple[str, list[str]]:
     """The template's kernel source with Inductor-like static sizes, and its input names (def_kernel order);
     hkv: key/value heads (GQA), default H."""
@@ -57,14 +76,6 @@ def render(name: str, shape, constexprs: dict, hkv: int | None = None) -> tuple[
     shapes = {n: (B, H, S, D) for n in ("Q", "DO", "O", "DQ")}
     shapes.update({n: (B, hkv or H, S, D) for n in ("K", "V", "DV")})
     shapes.update(LSE=(B, H, S), DELTA=(B, H, S), MASK=(1, 1, 1, 1), SEED=(1,), DS=(1, 1, 1, 1))
-    names = []
-
-    def def_kernel(*inputs):
-        names.extend(inputs)
-        lines = [f"def kernel({', '.join(f'arg_{n}' for n in inputs)}, out_ptr0):"]
-        lines += [f"    {k} : tl.constexpr = {v}" for k, v in constexprs.items()]
-        lines += ["    INDEX_DTYPE : tl.constexpr = tl.int32"] + [f"    {n} = arg_{n}" for n in inputs]
-        return "\n".join(lines) + "\n"
 
     def stride(n, dim=None):
         st = _contiguous(shapes[n])
@@ -78,9 +89,7 @@ def render(name: str, shape, constexprs: dict, hkv: int | None = None) -> tuple[
         offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, _contiguous(out)))
         return f"tl.store(out_ptr0 + {offset}, {val}, {mask})"
 
-    body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(_load(name)).render(
-        def_kernel=def_kernel, stride=stride, size=size, store_output=store_output, **constexprs)
-    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
+    return render_template(_load(name), constexprs, stride, size, store_output)
 
 
 def compile_source(source: str, names, types: dict, num_warps: int, num_stages: int):

@@ -44,9 +44,7 @@ def register_all() -> None:
 
 
 def unregister_all() -> None:
-    from inductor_conv._compat import remove_lowering
-
-    from inductor_conv._compat import inductor_lowerings
+    from inductor_conv._compat import inductor_lowerings, remove_lowering
 
     for module in _modules():
         for op in module.OPS:

@@ -24,8 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from compile_sm90 import resources  # noqa: E402
-from template_sass import compile_source, loops, render_template, sass  # noqa: E402
+from compile_sm90 import loops, resources, sass  # noqa: E402
+from template_sass import compile_source, render_template  # noqa: E402
 
 from inductor_conv.kernels.causal_conv1d import conv_chunks, conv_geometry  # noqa: E402
 from inductor_conv.lowerings import causal_conv1d_silu as lowering  # noqa: E402

@@ -17,12 +17,9 @@ Internal Triton API (ASTSource); written for triton 3.6.
 from __future__ import annotations
 
 import argparse
-import collections
 import importlib.util
 import math
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
@@ -34,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from compile_sm90 import NVIDIA_BIN, SM90, resources  # noqa: E402
+from compile_sm90 import SM90, loops, resources, sass  # noqa: E402
 
 _TYPES = dict(Q="*bf16", K="*bf16", V="*bf16", MASK="*i1", SEED="*i64", DO="*bf16", O="*bf16", LSE="*fp32",
               DELTA="*fp32", DQ="*bf16", DV="*bf16", DS="*fp32")
@@ -111,28 +108,6 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 def compile_template(name, shape, constexprs, num_warps, num_stages, hkv=None):
     source, names = render(name, shape, constexprs, hkv)
     return compile_source(source, names, _TYPES, num_warps, num_stages)
-
-
-def sass(compiled) -> str:
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(compiled.asm["cubin"])
-        f.flush()
-        return subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-sass", f.name], capture_output=True,
-                              text=True, check=True).stdout
-
-
-def loops(text: str):
-    """(first, last, instruction counts) of each backward branch's loop body in a SASS listing."""
-    insts = [(int(m.group(1), 16), m.group(2)) for m in
-             (re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line) for line in text.splitlines()) if m]
-    index = {addr: i for i, (addr, _) in enumerate(insts)}
-    for i, (addr, inst) in enumerate(insts):
-        target = re.search(r"BRA\s+(0x[0-9a-f]+)", inst)
-        if target and int(target.group(1), 16) < addr and int(target.group(1), 16) in index:
-            first = index[int(target.group(1), 16)]
-            ops = collections.Counter(re.match(r"(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", b).group(1)
-                                      for _, b in insts[first:i + 1])
-            yield first, i, ops
 
 
 def main():

@@ -16,6 +16,7 @@ Internal Triton API (ASTSource, GPUTarget, JITFunction.run, KernelParam): writte
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
@@ -106,6 +107,28 @@ def resources(compiled) -> dict:
                 wgmma_serialized="C7515" in advice)
 
 
+def sass(compiled) -> str:
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(compiled.asm["cubin"])
+        f.flush()
+        return subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-sass", f.name], capture_output=True,
+                              text=True, check=True).stdout
+
+
+def loops(text: str):
+    """(first, last, instruction counts) of each backward branch's loop body in a SASS listing."""
+    insts = [(int(m.group(1), 16), m.group(2)) for m in
+             (re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line) for line in text.splitlines()) if m]
+    index = {addr: i for i, (addr, _) in enumerate(insts)}
+    for i, (addr, inst) in enumerate(insts):
+        target = re.search(r"BRA\s+(0x[0-9a-f]+)", inst)
+        if target and int(target.group(1), 16) < addr and int(target.group(1), 16) in index:
+            first = index[int(target.group(1), 16)]
+            ops = collections.Counter(re.match(r"(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", b).group(1)
+                                      for _, b in insts[first:i + 1])
+            yield first, i, ops
+
+
 # What tells the variants of one kernel apart in the report: constexpr parameters (a tensor argument of the same
 # name is not).
 _SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC", "N", "V",
@@ -171,9 +194,13 @@ def compile_all(report=print) -> list[dict]:
         name = kernel.fn.__name__ + "(" + ", ".join(f"{k}={v}" for k, v in {**shown, **options}.items()) + ")"
         compiled = triton.compile(src, target=SM90, options=options)
         ptx = compiled.asm["ptx"]
-        result = dict(kernel=name, **resources(compiled), ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", ptx))))
+        loop_ops = [ops for _, _, ops in loops(sass(compiled))]
+        local_in_loops = sum(ops["LDL"] + ops["STL"] for ops in loop_ops)
+        result = dict(kernel=name, **resources(compiled), ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", ptx))),
+                      loops=len(loop_ops), local_in_loops=local_in_loops)
         results.append(result)
-        report(f"regs {result['regs']:3d}  stack {result['stack']:4d} B  shared {result['shared']:6d} B"
+        report(f"regs {result['regs']:3d}  stack {result['stack']:4d} B ({local_in_loops} LDL/STL in loops)"
+               f"  shared {result['shared']:6d} B"
                f"{'  wgmma SERIALISED' if result['wgmma_serialized'] else ''}  {name}")
     return results
 

@@ -116,6 +116,8 @@ def causal_conv1d_bwd_kernel(
         b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
                           K, V + K - 1, HAS_SEQ, SILU, FAST)
         b_xs = drop_rows(b_xs, V + 2 * K - 2, K - 1)
+        b_xn = load_rows(p_xc, m_c, t_s + V + K - 1, L, s_xl, V)  # the windows' next rows: two tiles in flight
+        b_gn = load_rows(p_gc, m_c, t_s + V + K - 1, L, s_gl, V)
     else:  # column tiles of this tile: b_xs of x~, b_ds of delta; the next tile's are computed one step ahead
         b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
         b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
@@ -124,13 +126,15 @@ def causal_conv1d_bwd_kernel(
     for i_tile in tl.range(0, tiles_per_prog, loop_unroll_factor=UNROLL):  # ConvTile.unroll
         t0 = t_s + i_tile * (N * V)
         if ROWS:
-            b_xn = load_rows(p_xc, m_c, t0 + V + K - 1, L, s_xl, V)  # the windows' next rows, in flight meanwhile
-            b_gn = load_rows(p_gc, m_c, t0 + V + K - 1, L, s_gl, V)
+            b_xn2 = load_rows(p_xc, m_c, t0 + 2 * V + K - 1, L, s_xl, V)  # the rows after next, in flight meanwhile
+            b_gn2 = load_rows(p_gc, m_c, t0 + 2 * V + K - 1, L, s_gl, V)
             b_dxs, b_acc = bwd_rows(b_xs, b_ds, b_ws, p_seq, b_acc, t0, L, s_sl, K, V, HAS_SEQ)
             store_rows(p_dxc, b_dxs, m_c, t0, L, s_dxl, V)
             b_xs = slide_rows(b_xs, b_xn, V + K - 1, V)
             b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq, b_bias, t0 + V + K - 1, L, s_sl, K, V,
                                                HAS_SEQ, SILU, FAST), V + K - 1, V)
+            b_xn = b_xn2
+            b_gn = b_gn2
         else:
             b_xn = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
             b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), b_ws, p_seq, b_bias,

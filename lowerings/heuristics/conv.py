@@ -87,11 +87,16 @@ _TILES = {
     ("fwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4, waves=128),
     ("fwd", "blc"): ConvTile(block_c=256, block_t=4, num_warps=2, waves=64),
     ("fwd", "blc_t"): ConvTile(block_c=256, block_t=32, num_warps=4, waves=512),  # one tile a program
+    # Thirteenth session: loading the column tiles two ahead as well (raw tiles carried through the loop, 68
+    # registers) lost: 142.0 / 114.9 / 50.4 / 126.2 -> 147.3 / 116.0 / 55.6 / 130.7 us (one call, two runs each).
     ("bwd", "bcl"): ConvTile(block_c=4, block_t=256, num_warps=4),
     # Twelfth session (H200, backward templates alone, one call, medians of 7 rounds, B8 C5120 L2048 / B4 C2048 L8192
     # / B16 C1536 L1024 / B8 C5120 L2048 K2, GPU us): unroll 1 -> 2: 168.1 / 149.0 / 59.4 / 158.3 -> 151.5 / 138.0 /
     # 53.2 / 134.5.  The same unrolling lost on the column tiles (139.6 / 114.5 / 49.8 / 127.0 -> 146.0 / 117.8 / 49.0
     # / 132.3): kept at 1.  On "blc_t" it was mixed at waves 32 and wins with more programs (below).
+    # Thirteenth session: the row tiles' next rows are loaded two tiles ahead (conv_math Note [row prefetch]; one
+    # call, medians of 5 rounds, old -> new): 152.1 / 136.5-139.0 / 53.1 / 134.1-142.2 -> 136.5 / 119.2 / 46.2 / 128.6
+    # at waves 8 (12 / 32: 166.3 / 146.0, 133.4 / 124.1, 52.7 / 54.6, 136.5 / 147.7).
     ("bwd", "blc"): ConvTile(block_c=128, block_t=4, num_warps=2, waves=8, unroll=2),
     # channel-last x, dy laid out (B, C, L) (DY_T: the gradient of a y that left the graph in eager's layout): one
     # channel a thread, so that dy's [BC, 8] block loads (16 bytes a channel) and x's rows share a layout -- with
@@ -104,7 +109,10 @@ _TILES = {
     # 32 / 64: 207.2 / 186.3 / 182.6, 176.0 / 156.3 / 164.1, 67.8 / 63.2 / 66.2, 228.4 / 193.0 / 179.1; unroll 2 at
     # 16 / 32 / 64 / 128: 206.8 / 189.1 / 179.1 / 177.9, 169.5 / 164.6 / 149.8 / 146.0, 63.3 / 60.0 / 63.7 / 72.8,
     # 208.4 / 188.1 / 175.0 / 171.8 -- unroll 2 at waves 64: 5% less in all (B16 C1536 L1024 +0.5 us).
-    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=64, unroll=2),
+    # Thirteenth session, two tiles in flight (same call as "blc"): waves 64 175.1-180.4 / 148.9-156.7 / 63.7 / 174.0
+    # -> 173.5 / 149.2 / 65.5 / 164.9; waves 8 / 12 / 32 with it: 171.0 / 197.2 / 177.5, 142.1 / 166.2 / 148.8, 57.2 /
+    # 66.8 / 60.8, 169.0 / 189.1 / 171.2 -- waves 8 (every program resident at once, ~95 registers a thread).
+    ("bwd", "blc_t"): ConvTile(block_c=64, block_t=8, num_warps=2, waves=8, unroll=2),
 }
 
 

@@ -231,3 +231,38 @@ def apply_early_joint_patterns(graph) -> int:
 
 
 __all__ += ["apply_early_joint_patterns"]
+
+
+# --- traced patterns on disk (patterns/pattern_cache.py, Note [pattern cache]) ------------------------------------
+def pattern_source(pattern) -> str:
+    """Python that rebuilds ``pattern`` (a traced search pattern) into the name ``output``: Inductor's own serialiser
+    of its attention patterns (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/), called
+    past its ``functools.cache`` so that it keeps no reference to the pattern."""
+    from torch._inductor.pattern_matcher import PatternPrettyPrinter
+
+    run = PatternPrettyPrinter.run
+    return getattr(run, "__wrapped__", run)(pattern)
+
+
+def pattern_namespace() -> dict:
+    """The names ``pattern_source``'s Python refers to (the pattern classes, ``aten``, ``prims``, ``operator``)."""
+    import operator
+
+    import torch._inductor.pattern_matcher as _pm
+
+    return {**vars(_pm), "torch": torch, "operator": operator, "aten": torch.ops.aten, "prims": torch.ops.prims}
+
+
+def inductor_cache_dir() -> str:
+    """Inductor's cache directory (``TORCHINDUCTOR_CACHE_DIR``, else a per-user folder under the temp dir)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    return cache_dir()
+
+
+def inductor_caches_disabled() -> bool:
+    """Inductor's ``force_disable_caches`` (``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1``)."""
+    return bool(inductor_config.force_disable_caches)
+
+
+__all__ += ["pattern_source", "pattern_namespace", "inductor_cache_dir", "inductor_caches_disabled"]

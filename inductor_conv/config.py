@@ -31,3 +31,9 @@ attention_cudnn: bool = True
 # strides fail there, and in training AOTAutograd copies the gradient into eager's layout first (0.84 ms against
 # 0.31 for forward+backward at B8 C5120 L2048 on the H200).
 conv_eager_output_layout: bool = True
+
+# Traced search patterns are kept on disk and rebuilt by later processes instead of traced again (a few seconds a
+# capability, once per process otherwise): Note [pattern cache] in patterns/pattern_cache.py.  The directory defaults
+# to inductor_conv_patterns/ in Inductor's cache directory; Inductor's force_disable_caches turns this off too.
+pattern_cache: bool = True
+pattern_cache_dir: str | None = None

@@ -34,6 +34,7 @@ from inductor_conv.patterns.attention_forms import (
     attention_search,
 )
 from inductor_conv.patterns.attention_relax import relax
+from inductor_conv.patterns.pattern_cache import PatternCache
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -147,13 +148,15 @@ def register(pass_dict) -> None:
     Traced under a fresh fake mode (like Inductor's ``init_once_fakemode``) and outside inference mode
     (``register_replacement`` skips training patterns inside it).
     """
+    cache = PatternCache("attention")  # Note [pattern cache]: traced once per machine, not per process
     with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for name, form, training, bias_shape in variants():
+        for i, (name, form, training, bias_shape) in enumerate(variants()):
             search, replace = _signature_fn(attention_search, form), _signature_fn(attention_replacement, form)
             trace_fn = joint_fwd_bwd if training else fwd_only
             example_inputs = _example_inputs(form, training, bias_shape)
             sentinels = {k: v for k, v in SENTINELS.items() if k in argnames(form)}
-            pattern = relax(gen_pattern(search, example_inputs, trace_fn, sentinels))
+            traced = cache.pattern(f"{i}:{name}", lambda: gen_pattern(search, example_inputs, trace_fn, sentinels))
+            pattern = relax(traced)
             registered = register_replacement(
                 search,
                 replace,
@@ -167,6 +170,7 @@ def register(pass_dict) -> None:
             )
             if registered:
                 REGISTERED[id(pattern)] = name
+    cache.save()
 
 
 # id(registered search pattern) -> variant name, for debugging and tests.

@@ -50,6 +50,7 @@ from inductor_conv._compat import (
 )
 from inductor_conv._counters import bump
 from inductor_conv.patterns import checks
+from inductor_conv.patterns.pattern_cache import PatternCache
 
 aten = torch.ops.aten
 
@@ -357,9 +358,11 @@ def register(pass_dict) -> None:
     because the first compile happened under ``torch.inference_mode()``).
     """
     inductor_counts = dynamo_counters["inductor"].copy()  # tracing runs Inductor's early patterns: not the user's
+    cache = PatternCache("causal_conv1d")  # Note [pattern cache]: traced once per machine, not per process
     with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for search, replace, example_inputs, trace_fn in _variants():
-            pattern = _generalise(gen_pattern(search, example_inputs, trace_fn))
+        for i, (search, replace, example_inputs, trace_fn) in enumerate(_variants()):
+            traced = cache.pattern(f"{i}:{search.__name__}", lambda: gen_pattern(search, example_inputs, trace_fn))
+            pattern = _generalise(traced)
             register_replacement(
                 search,
                 replace,
@@ -370,6 +373,7 @@ def register(pass_dict) -> None:
                 search_fn_pattern=pattern,
                 skip_duplicates=True,
             )
+    cache.save()
     dynamo_counters["inductor"] = inductor_counts
 
 

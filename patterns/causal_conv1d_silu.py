@@ -66,6 +66,13 @@ def _silu_mul_sigmoid(z):
     return z * torch.sigmoid(z)  # SiLU written out (its backward graph differs from F.silu's)
 
 
+def _silu_inplace(z):
+    # nn.SiLU(inplace=True) on a view of the conv output (Mamba's act(conv(x)[..., :L]) with an in-place act):
+    # traced for training graphs only, whose backward differs (a clone of z for SiLU', a copy of the gradient, a
+    # second scatter); in inference graphs slices_of_slice_scatter turns it into the F.silu form.
+    return F.silu(z, inplace=True)
+
+
 def _identity(z):
     return z
 
@@ -80,8 +87,8 @@ def slices_of_slice_scatter(graph: torch.fx.Graph) -> int:
     """Replace ``slice(slice_scatter(base, src, d, s, e), d, s, e)`` (step 1) by ``src``: the slice reads back exactly
     what the scatter wrote.  An in-place activation on a view, ``nn.SiLU(inplace=True)(z[..., :L])``, is that after
     functionalisation (the result is the view of the updated z); without the scatter the conv's only use is the
-    slice again, and the inference patterns match (the training graph differs more and is left alone).  Returns the
-    number of slices replaced."""
+    slice again, and the inference patterns match (the training graph differs more: its "silu_inplace" patterns are
+    traced through this normalisation too, _normalized).  Returns the number of slices replaced."""
     replaced = 0
     for node in list(graph.find_nodes(op="call_function", target=aten.slice.Tensor)):
         scatter = node.args[0]
@@ -124,6 +131,7 @@ def sigmoid_second(graph: torch.fx.Graph) -> int:
 ACTIVATIONS: dict[str, tuple[Callable, str]] = {
     "silu": (_silu, "silu"),
     "silu_mul_sigmoid": (_silu_mul_sigmoid, "silu"),
+    "silu_inplace": (_silu_inplace, "silu"),
     "none": (_identity, "none"),
 }
 
@@ -175,7 +183,9 @@ class Candidate:
 
 CANDIDATES = (
     Candidate(_pattern_left_pad, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid", "none")),
-    Candidate(_pattern_conv_pad_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid", "none")),
+    Candidate(
+        _pattern_conv_pad_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid", "silu_inplace", "none")
+    ),
     # With no activation this is the form above.
     Candidate(_pattern_conv_pad_act_slice, _replacement_causal_conv1d, ("silu", "silu_mul_sigmoid")),
     Candidate(
@@ -210,6 +220,7 @@ def _extra_check(match: Match) -> bool:
         and checks.output_mask_matches_outputs(match)
         and checks.bias_grad_sums_batch_and_time(match)
         and checks.scalars_are_one(match)
+        and checks.copies_are_exact(match)
         and checks.no_outside_users(match)
     )
 
@@ -296,12 +307,29 @@ def _variants():
                         continue  # without a bias the CPU and GPU traces are the same graph
                     if dtype != torch.float32 and act_name == "none":
                         continue  # no activation: nothing is upcast
+                    if act_name == "silu_inplace":
+                        if trace_fn is fwd_only:
+                            continue  # normalize() gives inference graphs the F.silu form
+                        trace_fn = _normalized(trace_fn)  # the forms the pass brings the user's graph to
                     search, replace = _specialise(candidate, act_name, has_bias)
                     training = trace_fn is not fwd_only
                     # e.g. _pattern_conv_pad_slice_silu_nobias_training (shown by pattern-matcher debug logs)
                     search.__name__ = f"{candidate.search.__name__}_{act_name}{'' if has_bias else '_nobias'}_{kind}"
                     inputs = _example_inputs(has_bias, training, x_grad, dtype, w_grad="frozen" not in kind)
                     yield search, replace, inputs, trace_fn
+
+
+def _normalized(trace_fn):
+    """trace_fn whose graph is brought to normalize()'s form, as the pass brings the user's graph before matching
+    (the in-place activation's forward reads its result back through a slice of a slice_scatter)."""
+
+    def trace(fn, args, **kwargs):
+        gm = trace_fn(fn, args, **kwargs)
+        normalize(gm.graph)
+        gm.recompile()
+        return gm
+
+    return trace
 
 
 def _generalise(pattern):

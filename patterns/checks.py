@@ -235,17 +235,30 @@ def bias_grad_sums_batch_and_time(match: Match) -> bool:
 
 
 def _scatter_undoes_slice(scatter: torch.fx.Node, slice_node: torch.fx.Node) -> bool:
-    """``slice_scatter(zeros_like(src), g, dim, start, end)`` for the forward ``slice(src, dim, start, end)``."""
+    """``slice_scatter(zeros_like(src), g, dim, start, end)`` for the forward ``slice(src, dim, start, end)``, or such
+    a scatter scattered over again at the same place (an in-place activation on the slice: its backward writes the
+    activation's gradient over all that the slice's backward wrote)."""
+    fwd = list(slice_node.args[1:]) + [None] * (4 - len(slice_node.args[1:]))
+    bwd = list(scatter.args[2:]) + [None] * (4 - len(scatter.args[2:]))
+    if not all(a == b or known_equal(a, b) for a, b in zip(fwd, bwd)):
+        return False
     base = scatter.args[0]
+    if isinstance(base, torch.fx.Node) and base.target == aten.slice_scatter.default:
+        return _scatter_undoes_slice(base, slice_node)
     if not isinstance(base, torch.fx.Node) or base.target != aten.full.default or base.args[1] != 0:
         return False
     src, zeros = value(slice_node.args[0]), value(base)
-    if zeros.dtype != src.dtype or not known_equal(list(zeros.shape), list(src.shape)):
-        return False
-    fwd = list(slice_node.args[1:]) + [None] * (4 - len(slice_node.args[1:]))
-    bwd = list(scatter.args[2:]) + [None] * (4 - len(scatter.args[2:]))
-    return all(a == b or known_equal(a, b) for a, b in zip(fwd, bwd))
+    return zeros.dtype == src.dtype and known_equal(list(zeros.shape), list(src.shape))
 
+
+def copies_are_exact(match: Match) -> bool:
+    """A matched ``copy(dst, src)`` (an in-place activation's backward writes its gradient into the incoming one's
+    buffer) has src's shape and dtype: it is src itself, no broadcast or cast."""
+    for node in nodes_of(match, aten.copy.default):
+        dst, src = value(node.args[0]), value(node.args[1])
+        if dst.dtype != src.dtype or not known_equal(list(dst.shape), list(src.shape)):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -2,15 +2,15 @@
 
 Note [pattern cache]
 Tracing a capability's search patterns (``gen_pattern``: make_fx of each variant's search function, and of its
-joint forward+backward for the training variants) takes 6-9 s a capability on a CPU, paid by every process on its
+joint forward+backward for the training variants) takes 7-13 s a capability on a CPU, paid by every process on its
 first graph with one of the capability's anchor ops.  Inductor avoids the same cost for its own attention patterns
 by shipping them serialised as Python (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/).
 Ours are serialised the same way the first time a process traces them, into a JSON file under Inductor's cache
 directory, and rebuilt from it (~0.1 s) by later processes.
 
-* The key is torch's version and the hash of our sources (those of the pass's ``uuid``, which include every file
-  that can change a trace): another torch or an edited search function misses and traces afresh.  A variant is named by its position and
-  name in the capability's list, so a file holds exactly one key's variants.
+* The key is torch's version and the hash of our sources (those of the pass's ``uuid``, which include every
+  file that can change a trace): another torch or an edited search function misses and traces afresh.  A variant
+  is named by its position and name in the capability's list, so a file holds exactly one key's variants.
 * What is stored is ``gen_pattern``'s output, before our own widening (``_generalise`` / ``relax`` mutate the
   pattern in place); the caller widens the loaded pattern exactly as a fresh one.
 * A file that does not parse or a variant whose Python fails is traced again and the file rewritten (written to a

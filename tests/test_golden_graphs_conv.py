@@ -17,9 +17,9 @@ def recognised(name: str, train: bool) -> str:
     return "".join(forms.check_recognised(name, train=train, dynamic=False))
 
 
-def inference_form(name: str) -> str:
-    model, x = forms.make_case(dict(spelling=forms.INFERENCE_FORMS[name][0], **forms.PAD), "BCL")
-    counts, graphs, _ = forms.run_and_compare(model, x, train=False, dynamic=False)
+def silu_form(name: str, train: bool = False) -> str:
+    model, x = forms.make_case(dict(spelling=forms.SILU_FORMS[name][0], **forms.PAD), "BCL")
+    counts, graphs, _ = forms.run_and_compare(model, x, train=train, dynamic=False)
     assert counts["causal_conv1d"] == 1
     return "".join(graphs)
 
@@ -248,12 +248,28 @@ class Graph:
 """)
 
     def test_mamba1_inplace_silu_inference(self):
-        self.assertExpectedInline(inference_form("mamba1_inplace_silu"), """\
+        self.assertExpectedInline(silu_form("mamba1_inplace_silu"), """\
 class Graph:
     def forward(self, arg0_1: "f32[4, 1, 3]", arg1_1: "f32[4]", arg2_1: "f32[2, 4, 10]"):
         squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg0_1, 1);  arg0_1 = None
         causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(arg2_1, squeeze_dim, arg1_1, None, None, 'silu');  arg2_1 = squeeze_dim = arg1_1 = None
         return (causal_conv1d_fwd_default,)
+""")
+
+    def test_mamba1_inplace_silu_training(self):
+        self.assertExpectedInline(silu_form("mamba1_inplace_silu", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[4, 1, 3]"; primals_2: "f32[4]"; primals_3: "f32[2, 4, 10]"; tangents_1: "f32[2, 4, 10]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(primals_1, 1);  primals_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(primals_3, squeeze_dim, primals_2, None, None, 'silu')
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(primals_3, squeeze_dim, primals_2, None, None, tangents_1, 'silu', True);  primals_3 = squeeze_dim = primals_2 = tangents_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0]
+        getitem_4: "f32[4, 3]" = causal_conv1d_bwd_default[1]
+        getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
+        unsqueeze_default: "f32[4, 1, 3]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
+        return pytree.tree_unflatten([causal_conv1d_fwd_default, unsqueeze_default, getitem_5, getitem_3], self._out_spec)
 """)
 
     def test_linear_transposed_inference(self):

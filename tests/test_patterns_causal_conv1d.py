@@ -293,22 +293,23 @@ def _silu_div_exp(m, x):  # SiLU written as a quotient
 
 
 # name: (spelling, rewrites in inference, rewrites in training)
-INFERENCE_FORMS = {
-    "mamba1_inplace_silu": (_mamba1_inplace_silu, 1, 0),
+SILU_FORMS = {
+    "mamba1_inplace_silu": (_mamba1_inplace_silu, 1, 1),
     "left_pad_inplace_silu": (_left_pad_inplace_silu, 1, 1),
     "silu_div_exp": (_silu_div_exp, 1, None),
 }
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
-@pytest.mark.parametrize("name", list(INFERENCE_FORMS))
+@pytest.mark.parametrize("name", list(SILU_FORMS))
 def test_inplace_and_quotient_silu(name, dynamic):
     """An in-place SiLU decomposes to z / (1 + exp(-z)) (the form the inference patterns traced from F.silu have), and
     on a view of the conv output (act_(z[..., :L])) the result is a slice of a slice_scatter into z, normalised away
     by causal_conv1d_silu.slices_of_slice_scatter. Fused in inference; in training the in-place SiLU on a view has
-    another backward (clones, a copy of the gradient) and the graph is left alone with eager's results (None: the
-    count is not pinned, the results are checked)."""
-    spelling, inference, training = INFERENCE_FORMS[name]
+    another backward (a clone of z for SiLU', a copy of the gradient, a second scatter at the slice's place), traced
+    as its own activation spelling ("silu_inplace") and fused too (None: the count is not pinned, the results are
+    checked)."""
+    spelling, inference, training = SILU_FORMS[name]
     model, x = make_case(dict(spelling=spelling, **PAD), "BCL")
     counts, graphs, _ = run_and_compare(model, x, train=False, dynamic=dynamic)
     assert counts["causal_conv1d"] == inference and fused_activations(graphs) == ["silu"] * inference, graphs
@@ -705,6 +706,30 @@ def test_backward_mirrors_forward():
     assert checks.backward_mirrors_forward(match, conv)
     match, conv = _conv_backward([True, True, False], padding_bwd=1)
     assert not checks.backward_mirrors_forward(match, conv)
+
+
+@pytest.mark.parametrize("inner,outer,ok", [((0, L), (0, L), True), ((0, L), (1, L + 1), False),
+                                            ((1, L + 1), (0, L), False)])
+def test_backward_mirrors_forward_scattered_twice(inner, outer, ok):
+    """An in-place activation on the slice scatters its gradient over the slice's backward at the same place;
+    another place, for either scatter, does not undo the slice."""
+
+    def f(z, g, h):
+        zeros = aten.full([B, C, L + 2], 0, dtype=torch.float32)  # the slice's backward, as in joint graphs
+        return z[..., 0:L], torch.slice_scatter(torch.slice_scatter(zeros, g, 2, *inner), h, 2, *outer)
+
+    gm, _ = _trace(f, torch.randn(B, C, L + 2), torch.randn(B, C, L), torch.randn(B, C, L))
+    conv = type("Conv", (), {"args": (None,)})()  # no pad, no convolution_backward: only the scatters are read
+    assert checks.backward_mirrors_forward(_Match(gm, {}), conv) == ok
+
+
+@pytest.mark.parametrize("dst,ok", [((B, C, L), True), ((B, C, 1), False), ("double", False)])
+def test_copies_are_exact(dst, ok):
+    """copy(dst, src) is src only without a broadcast of src or a cast to dst's dtype."""
+    src = torch.randn(B, C, L)
+    target = torch.randn(B, C, L).double() if dst == "double" else torch.randn(*dst)
+    gm, _ = _trace(lambda d, s: aten.copy(d, s) if d.shape == s.shape else aten.copy(s, d), target, src)
+    assert checks.copies_are_exact(_Match(gm, {})) == ok
 
 
 def test_permutes_swap_channels_and_time():

@@ -14,7 +14,8 @@ directory, and rebuilt from it (~0.1 s) by later processes.
 * What is stored is ``gen_pattern``'s output, before our own widening (``_generalise`` / ``relax`` mutate the
   pattern in place); the caller widens the loaded pattern exactly as a fresh one.
 * A file that does not parse or a variant whose Python fails is traced again and the file rewritten (written to a
-  temporary name and renamed: a concurrent reader sees the old file or the new one).
+  temporary name and renamed: a concurrent reader sees the old file or the new one).  Writing a file removes the
+  capability's files of other sources for the same torch; other torch versions' files stay.
 * The file is Python run with ``exec``, from the per-user directory where Inductor keeps the Python it imports
   for its own compiled graphs: the same trust.
 * ``config.pattern_cache = False``, or Inductor's ``force_disable_caches`` (``TORCHINDUCTOR_FORCE_DISABLE_CACHES``),
@@ -109,5 +110,14 @@ class PatternCache:
                 json.dump({"key": _source_key(), "patterns": self.sources}, f)
             os.replace(tmp, self.path)
             self.changed = False
+            self._prune()
         except OSError:  # a read-only or full disk: the next process traces again
             pass
+
+    def _prune(self) -> None:
+        """Remove this capability's files of earlier sources for the same torch (another torch's files stay: two
+        environments may share the directory)."""
+        same_torch = self.path.name.rsplit("-", 1)[0]  # <capability>-<FORMAT>-<torch version>
+        for old in self.path.parent.glob(f"{same_torch}-*.json"):
+            if old != self.path:
+                old.unlink(missing_ok=True)

@@ -91,6 +91,29 @@ def test_a_pattern_the_serialiser_cannot_write_is_still_used(cache_at, monkeypat
     assert not list(cache_at.iterdir())
 
 
+def test_a_new_source_replaces_the_old_file_of_the_same_torch(cache_at, monkeypatch):
+    """Files of earlier sources for this torch are removed when a new one is written; another torch's file stays."""
+    key = pattern_cache._source_key()
+    stale = cache_at / f"unit-{key.rsplit('-', 1)[0]}-0123456789abcdef01234567.json"
+    other_torch = cache_at / "unit-1-0.0.0-0123456789abcdef01234567.json"
+    for path in (stale, other_torch):
+        path.write_text(json.dumps({"key": path.stem[len("unit-"):], "patterns": {}}))
+    cache = PatternCache("unit")
+    cache.pattern("0:mul_add", _small_pattern)
+    cache.save()
+    assert sorted(p.name for p in cache_at.iterdir()) == sorted([cache.path.name, other_torch.name])
+
+
+def test_an_unwritable_directory_is_not_an_error(cache_at, monkeypatch):
+    blocker = cache_at / "a_file"
+    blocker.write_text("")
+    monkeypatch.setattr(config, "pattern_cache_dir", str(blocker / "patterns"))  # mkdir fails: a file is in the way
+    cache = PatternCache("unit")
+    assert cache.pattern("0:mul_add", _small_pattern).pattern_eq(_small_pattern())
+    cache.save()
+    assert cache.changed  # nothing written; the next process traces again
+
+
 @pytest.mark.parametrize("switch", ["config", "inductor"])
 def test_switched_off_traces_and_writes_nothing(cache_at, monkeypatch, switch):
     if switch == "config":

@@ -475,6 +475,10 @@ def _functional_mamba1(x, w, b):
     return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C)[..., : x.shape[-1]])
 
 
+def _functional_mamba1_inplace(x, w, b):
+    return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C)[..., : x.shape[-1]], inplace=True)
+
+
 def _functional_mamba2(x, w, b):
     return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C).transpose(1, 2)[:, : x.shape[-1]])
 
@@ -490,11 +494,12 @@ _HALF_TOL = {torch.float32: TOL, torch.bfloat16: dict(atol=3e-2, rtol=3e-2), tor
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("fn", [_functional_mamba1, _functional_mamba2, _functional_left_pad])
+@pytest.mark.parametrize("fn", [_functional_mamba1, _functional_mamba1_inplace, _functional_mamba2,
+                                _functional_left_pad])
 def test_cuda_style_training_graph(fn, dtype, monkeypatch):
     """On CUDA, Inductor takes dβ out of convolution_backward (a sum over batch and time). Such a joint graph is
-    built here on CPU (joint_fwd_bwd_gpu) and our pattern pass is run on it directly: one rewrite, no convolution
-    left, and the rewritten graph computes the same outputs and gradients."""
+    built here on CPU (joint_fwd_bwd_gpu), normalised as the pass does, and our patterns are applied to it directly:
+    one rewrite, no convolution left, and the rewritten graph computes the same outputs and gradients."""
     monkeypatch.setattr(inductor_conv.config, "device_types", ("cpu",))
     torch.manual_seed(0)
     args = [torch.randn(shape, dtype=dtype, requires_grad=True) for shape in ((B, C, L), (C, 1, 3), (C,))]
@@ -508,6 +513,7 @@ def test_cuda_style_training_graph(fn, dtype, monkeypatch):
     expected = run()
     causal_conv1d_silu.register(graph_pass.PATTERNS)
     inductor_conv.reset_counters()
+    causal_conv1d_silu.normalize(gm.graph)
     graph_pass.PATTERNS.apply(gm.graph)
     assert inductor_conv.counters()["causal_conv1d"] == 1
     assert not any(n.target in _CONVS for n in gm.graph.nodes)

@@ -94,21 +94,13 @@ def slices_of_slice_scatter(graph: torch.fx.Graph) -> int:
         scatter = node.args[0]
         if not (isinstance(scatter, torch.fx.Node) and scatter.target == aten.slice_scatter.default):
             continue
-        dim_start_end_step = _slice_range(node.args[1:], node.kwargs)
-        if dim_start_end_step[3] == 1 and dim_start_end_step == _slice_range(scatter.args[2:], scatter.kwargs):
+        dim_start_end_step = checks.slice_range(node)
+        if dim_start_end_step[3] == 1 and dim_start_end_step == checks.slice_range(scatter):
             node.replace_all_uses_with(scatter.args[1])
             replaced += 1
     if replaced:
         graph.eliminate_dead_code()
     return replaced
-
-
-def _slice_range(args, kwargs) -> tuple:
-    """(dim, start, end, step) of aten.slice's / slice_scatter's arguments after the tensor(s), defaults filled."""
-    names = ("dim", "start", "end", "step")
-    defaults = dict(dim=0, start=None, end=None, step=1)
-    values = {**defaults, **dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
-    return tuple(values[n] for n in names)
 
 
 def sigmoid_second(graph: torch.fx.Graph) -> int:

@@ -234,13 +234,21 @@ def bias_grad_sums_batch_and_time(match: Match) -> bool:
     return True
 
 
+def slice_range(node: torch.fx.Node) -> tuple:
+    """(dim, start, end, step) of an aten.slice or aten.slice_scatter node (the arguments after its tensors,
+    positional or keyword), defaults filled."""
+    names = ("dim", "start", "end", "step")
+    values = dict(dim=0, start=None, end=None, step=1)
+    values.update(zip(names, node.args[2 if node.target == aten.slice_scatter.default else 1:]))
+    values.update({k: v for k, v in node.kwargs.items() if k in names})
+    return tuple(values[n] for n in names)
+
+
 def _scatter_undoes_slice(scatter: torch.fx.Node, slice_node: torch.fx.Node) -> bool:
     """``slice_scatter(zeros_like(src), g, dim, start, end)`` for the forward ``slice(src, dim, start, end)``, or such
     a scatter scattered over again at the same place (an in-place activation on the slice: its backward writes the
     activation's gradient over all that the slice's backward wrote)."""
-    fwd = list(slice_node.args[1:]) + [None] * (4 - len(slice_node.args[1:]))
-    bwd = list(scatter.args[2:]) + [None] * (4 - len(scatter.args[2:]))
-    if not all(a == b or known_equal(a, b) for a, b in zip(fwd, bwd)):
+    if not all(a == b or known_equal(a, b) for a, b in zip(slice_range(slice_node), slice_range(scatter))):
         return False
     base = scatter.args[0]
     if isinstance(base, torch.fx.Node) and base.target == aten.slice_scatter.default:

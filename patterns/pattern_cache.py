@@ -70,6 +70,7 @@ class PatternCache:
         self.sources: dict[str, str] = self._read() if self.enabled else {}
         self.traced = 0  # variants traced by this object (tests read it)
         self.changed = False
+        self._namespace: dict | None = None  # the names a stored pattern's Python refers to, built on first use
 
     def _read(self) -> dict[str, str]:
         try:
@@ -84,7 +85,9 @@ class PatternCache:
     def pattern(self, name: str, trace):
         source = self.sources.get(name)
         if source is not None:
-            namespace = pattern_namespace()
+            if self._namespace is None:
+                self._namespace = pattern_namespace()
+            namespace = dict(self._namespace)  # exec adds the pattern's own names
             try:
                 exec(source, namespace)  # noqa: S102 (Note [pattern cache]: Inductor's code-cache trust)
                 return namespace["output"]

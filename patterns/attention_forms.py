@@ -54,6 +54,12 @@ def _search_additive(s, mask, fill, padding):
     return s + mask
 
 
+def _search_additive_pair(s, mask, fill, padding):
+    """HF T5 in transformers 5 (``eager_attention_forward``): the position bias, then the attention mask, each
+    added to the scores (``mask`` is the first term, ``padding`` the second)."""
+    return s + mask + padding
+
+
 def _search_masked_fill(s, mask, fill, padding):
     """nanoGPT ``masked_fill(bias[:, :, :T, :T] == 0, -inf)`` (``mask`` is the ``== 0`` node, outside the pattern);
     HF ``masked_fill(mask, finfo(dtype).min)``."""
@@ -104,6 +110,14 @@ def _op_mask_additive(query, mask, fill, padding):
     return query, (mask if mask.is_floating_point() else mask.to(query.dtype))
 
 
+def _op_mask_additive_pair(query, mask, fill, padding):
+    """``(scores + mask) + padding``: one additive mask, their sum (each term as ``_op_mask_additive`` reads it). The
+    sum rounds once where eager rounds the scores twice; a term's gradient is the sum's, reduced to its shape."""
+    _, mask = _op_mask_additive(query, mask, fill, padding)
+    _, padding = _op_mask_additive(query, padding, fill, padding)
+    return query, mask + padding
+
+
 def _op_mask_masked_fill(query, mask, fill, padding):
     return _unhide_empty_rows(query, ~mask, fill)  # masked_fill hides True entries
 
@@ -129,6 +143,8 @@ MASKS = {
     "none": MaskPiece(_search_none, _op_mask_none, ()),
     "additive": MaskPiece(_search_additive, _op_mask_additive, ("mask",)),
     "bias": MaskPiece(_search_additive, _op_mask_additive, ("mask",), learned=True),
+    "additive_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding")),
+    "bias_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
     "where": MaskPiece(_search_where, _op_mask_where, ("mask", "fill")),
     "where_scalar": MaskPiece(_search_where_scalar, _op_mask_where, ("mask", "fill")),
@@ -223,6 +239,8 @@ FORMS = (
     Form("bert_no_mask"),
     Form("bert_additive_mask", mask="additive"),
     Form("t5_learned_bias", mask="bias"),
+    Form("t5_bias_then_mask", mask="bias_pair"),
+    Form("two_additive_masks", mask="additive_pair"),
     Form("nanogpt_masked_fill", mask="masked_fill"),
     Form("hf_gpt2_where", mask="where"),
     Form("hf_gpt2_where_padding", mask="where_padding"),

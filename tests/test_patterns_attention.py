@@ -51,6 +51,8 @@ class Attention(nn.Module):
         causal = torch.ones(S_MAX, S_MAX, dtype=torch.bool).tril().view(1, 1, S_MAX, S_MAX)
         self.register_buffer("causal_float", causal.float())  # nanoGPT's ``bias`` buffer
         self.register_buffer("causal_bool", causal)  # HF GPT-2's ``bias`` buffer
+        slopes = torch.tensor([2.0 ** -(h + 1) for h in range(H)]).view(1, H, 1, 1)
+        self.register_buffer("alibi", -slopes * torch.arange(S, dtype=torch.float32))  # (1, H, 1, S), not learned
         self.bias = nn.Parameter(torch.randn(bias_shape)) if bias_shape else None
 
     def forward(self, q, k, v, mask=None):
@@ -134,6 +136,23 @@ def _t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned p
         scores = scores + bias
     w = F.softmax(scores.float(), dim=-1).type_as(scores)
     w = F.dropout(w, p=m.p, training=m.training)
+    return _merge(torch.matmul(w, v))
+
+
+def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
+    q, k, v = _heads(q, k, v)
+    scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
+    scores = scores + m.bias
+    scores = scores + mask
+    w = F.softmax(scores, dim=-1)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return _merge(torch.matmul(w, v))
+
+
+def _alibi_then_mask(m, q, k, v, mask):  # a fixed per-head linear bias (a buffer), then the padding mask
+    q, k, v = _heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.alibi + mask
+    w = F.softmax(w, dim=-1)
     return _merge(torch.matmul(w, v))
 
 
@@ -270,6 +289,9 @@ RECOGNISED = {
     "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
     "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
     "t5_learned_bias_and_mask": (_t5, dict(bias_shape=(1, H, S, S)), _additive(B, 1, 1, S), H),
+    "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
+    "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), _additive(B, 1, S, S), H),
+    "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
     "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
@@ -291,7 +313,8 @@ _INFERENCE_ONLY = ("scale_mul", "scale_div", "scale_div_math_sqrt", "scale_none"
 STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
           if not (train and name in _INFERENCE_ONLY) and not (not train and name in MASK_GRAD)]
 # Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
-DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True), ("bert_additive_mask", False),
+DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True),
+           ("t5_v5_bias_then_padding", True), ("alibi_then_padding", False), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
            ("masked_fill_finfo_min", False),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),

@@ -1,0 +1,125 @@
+"""Hugging Face transformers' own model code, compiled with the plugin and no change to the model.
+
+Tiny configurations (one or two layers, hidden size 32-64, random weights) of the model families whose eager code
+our patterns were written from: each compiled model must have the expected number of rewrites (every attention and
+every short conv of the model, none left behind) and compute eager's outputs and, in training, eager's parameter
+gradients. The models use ``attn_implementation="eager"`` (the hand-written attention a user gets without SDPA or
+flash-attention); the Mamba-style models use their torch fallback (no ``causal_conv1d`` / ``mamba_ssm`` kernels).
+
+transformers is a test dependency on CPU (pinned in .ci/constraints-cpu.txt, so a new release that respells a model
+shows up as a deliberate update); the module is skipped where transformers is not installed.
+"""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+transformers = pytest.importorskip("transformers")
+
+# fp32 compiled (our kernels in the interpreter, Inductor's generated code around them) against fp32 eager.
+TOL = dict(atol=1e-4, rtol=1e-4)
+VOCAB, BATCH, LENGTH = 64, 2, 16
+
+
+def _config(model_type: str, **kwargs):
+    base = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=1, num_attention_heads=4, intermediate_size=128,
+                max_position_embeddings=64)
+    return transformers.AutoConfig.for_model(model_type, **(base | kwargs))
+
+
+def _causal_lm(model_type, **kwargs):
+    return transformers.AutoModelForCausalLM.from_config(_config(model_type, **kwargs), attn_implementation="eager")
+
+
+def _encoder(model_type, **kwargs):
+    return transformers.AutoModel.from_config(_config(model_type, **kwargs), attn_implementation="eager")
+
+
+def _t5():
+    config = transformers.T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=1, num_heads=4,
+                                   dropout_rate=0.0)
+    return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
+
+
+# name -> (builder, expected counters, extra inputs). Counts are the model's attentions and short convs.
+MODELS = {
+    # GQA 4 query heads / 2 KV heads through repeat_kv, causal mask built in the graph
+    "llama": (lambda: _causal_lm("llama", num_key_value_heads=2), dict(attention=1, causal_conv1d=0), {}),
+    # GPT-2's attention with a left-padded batch: rows with no key left get eager's uniform softmax (finfo.min)
+    "gpt2_left_padding": (lambda: _causal_lm("gpt2", n_embd=64, n_layer=1, n_head=4, n_positions=64),
+                          dict(attention=1, causal_conv1d=0), dict(padding="left")),
+    "bert_padding": (lambda: _encoder("bert"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # encoder self-attention, decoder self-attention, cross-attention: each adds a position bias, then a mask
+    "t5": (_t5, dict(attention=3, causal_conv1d=0), dict(padding="right", decoder=True)),
+    "mamba": (lambda: _causal_lm("mamba", hidden_size=32, state_size=4, expand=2, conv_kernel=4),
+              dict(attention=0, causal_conv1d=1), {}),
+    # LFM2: a gated short conv with no activation, and an attention layer
+    "lfm2": (lambda: _causal_lm("lfm2", num_key_value_heads=2, conv_L_cache=3, num_hidden_layers=2,
+                                layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
+}
+TRAINING = ("llama", "t5", "mamba")
+
+
+def _inputs(extra, generator):
+    ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=generator)
+    inputs = dict(input_ids=ids)
+    if "padding" in extra:
+        mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
+        if extra["padding"] == "left":
+            mask[1, :3] = 0  # batch 1's first three query rows see no key at all
+        else:
+            mask[1, -5:] = 0
+        inputs["attention_mask"] = mask
+    if extra.get("decoder"):
+        inputs["decoder_input_ids"] = torch.randint(0, VOCAB, (BATCH, LENGTH // 2), generator=generator)
+    return inputs
+
+
+def _run(model, inputs, *, train, compiled):
+    """(output, parameter gradients or None)."""
+    model.zero_grad(set_to_none=True)
+
+    def forward(**kwargs):
+        return model(**kwargs, use_cache=False)[0] if "decoder_input_ids" not in kwargs else model(**kwargs)[0]
+
+    fn = torch.compile(forward, backend="inductor") if compiled else forward
+    with torch.set_grad_enabled(train):
+        out = fn(**inputs)
+        if not train:
+            return out, None
+        out.float().square().mean().backward()
+    return out, [p.grad for p in model.parameters() if p.grad is not None]
+
+
+@pytest.mark.parametrize("name, train", [(n, False) for n in MODELS] + [(n, True) for n in TRAINING])
+def test_model_is_rewritten_and_matches_eager(name, train):
+    build, expected, extra = MODELS[name]
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = build().float().train(train)
+    if train:  # dropout off: the rewrite replays its own mask, not eager's, so values are compared without it
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        for attn in model.modules():
+            if hasattr(attn, "attention_dropout") and isinstance(attn.attention_dropout, float):
+                attn.attention_dropout = 0.0
+    inputs = _inputs(extra, torch.Generator().manual_seed(1))
+    want, want_grads = _run(model, inputs, train=train, compiled=False)
+
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+        got, got_grads = _run(model, inputs, train=train, compiled=True)
+    assert inductor_conv.counters() == expected
+    torch.testing.assert_close(got, want, **TOL)
+    if train:
+        assert len(got_grads) == len(want_grads)
+        for g, w in zip(got_grads, want_grads):
+            torch.testing.assert_close(g, w, **TOL)

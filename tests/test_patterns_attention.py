@@ -13,6 +13,7 @@ forward saves (q, k, v, mask, O, LSE: no Sq × Sk tensor).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
@@ -343,22 +344,27 @@ def _grads(model, args, out, dy):
     return torch.autograd.grad(out, inputs, dy)
 
 
-def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False):
+def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None):
     """Compile model(*args) with our pass; compare outputs (and gradients of q, k, v, every parameter and, with
-    mask_grad, the float mask) with float64 eager. Returns (counters, recorded graph texts)."""
-    dtype = args[0].dtype
+    mask_grad, the float mask) with float64 eager. ``autocast``: a dtype the compiled model runs under
+    ``torch.autocast`` with (its outputs then have that dtype and are compared at its tolerance; the float64
+    reference runs without). Returns (counters, recorded graph texts)."""
+    dtype = autocast or args[0].dtype
     ref = copy.deepcopy(model).double()
     trained = [a.is_floating_point() and train and i < (4 if mask_grad else 3) for i, a in enumerate(args)]
     args64 = [a.double().requires_grad_(g) if a.is_floating_point() else a for a, g in zip(args, trained)]
     args = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
+    amp = torch.autocast("cpu", dtype=autocast) if autocast else contextlib.nullcontext()
     with torch.set_grad_enabled(train):
-        out, counts, graphs = compile_and_run(model, *args, dynamic=dynamic, device_types=device_types)
+        with amp:
+            out, counts, graphs = compile_and_run(model, *args, dynamic=dynamic, device_types=device_types)
+        assert out.dtype == dtype
         expected = ref(*args64)
         torch.testing.assert_close(out, expected.to(dtype), **TOL[dtype])
         if train:
             dy = torch.randn_like(out)
             for got, want in zip(_grads(model, args, out, dy), _grads(ref, args64, expected, dy.double())):
-                torch.testing.assert_close(got, want.to(got.dtype), **TOL[dtype])
+                torch.testing.assert_close(got.to(dtype), want.to(dtype), **TOL[dtype])
     return counts, graphs
 
 
@@ -402,6 +408,50 @@ BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2",
 def test_recognised_bf16(name, train):
     # bf16 graphs carry the dtype converts of half softmax (plain for GPT-2/BERT, fp32 softmax for Llama).
     check_recognised(name, train=train, dynamic=False, dtype=torch.bfloat16)
+
+
+# torch.autocast casts a matmul's operands after the model transposed them (patterns/attention.py,
+# converts_outside_transposes): fp32 parameters and inputs, bf16 matmuls, an fp32 mask and softmax.
+AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_additive_mask", True),
+            ("hf_gpt2_padding", False), ("nanogpt", True), ("bmm_masked_fill", False), ("alibi_then_padding", True)]
+
+
+@pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
+def test_recognised_under_autocast(name, train):
+    model, args = make_case(name)
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False, autocast=torch.bfloat16)
+    text = "".join(graphs)
+    assert counts["attention"] == 1, text
+    assert ops_in(text) == (["attention_fwd", "attention_bwd"] if train else ["attention_fwd"]), text
+    assert "aten.bmm" not in text, text
+
+
+def test_converts_outside_transposes_moves_only_matmul_casts():
+    """The cast of kᵀ moves before the transpose and the cast of its gradient after the transpose back; a cast that
+    feeds no matmul stays where it is. Values and strides are unchanged."""
+    from inductor_conv.patterns.attention import converts_outside_transposes
+
+    aten, cast = torch.ops.aten, torch.ops.prims.convert_element_type.default
+
+    def f(q, k, w):
+        kt = cast(aten.transpose.int(k, 1, 2), torch.bfloat16)  # autocast's cast of kᵀ
+        s = aten.view.default(aten.bmm.default(cast(q, torch.bfloat16), kt), [2, 5, 6])
+        dk = aten.transpose.int(cast(s, torch.float32), 1, 2)  # the gradient's cast, then the transpose back
+        return dk, aten.sin.default(cast(aten.transpose.int(w, 0, 1), torch.bfloat16))  # not a matmul operand
+
+    def order(gm):
+        return [(n.target, n.args[0].target) for n in gm.graph.nodes if n.op == "call_function"
+                and n.target in (cast, aten.transpose.int) and n.args[0].op == "call_function"]
+
+    q, k, w = torch.randn(2, 5, 4), torch.randn(2, 6, 4), torch.randn(3, 5)
+    gm = make_fx(f)(q, k, w)
+    assert converts_outside_transposes(gm.graph) == 2
+    gm.recompile()
+    assert order(gm) == [(aten.transpose.int, cast), (aten.transpose.int, aten.view.default),
+                         (cast, aten.transpose.int), (cast, aten.transpose.int)], order(gm)
+    for got, want in zip(gm(q, k, w), f(q, k, w)):
+        assert got.stride() == want.stride() and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
 
 
 def op_arg_shapes(text: str) -> list[str]:

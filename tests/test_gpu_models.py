@@ -108,3 +108,39 @@ def test_mamba_conv_and_llama_attention(dtype):
         for name, o, e, r in zip(names, ours, eager, ref):
             scale = r.abs().max().item()
             assert _max_err(o, r) <= 2 * _max_err(e, r) + ulp * scale, (key, name, _max_err(o, r), _max_err(e, r))
+
+
+def _run_autocast(model, inputs):
+    """_run with fp32 parameters and inputs under torch.autocast(bf16), as mixed-precision training runs."""
+    m = model.cuda().float()
+    m.zero_grad(set_to_none=True)
+    xs = [t.cuda() for t in inputs]
+    xs[0] = xs[0].float().requires_grad_(True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        out = m(*xs)
+    out.float().square().mean().backward()
+    return [out.detach().double(), xs[0].grad.detach().double()] + [p.grad.detach().double() for p in m.parameters()]
+
+
+def test_mamba_conv_and_llama_attention_under_autocast():
+    """fp32 parameters trained under CUDA autocast(bf16): both rewrites happen (patterns/attention.py moves
+    autocast's casts of kᵀ; CPU autocast is tested on CI, CUDA autocast runs softmax in fp32, CPU's in bf16),
+    within 2x eager autocast's error against float64 plus a bf16 ulp."""
+    torch.manual_seed(0)
+    B, L, dim = 2, 256, 512
+    conv = MambaShortConv(dim)
+    attn = LlamaAttention(dim, heads=8, kv_heads=2, p=0.0).eval()
+    x = torch.randn(B, L, dim)
+    mask = torch.full((L, L), float("-inf")).triu(1)[None, None]
+    for model, inputs, key in ((conv, (x,), "causal_conv1d"), (attn, (x, mask), "attention")):
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        ref = _run(model.double(), [t.double() for t in inputs], torch.float64)
+        model.load_state_dict(state)
+        eager = _run_autocast(model, inputs)
+        torch._dynamo.reset()
+        inductor_conv.reset_counters()
+        with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)):
+            ours = _run_autocast(torch.compile(model), inputs)
+        assert inductor_conv.counters()[key] == 1, inductor_conv.counters()
+        for i, (o, e, r) in enumerate(zip(ours, eager, ref)):
+            assert _max_err(o, r) <= 2 * _max_err(e, r) + 2**-8 * r.abs().max().item(), (key, i)

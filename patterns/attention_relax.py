@@ -10,7 +10,9 @@ repeat_kv's head order, the mask fill, no user outside the match). ``relax`` the
 * Any node may have extra users (``checks.no_outside_users`` admits only users inside the match).
 * Copies are optional (``_Optional``): a layout ``clone`` (``q @ kᵀ`` reshapes q (B, H, S, D) to (B·H, S, D) and
   copies only when q is a transposed view; q, kᵀ, v and the incoming gradient each decide alone) and a dtype
-  ``convert_element_type`` (half graphs convert around softmax, fp32 graphs do not).
+  ``convert_element_type`` (half graphs convert around softmax, fp32 graphs do not). Each use of a convert decides
+  alone: under autocast a learned bias's gradient sums the fp32 dS before the cast that feeds the matmuls' backward,
+  where the half-precision trace sums the cast dS.
 * Dropout is optional (``_Optional``, binding ``dropout_p = 0`` when absent): ``keep * P * 1/(1-p)`` in the
   forward, ``dO * (keep * 1/(1-p))`` in the backward.
 * The score scale and the query pre-scale are choices (``_MaybeScale``): ``x * c``, ``x / c`` (c a number or a 0-d
@@ -247,6 +249,7 @@ def _uses_tangents(p, seen=None) -> bool:
 def relax(pattern: PatternExpr) -> PatternExpr:
     """Widen a traced search pattern in place (Note [relaxed attention search patterns]); returns it."""
     memo: dict[int, PatternExpr] = {}
+    _per_use: dict[int, tuple] = {}
     groups: dict[str, list] = {}
     roles = {}
 
@@ -270,6 +273,8 @@ def relax(pattern: PatternExpr) -> PatternExpr:
                 copy = CallFunction(aten.clone.default, p, memory_format=Ignored(), _users=MULTIPLE)
                 memo[id(p)] = _Optional(copy, p)
             return memo[id(p)]
+        if id(p) in _per_use:  # a dtype convert: each use decides alone whether it is present
+            return _Optional(*_per_use[id(p)])
         if id(p) in memo or not isinstance(p, CallFunction):
             return memo.get(id(p), p)
         p.users = MULTIPLE
@@ -284,7 +289,10 @@ def relax(pattern: PatternExpr) -> PatternExpr:
             kind, skip = roles[id(p)]
             new = _Optional(p, rewritten(skip), {"dropout_p": 0.0} if kind == "forward" else None)
             groups.setdefault("dropout", []).append(new)
-        elif any(f in (aten.clone.default, prims.convert_element_type.default) for f in p.fns):
+        elif prims.convert_element_type.default in p.fns:
+            _per_use[id(p)] = (p, new_items[0])
+            new = _Optional(p, new_items[0])
+        elif aten.clone.default in p.fns:
             new = _Optional(p, new_items[0])
         memo[id(p)] = new
         return new

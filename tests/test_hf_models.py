@@ -64,11 +64,9 @@ MODELS = {
                                 layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
 }
 TRAINING = ("llama", "t5", "mamba")
-# Mixed precision as people train: fp32 parameters under torch.autocast(bf16). A T5's learned position bias then
-# gets an fp32 gradient from the fp32 softmax backward, a joint graph our patterns are not traced for: its
-# cross-attention (no learned bias) is rewritten, its self-attentions keep eager's code (values checked all the same).
+# Mixed precision as people train: fp32 parameters under torch.autocast(bf16).
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
-            "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=1, causal_conv1d=0)}
+            "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0)}
 
 
 def _inputs(extra, generator):

@@ -157,3 +157,32 @@ def test_model_under_autocast(name):
     for i, (g, w, r) in enumerate(zip([got, *got_grads], [want, *want_grads], [ref, *ref_grads])):
         ours, eager = (g.double() - r).abs().max().item(), (w.double() - r).abs().max().item()
         assert ours <= 3 * eager + 1e-2 * r.abs().max().item(), (i, ours, eager)
+
+
+def test_llama_generate_with_kv_cache():
+    """model.generate with a compiled forward: the prefill (Sq = Sk) and the decode steps (one query against the
+    cached keys, Sq != Sk) are rewritten and the greedy tokens are eager's."""
+    model = _model("llama", train=False)
+    ids = torch.randint(0, VOCAB, (BATCH, 8), generator=torch.Generator().manual_seed(1))
+    want = model.generate(ids, max_new_tokens=4, do_sample=False)
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+        model.forward = torch.compile(model.forward)
+        got = model.generate(ids, max_new_tokens=4, do_sample=False)
+    assert inductor_conv.counters()["attention"] >= 2  # one rewrite per compiled graph: prefill, decode
+    assert torch.equal(got, want)
+
+
+def test_llama_output_attentions_is_left_alone():
+    """output_attentions=True returns the attention weights: the pattern is left alone, eager values kept."""
+    model = _model("llama", train=False)
+    ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=torch.Generator().manual_seed(1))
+    want = model(input_ids=ids, output_attentions=True)
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+        got = torch.compile(lambda i: model(input_ids=i, output_attentions=True))(ids)
+    assert inductor_conv.counters()["attention"] == 0
+    torch.testing.assert_close(got.logits, want.logits, **TOL)
+    torch.testing.assert_close(got.attentions[0], want.attentions[0], **TOL)

@@ -22,7 +22,7 @@ step() {  # step NAME SECONDS COMMAND...
 }
 step gpu_conv_tests 90 python3 -m pytest -q -m gpu -n 4 --maxfail=20 tests/test_kernels_causal_conv1d.py tests/test_lowerings_causal_conv1d.py
 [ -n "${SKIP_ATTENTION_TESTS:-}" ] || step gpu_attention_tests "${ATTENTION_TEST_LIMIT:-180}" python3 -m pytest -q -m gpu -n 8 --maxfail=20 tests/test_kernels_attention.py tests/test_lowerings_attention.py
-step gpu_models 120 python3 -m pytest -q -m gpu tests/test_gpu_models.py
+step gpu_models 300 python3 -m pytest -q -m gpu tests/test_gpu_models.py tests/test_hf_models.py
 # CONV_ARGS / ATTENTION_ARGS: "--quick" by default, "" for every shape; SKIP="conv attention demo" skips steps;
 # CONV_TILES=1 adds the conv tile sweep (benchmarks/conv_tiles.py).
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }

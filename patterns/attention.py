@@ -190,6 +190,35 @@ def _is_call(node, targets) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in targets
 
 
+def normalize(graph: torch.fx.Graph) -> None:
+    """Bring autocast's spellings of attention to the ones the patterns were traced in (each rewrite exact)."""
+    round_trip_casts(graph)
+    converts_outside_transposes(graph)
+
+
+def round_trip_casts(graph: torch.fx.Graph) -> int:
+    """Replace ``convert(convert(x, wide), x.dtype)`` by ``x`` when ``wide`` holds every value of x's dtype (a wider
+    float: bf16/fp16 -> fp32 -> back). Under CPU autocast softmax keeps bf16 scores in bf16, and GPT-2's
+    ``.type(v.dtype)`` with fp32 v widens the probabilities only for the matmul to narrow them again. Exact, and a
+    cast keeps its input's strides. Returns the number of pairs removed."""
+    removed = 0
+    for cast in list(graph.find_nodes(op="call_function", target=_CONVERT)):
+        inner = cast.args[0]
+        if not _is_call(inner, (_CONVERT,)):
+            continue
+        x = inner.args[0]
+        vals = [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in (x, inner, cast)]
+        if any(not isinstance(v, torch.Tensor) or not v.is_floating_point() for v in vals):
+            continue
+        narrow, wide, out = (v.dtype for v in vals)
+        if out == narrow and wide.itemsize > narrow.itemsize:
+            cast.replace_all_uses_with(x)
+            removed += 1
+    if removed:
+        graph.eliminate_dead_code()
+    return removed
+
+
 def converts_outside_transposes(graph: torch.fx.Graph) -> int:
     """Move dtype casts across the transposes next to a matmul's operands, to where the patterns have them.
 

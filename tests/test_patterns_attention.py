@@ -425,7 +425,7 @@ def test_recognised_bf16(name, train):
 # converts_outside_transposes): fp32 parameters and inputs, bf16 matmuls, an fp32 mask and softmax.
 AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_additive_mask", True),
             ("hf_gpt2_padding", False), ("nanogpt", True), ("bmm_masked_fill", False), ("alibi_then_padding", True),
-            ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True)]
+            ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -464,6 +464,26 @@ def test_converts_outside_transposes_moves_only_matmul_casts():
     for got, want in zip(gm(q, k, w), f(q, k, w)):
         assert got.stride() == want.stride() and got.dtype == want.dtype
         torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
+def test_round_trip_casts_are_removed_only_when_exact():
+    """bf16 -> fp32 -> bf16 is the identity and goes; fp32 -> bf16 -> fp32 rounds and bf16 -> fp16 -> bf16 may
+    overflow or round: both stay."""
+    from inductor_conv.patterns.attention import round_trip_casts
+
+    cast = torch.ops.prims.convert_element_type.default
+
+    def f(x16, x32):
+        return (cast(cast(x16, torch.float32), torch.bfloat16), cast(cast(x32, torch.bfloat16), torch.float32),
+                cast(cast(x16, torch.float16), torch.bfloat16))
+
+    x16, x32 = torch.randn(4, 6).to(torch.bfloat16) * 1e5, torch.randn(4, 6)
+    gm = make_fx(f, tracing_mode="fake")(x16, x32)
+    assert round_trip_casts(gm.graph) == 1
+    gm.recompile()
+    assert len(gm.graph.find_nodes(op="call_function", target=cast)) == 4
+    for got, want in zip(gm(x16, x32), f(x16, x32)):
+        torch.testing.assert_close(got, want, atol=0, rtol=0, equal_nan=True)
 
 
 def op_arg_shapes(text: str) -> list[str]:

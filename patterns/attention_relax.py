@@ -102,6 +102,17 @@ class _Optional(PatternExpr):
         return f"_Optional({pp.pretty_print(self.full)}, {pp.pretty_print(self.skip)})"
 
 
+class _OutputOptional(_Optional):
+    """An ``_Optional`` that is one of the pattern's outputs (a gradient the joint graph returns): of the candidate
+    nodes, the ones the graph returns come first. Under autocast a learned full-shape bias's gradient is the fp32 dS
+    (returned) while its bf16 cast feeds the matmuls' backward; the half trace returns the cast."""
+
+    def find_anchor_nodes(self, ctx, searched):
+        nodes = list(super().find_anchor_nodes(ctx, searched))
+        returned = [n for n in nodes if isinstance(n, torch.fx.Node) and any(u.op == "output" for u in n.users)]
+        yield from returned + [n for n in nodes if n not in returned]
+
+
 def _constant_of(node):
     """The value of ``torch.full([], c)`` (HF GPT-2's divisor) with a Python number c, rounded to its dtype as eager
     rounds it; else None."""
@@ -303,6 +314,8 @@ def relax(pattern: PatternExpr) -> PatternExpr:
     for i, out in enumerate(outputs):
         new = visit(out)
         if i > 0 and isinstance(pattern, MultiOutputPattern):
+            if type(new) is _Optional and not any(new in group for group in groups.values()):
+                new = _OutputOptional(new.full, new.skip, new.absent)
             pattern.outputs[i] = new  # outputs[0] is the anchor: a plain CallFunction, never wrapped
     for group in groups.values():
         inner = [getattr(g, "inner", None) or g.skip for g in group]

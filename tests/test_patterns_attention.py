@@ -425,13 +425,15 @@ def test_recognised_bf16(name, train):
 # converts_outside_transposes): fp32 parameters and inputs, bf16 matmuls, an fp32 mask and softmax.
 AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_additive_mask", True),
             ("hf_gpt2_padding", False), ("nanogpt", True), ("bmm_masked_fill", False), ("alibi_then_padding", True),
-            ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True)]
+            ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True),
+            ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
 def test_recognised_under_autocast(name, train):
     model, args = make_case(name)
-    counts, graphs = run_and_compare(model, args, train=train, dynamic=False, autocast=torch.bfloat16)
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False, autocast=torch.bfloat16,
+                                     mask_grad=name in MASK_GRAD)
     text = "".join(graphs)
     assert counts["attention"] == 1, text
     assert ops_in(text) == (["attention_fwd", "attention_bwd"] if train else ["attention_fwd"]), text

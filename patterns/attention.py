@@ -8,16 +8,13 @@ Inductor's ``register_replacement`` as a pre-traced, relaxed ``search_fn_pattern
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 
 import torch
-from torch.fx.node import map_arg
 
 from inductor_conv._compat import (
     FakeTensorMode,
-    detect_fake_mode,
     fwd_only,
     gen_pattern,
     joint_fwd_bwd,
@@ -174,93 +171,6 @@ def register(pass_dict) -> None:
             if registered:
                 REGISTERED[id(pattern)] = name
     cache.save()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Normal form
-# ---------------------------------------------------------------------------------------------------------------
-aten, prims = torch.ops.aten, torch.ops.prims
-_TRANSPOSES = (aten.permute.default, aten.transpose.int)
-_CONVERT = prims.convert_element_type.default
-# A matmul operand's users: 4-D matmul operands are expanded first, bmm's are not (and bmm's backward transposes them)
-_MATMUL_OPERAND = (aten.expand.default, aten.bmm.default, *_TRANSPOSES)
-
-
-def _is_call(node, targets) -> bool:
-    return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in targets
-
-
-def normalize(graph: torch.fx.Graph) -> None:
-    """Bring autocast's spellings of attention to the ones the patterns were traced in (each rewrite exact)."""
-    round_trip_casts(graph)
-    converts_outside_transposes(graph)
-
-
-def round_trip_casts(graph: torch.fx.Graph) -> int:
-    """Replace ``convert(convert(x, wide), x.dtype)`` by ``x`` when ``wide`` holds every value of x's dtype (a wider
-    float: bf16/fp16 -> fp32 -> back). Under CPU autocast softmax keeps bf16 scores in bf16, and GPT-2's
-    ``.type(v.dtype)`` with fp32 v widens the probabilities only for the matmul to narrow them again. Exact, and a
-    cast keeps its input's strides. Returns the number of pairs removed."""
-    removed = 0
-    for cast in list(graph.find_nodes(op="call_function", target=_CONVERT)):
-        inner = cast.args[0]
-        if not _is_call(inner, (_CONVERT,)):
-            continue
-        x = inner.args[0]
-        vals = [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in (x, inner, cast)]
-        if any(not isinstance(v, torch.Tensor) or not v.is_floating_point() for v in vals):
-            continue
-        narrow, wide, out = (v.dtype for v in vals)
-        if out == narrow and wide.itemsize > narrow.itemsize:
-            cast.replace_all_uses_with(x)
-            removed += 1
-    if removed:
-        graph.eliminate_dead_code()
-    return removed
-
-
-def converts_outside_transposes(graph: torch.fx.Graph) -> int:
-    """Move dtype casts across the transposes next to a matmul's operands, to where the patterns have them.
-
-    Under ``torch.autocast`` the matmul casts its operands after the model transposed them: ``q @ k.transpose(2, 3)``
-    reads ``convert(permute(k))``, and the joint graph gives k's gradient as ``permute(convert(dkᵀ))``. The patterns
-    are traced with k already in the matmul's dtype, so ``key`` is the cast tensor: ``permute(convert(k))``, and its
-    gradient is cast after the transpose back, ``convert(permute(dkᵀ))``. A cast is elementwise and keeps its
-    input's strides, so both orders give the same values in the same layout. Only casts that feed a matmul (their
-    users are the ``expand`` of a 4-D matmul's operand, or a ``bmm`` and its backward's transpose) or read a
-    matmul's result (``view(bmm)``) are moved. Returns the number of casts moved."""
-    moved = 0
-    for cast in list(graph.find_nodes(op="call_function", target=_CONVERT)):
-        src = cast.args[0]
-        if _is_call(src, _TRANSPOSES) and cast.users and all(_is_call(u, _MATMUL_OPERAND) for u in cast.users):
-            # convert(permute(x)) -> permute(convert(x))
-            last = cast  # the pair's second node, whose uses the new pair takes over
-            x, outer_target, outer_args = src.args[0], src.target, src.args[1:]
-            inner_target, inner_args = _CONVERT, cast.args[1:]
-            inner_kwargs, outer_kwargs = cast.kwargs, src.kwargs
-        elif (_is_call(src, (aten.view.default,)) and _is_call(src.args[0], (aten.bmm.default,))
-              and len(cast.users) == 1 and _is_call(next(iter(cast.users)), _TRANSPOSES)):
-            # permute(convert(view(bmm))) -> convert(permute(view(bmm)))
-            last = next(iter(cast.users))
-            x, outer_target, outer_args = src, _CONVERT, cast.args[1:]
-            inner_target, inner_args = last.target, last.args[1:]
-            inner_kwargs, outer_kwargs = last.kwargs, cast.kwargs
-        else:
-            continue
-        with graph.inserting_before(last):
-            inner = graph.call_function(inner_target, (x, *inner_args), inner_kwargs)
-            outer = graph.call_function(outer_target, (inner, *outer_args), outer_kwargs)
-        val = x.meta.get("val")
-        if val is not None:
-            with detect_fake_mode([val]) or contextlib.nullcontext():
-                for node in (inner, outer):
-                    node.meta["val"] = node.target(*map_arg(node.args, lambda a: a.meta["val"]), **node.kwargs)
-        outer.meta.update({k: v for k, v in last.meta.items() if k != "val"})
-        last.replace_all_uses_with(outer)
-        moved += 1
-    if moved:
-        graph.eliminate_dead_code()
-    return moved
 
 
 # id(registered search pattern) -> variant name, for debugging and tests.

@@ -103,14 +103,14 @@ class InductorConvPass(CustomGraphPass):
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
         # spellings the patterns were not traced in (causal_conv1d_silu.normalize).
-        from inductor_conv.patterns.attention import normalize as normalize_attention
+        from inductor_conv.patterns.autocast import normalize as normalize_autocast
         from inductor_conv.patterns.causal_conv1d_silu import normalize
 
         remove_noop_ops(graph)
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
         normalize(graph)
-        normalize_attention(graph)
+        normalize_autocast(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default
         existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
         if PATTERNS.apply(graph):

@@ -421,8 +421,8 @@ def test_recognised_bf16(name, train):
     check_recognised(name, train=train, dynamic=False, dtype=torch.bfloat16)
 
 
-# torch.autocast casts a matmul's operands after the model transposed them (patterns/attention.py,
-# converts_outside_transposes): fp32 parameters and inputs, bf16 matmuls, an fp32 mask and softmax.
+# torch.autocast casts a matmul's operands after the model transposed them (Note [autocast respellings] in
+# patterns/autocast.py): fp32 parameters and inputs, bf16 matmuls, an fp32 mask and softmax.
 AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_additive_mask", True),
             ("hf_gpt2_padding", False), ("nanogpt", True), ("bmm_masked_fill", False), ("alibi_then_padding", True),
             ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True),
@@ -440,10 +440,10 @@ def test_recognised_under_autocast(name, train):
     assert "aten.bmm" not in text, text
 
 
-def test_converts_outside_transposes_moves_only_matmul_casts():
+def test_casts_move_outside_transposes_only_next_to_a_matmul():
     """The cast of kᵀ moves before the transpose and the cast of its gradient after the transpose back; a cast that
     feeds no matmul stays where it is. Values and strides are unchanged."""
-    from inductor_conv.patterns.attention import converts_outside_transposes
+    from inductor_conv.patterns.autocast import casts_outside_layout_ops
 
     aten, cast = torch.ops.aten, torch.ops.prims.convert_element_type.default
 
@@ -459,7 +459,7 @@ def test_converts_outside_transposes_moves_only_matmul_casts():
 
     q, k, w = torch.randn(2, 5, 4), torch.randn(2, 6, 4), torch.randn(3, 5)
     gm = make_fx(f)(q, k, w)
-    assert converts_outside_transposes(gm.graph) == 2
+    assert casts_outside_layout_ops(gm.graph) == 2
     gm.recompile()
     assert order(gm) == [(aten.transpose.int, cast), (aten.transpose.int, aten.view.default),
                          (cast, aten.transpose.int), (cast, aten.transpose.int)], order(gm)
@@ -471,7 +471,7 @@ def test_converts_outside_transposes_moves_only_matmul_casts():
 def test_round_trip_casts_are_removed_only_when_exact():
     """bf16 -> fp32 -> bf16 is the identity and goes; fp32 -> bf16 -> fp32 rounds and bf16 -> fp16 -> bf16 may
     overflow or round: both stay."""
-    from inductor_conv.patterns.attention import round_trip_casts
+    from inductor_conv.patterns.autocast import round_trip_casts
 
     cast = torch.ops.prims.convert_element_type.default
 

@@ -279,6 +279,29 @@ def test_recognised(name, train, dynamic):
     check_recognised(name, train=train, dynamic=dynamic)
 
 
+# Mixed precision: fp32 parameters and input under torch.autocast(bf16), which casts the conv's operands itself,
+# after F.pad (Note [autocast respellings] in patterns/autocast.py). Every recognised spelling, training.
+@pytest.mark.parametrize("name", list(RECOGNISED))
+def test_recognised_under_autocast(name):
+    """Rewritten as often as without autocast; outputs and gradients as close to float64 as eager autocast's are
+    (within 3x its error plus 1e-2 of the largest entry: both round to bf16, at different places)."""
+    kwargs, layout, count, _ = RECOGNISED[name]
+    model, x = make_case(kwargs, layout)
+    ref, eager = copy.deepcopy(model).double(), copy.deepcopy(model)
+    x64, x_eager, x = x.double().requires_grad_(), x.clone().requires_grad_(), x.clone().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, counts, graphs = compile_and_run(model, x)
+        out_eager = eager(x_eager)
+    expected = ref(x64)
+    dy = torch.randn_like(expected)
+    got = [out, *_grads(model, x, out, dy.to(out.dtype))]
+    base = [out_eager, *_grads(eager, x_eager, out_eager, dy.to(out_eager.dtype))]
+    for g, e, w in zip(got, base, [expected, *_grads(ref, x64, expected, dy)]):
+        err, err_eager = (g.double() - w).abs().max().item(), (e.double() - w).abs().max().item()
+        assert err <= 3 * err_eager + 1e-2 * w.abs().max().item(), (err, err_eager)
+    assert counts["causal_conv1d"] == count, "".join(graphs)
+
+
 def _mamba1_inplace_silu(m, x):  # nn.SiLU(inplace=True) on the slice: a view of the conv output
     return nn.SiLU(inplace=True)(m.conv(x)[..., : x.shape[-1]])
 

@@ -54,13 +54,15 @@ class LlamaAttention(nn.Module):
         return torch.matmul(w, v).transpose(1, 2).reshape(B, L, -1)
 
 
-def _run(model, inputs, dtype):
-    """(output, dx, then each parameter's gradient in named_parameters order), as float64."""
+def _run(model, inputs, dtype, autocast=None):
+    """(output, dx, then each parameter's gradient in named_parameters order), as float64. ``autocast``: run under
+    torch.autocast with that dtype (parameters and inputs in ``dtype``, fp32 for mixed precision)."""
     m = model.cuda().to(dtype)
     m.zero_grad(set_to_none=True)  # the same module serves the float64, eager and compiled runs
     xs = [t.cuda() for t in inputs]
     xs[0] = xs[0].to(dtype).requires_grad_(True)
-    out = m(*xs)
+    with torch.autocast("cuda", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+        out = m(*xs)
     out.float().square().mean().backward()
     return [out.detach().double(), xs[0].grad.detach().double()] + [p.grad.detach().double() for p in m.parameters()]
 
@@ -69,16 +71,22 @@ def _max_err(a, b):
     return (a - b).abs().max().item()
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_mamba_conv_and_llama_attention(dtype):
-    """Compiled-with-plugin error vs float64 must stay within 2x (+ a bf16/fp16 ulp) of eager's own error in the same
-    dtype, as PyTorch's _check_equal does: the comparison is against what the dtype allows, not a fixed number."""
+def _models_and_inputs():
+    """(conv block, attention block, x, additive causal mask), seeded."""
     torch.manual_seed(0)
     B, L, dim = 2, 256, 512
     conv = MambaShortConv(dim)
     attn = LlamaAttention(dim, heads=8, kv_heads=2, p=0.0).eval()
     x = torch.randn(B, L, dim)
     mask = torch.full((L, L), float("-inf")).triu(1)[None, None]
+    return conv, attn, x, mask
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_mamba_conv_and_llama_attention(dtype):
+    """Compiled-with-plugin error vs float64 must stay within 2x (+ a bf16/fp16 ulp) of eager's own error in the same
+    dtype, as PyTorch's _check_equal does: the comparison is against what the dtype allows, not a fixed number."""
+    conv, attn, x, mask = _models_and_inputs()
     # Inductor names template kernels triton_tem_fused_*; the helpers only our templates carry identify them.
     cases = (
         (conv, (x,), "causal_conv1d", ("fwd_cols", "bwd_cols")),
@@ -110,37 +118,20 @@ def test_mamba_conv_and_llama_attention(dtype):
             assert _max_err(o, r) <= 2 * _max_err(e, r) + ulp * scale, (key, name, _max_err(o, r), _max_err(e, r))
 
 
-def _run_autocast(model, inputs):
-    """_run with fp32 parameters and inputs under torch.autocast(bf16), as mixed-precision training runs."""
-    m = model.cuda().float()
-    m.zero_grad(set_to_none=True)
-    xs = [t.cuda() for t in inputs]
-    xs[0] = xs[0].float().requires_grad_(True)
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        out = m(*xs)
-    out.float().square().mean().backward()
-    return [out.detach().double(), xs[0].grad.detach().double()] + [p.grad.detach().double() for p in m.parameters()]
-
-
 def test_mamba_conv_and_llama_attention_under_autocast():
-    """fp32 parameters trained under CUDA autocast(bf16): both rewrites happen (patterns/attention.py moves
-    autocast's casts of kᵀ; CPU autocast is tested on CI, CUDA autocast runs softmax in fp32, CPU's in bf16),
+    """fp32 parameters trained under CUDA autocast(bf16): both rewrites happen (patterns/autocast.py moves
+    autocast's casts; CPU autocast is tested on CI, CUDA autocast runs softmax in fp32, CPU's in bf16),
     within 2x eager autocast's error against float64 plus a bf16 ulp."""
-    torch.manual_seed(0)
-    B, L, dim = 2, 256, 512
-    conv = MambaShortConv(dim)
-    attn = LlamaAttention(dim, heads=8, kv_heads=2, p=0.0).eval()
-    x = torch.randn(B, L, dim)
-    mask = torch.full((L, L), float("-inf")).triu(1)[None, None]
+    conv, attn, x, mask = _models_and_inputs()
     for model, inputs, key in ((conv, (x,), "causal_conv1d"), (attn, (x, mask), "attention")):
         state = {k: v.clone() for k, v in model.state_dict().items()}
         ref = _run(model.double(), [t.double() for t in inputs], torch.float64)
         model.load_state_dict(state)
-        eager = _run_autocast(model, inputs)
+        eager = _run(model, inputs, torch.float32, autocast=torch.bfloat16)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
         with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)):
-            ours = _run_autocast(torch.compile(model), inputs)
+            ours = _run(torch.compile(model), inputs, torch.float32, autocast=torch.bfloat16)
         assert inductor_conv.counters()[key] == 1, inductor_conv.counters()
         for i, (o, e, r) in enumerate(zip(ours, eager, ref)):
             assert _max_err(o, r) <= 2 * _max_err(e, r) + 2**-8 * r.abs().max().item(), (key, i)

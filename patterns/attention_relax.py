@@ -260,7 +260,7 @@ def _uses_tangents(p, seen=None) -> bool:
 def relax(pattern: PatternExpr) -> PatternExpr:
     """Widen a traced search pattern in place (Note [relaxed attention search patterns]); returns it."""
     memo: dict[int, PatternExpr] = {}
-    _per_use: dict[int, tuple] = {}
+    per_use: dict[int, tuple] = {}
     groups: dict[str, list] = {}
     roles = {}
 
@@ -284,8 +284,8 @@ def relax(pattern: PatternExpr) -> PatternExpr:
                 copy = CallFunction(aten.clone.default, p, memory_format=Ignored(), _users=MULTIPLE)
                 memo[id(p)] = _Optional(copy, p)
             return memo[id(p)]
-        if id(p) in _per_use:  # a dtype convert: each use decides alone whether it is present
-            return _Optional(*_per_use[id(p)])
+        if id(p) in per_use:  # a dtype convert: each use decides alone whether it is present
+            return _Optional(*per_use[id(p)])
         if id(p) in memo or not isinstance(p, CallFunction):
             return memo.get(id(p), p)
         p.users = MULTIPLE
@@ -301,7 +301,7 @@ def relax(pattern: PatternExpr) -> PatternExpr:
             new = _Optional(p, rewritten(skip), {"dropout_p": 0.0} if kind == "forward" else None)
             groups.setdefault("dropout", []).append(new)
         elif prims.convert_element_type.default in p.fns:
-            _per_use[id(p)] = (p, new_items[0])
+            per_use[id(p)] = (p, new_items[0])
             new = _Optional(p, new_items[0])
         elif aten.clone.default in p.fns:
             new = _Optional(p, new_items[0])

@@ -102,7 +102,7 @@ class InductorConvPass(CustomGraphPass):
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
-        # spellings the patterns were not traced in (causal_conv1d_silu.normalize).
+        # spellings the patterns were not traced in (causal_conv1d_silu.normalize, autocast.normalize).
         from inductor_conv.patterns.autocast import normalize as normalize_autocast
         from inductor_conv.patterns.causal_conv1d_silu import normalize
 

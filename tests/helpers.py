@@ -82,3 +82,13 @@ def fused_activations(graphs) -> list[str]:
     argument ('silu' / 'none'; a y leaving the graph also carries contiguous_out)."""
     text = "".join(graphs).replace('"', "'")
     return re.findall(r"causal_conv1d_fwd\.default\([^)]*'(\w+)'(?:, contiguous_out = True)?\)", text)
+
+
+def assert_as_close_as_eager(got, eager, reference, what=None) -> None:
+    """Mixed precision: each tensor of ``got`` (compiled under autocast) is as close to its float64 ``reference`` as
+    eager autocast's ``eager`` is: within 3x eager's error plus 1e-2 of the reference's largest entry (both round to
+    bf16, at different places; bf16 keeps 8 bits, 4e-3 a rounding)."""
+    for i, (g, e, r) in enumerate(zip(got, eager, reference, strict=True)):
+        err, err_eager = (g.double() - r).abs().max().item(), (e.double() - r).abs().max().item()
+        assert err <= 3 * err_eager + 1e-2 * r.abs().max().item(), (what, i, err, err_eager)
+

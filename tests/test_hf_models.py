@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import inductor_conv
+from helpers import assert_as_close_as_eager
 from inductor_conv._compat import fx_graph_cache_disabled
 
 transformers = pytest.importorskip("transformers")
@@ -73,11 +74,6 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
 
 
 def _inputs(extra, generator, device="cpu"):
-    inputs = _cpu_inputs(extra, generator)
-    return {k: v.to(device) for k, v in inputs.items()}
-
-
-def _cpu_inputs(extra, generator):
     ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=generator)
     inputs = dict(input_ids=ids)
     if "padding" in extra:
@@ -89,7 +85,7 @@ def _cpu_inputs(extra, generator):
         inputs["attention_mask"] = mask
     if extra.get("decoder"):
         inputs["decoder_input_ids"] = torch.randint(0, VOCAB, (BATCH, LENGTH // 2), generator=generator)
-    return inputs
+    return {k: v.to(device) for k, v in inputs.items()}
 
 
 def _run(model, inputs, *, train, compiled, autocast=False):
@@ -149,10 +145,9 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", AUTOCAST)
 def test_model_under_autocast(name, device):
-    """Training under torch.autocast(bf16): the rewrites happen (patterns/attention.py moves autocast's casts of kᵀ
-    to where the patterns have them), and outputs and gradients are as close to a float64 run as eager autocast's
-    are (both round, differently: eager its bf16 scores, ours the bf16 probabilities it multiplies V with): within
-    three times eager's error, plus 1e-2 of the tensor's largest entry (bf16 keeps 8 bits: 4e-3 a rounding)."""
+    """Training under torch.autocast(bf16): the rewrites happen (patterns/autocast.py moves autocast's casts to
+    where the patterns have them), and outputs and gradients are as close to a float64 run as eager autocast's are
+    (helpers.assert_as_close_as_eager)."""
     _, _, extra = MODELS[name]
     model = _model(name, train=True, device=device)
     inputs = _inputs(extra, torch.Generator().manual_seed(1), device)
@@ -164,10 +159,8 @@ def test_model_under_autocast(name, device):
     with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=(device,)):
         got, got_grads = _run(model, inputs, train=True, compiled=True, autocast=True)
     assert inductor_conv.counters() == AUTOCAST[name]
-    assert got.dtype == want.dtype and len(got_grads) == len(want_grads) == len(ref_grads)
-    for i, (g, w, r) in enumerate(zip([got, *got_grads], [want, *want_grads], [ref, *ref_grads])):
-        ours, eager = (g.double() - r).abs().max().item(), (w.double() - r).abs().max().item()
-        assert ours <= 3 * eager + 1e-2 * r.abs().max().item(), (i, ours, eager)
+    assert got.dtype == want.dtype
+    assert_as_close_as_eager([got, *got_grads], [want, *want_grads], [ref, *ref_grads], name)
 
 
 def test_llama_generate_with_kv_cache():

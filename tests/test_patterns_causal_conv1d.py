@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers import compile_and_run, fused_activations, ops_in
+from helpers import assert_as_close_as_eager, compile_and_run, fused_activations, ops_in
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
@@ -284,7 +284,7 @@ def test_recognised(name, train, dynamic):
 @pytest.mark.parametrize("name", list(RECOGNISED))
 def test_recognised_under_autocast(name):
     """Rewritten as often as without autocast; outputs and gradients as close to float64 as eager autocast's are
-    (within 3x its error plus 1e-2 of the largest entry: both round to bf16, at different places)."""
+    (helpers.assert_as_close_as_eager)."""
     kwargs, layout, count, _ = RECOGNISED[name]
     model, x = make_case(kwargs, layout)
     ref, eager = copy.deepcopy(model).double(), copy.deepcopy(model)
@@ -294,11 +294,9 @@ def test_recognised_under_autocast(name):
         out_eager = eager(x_eager)
     expected = ref(x64)
     dy = torch.randn_like(expected)
-    got = [out, *_grads(model, x, out, dy.to(out.dtype))]
-    base = [out_eager, *_grads(eager, x_eager, out_eager, dy.to(out_eager.dtype))]
-    for g, e, w in zip(got, base, [expected, *_grads(ref, x64, expected, dy)]):
-        err, err_eager = (g.double() - w).abs().max().item(), (e.double() - w).abs().max().item()
-        assert err <= 3 * err_eager + 1e-2 * w.abs().max().item(), (err, err_eager)
+    assert_as_close_as_eager([out, *_grads(model, x, out, dy.to(out.dtype))],
+                             [out_eager, *_grads(eager, x_eager, out_eager, dy.to(out_eager.dtype))],
+                             [expected, *_grads(ref, x64, expected, dy)], name)
     assert counts["causal_conv1d"] == count, "".join(graphs)
 
 

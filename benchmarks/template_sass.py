@@ -1,8 +1,8 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
     python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
-                                       [--masked-first] [--group N] [--kv-first 0|1] [--fwd] [--sass FILE]
-                                       [--ttgir FILE]
+                                       [--masked-first] [--group N] [--kv-first 0|1] [--pair] [--fwd]
+                                       [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
@@ -122,6 +122,7 @@ def main():
                         help="CAUSAL_GROUP (default as the lowering: 8 forward; backward 0 masked-first, else 2)")
     parser.add_argument("--kv-first", type=int, default=1,
                         help="the backward's KV_FIRST (default as the lowering: 1, every dK/dV program first)")
+    parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
     parser.add_argument("--ttgir", default=None, help="also write Triton's GPU IR (layouts, convert_layout) here")
@@ -143,6 +144,7 @@ def main():
         HAS_DROPOUT=args.p > 0, DOT_DTYPE="tl.bfloat16", PRECISION="'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=D ** -0.5 * math.log2(math.e), SCALE=D ** -0.5, DROPOUT_THRESHOLD=dropout_threshold(args.p),
         DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=args.group, MASKED_FIRST=args.masked_first, STORE_DS=False,
+        CAUSAL_PAIR=args.pair,
         BLOCK_M=bm, BLOCK_N=bn, **({} if args.fwd else dict(KV_FIRST=bool(args.kv_first))))
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_template(name, shape, constexprs, warps, stages, args.hkv)

@@ -62,6 +62,11 @@ CAUSAL_MASKED_FIRST = True
 # S8192 p=0.1 6995 / 7067), so the order there stays as it was.  False: interleaved everywhere
 # (benchmarks/attention_profile.py `kv_first=0`).
 BWD_KV_FIRST = True
+# Causal pairs (the forward template's CAUSAL_PAIR): a program runs row block n - 1 - u, then row block u, so that
+# with Sq == Sk every program visits n + 1 key tiles (equal lengths, half as many programs) instead of unequal ones
+# ordered longest-first (CAUSAL_GROUP, unused then).  None: as the tile says (AttnFwdTile.pair); True / False force
+# it (benchmarks/attention_profile.py `pair=`).
+CAUSAL_PAIR = None
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -73,9 +78,10 @@ def _load(name: str) -> str:
 
 @SymbolicGridFn
 def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
-    """One program per BLOCK_M query rows of one (batch, query head), on one axis (batch * heads may pass the
-    65535 of axes 1 and 2); the template maps the program id."""
-    return (cdiv(q_len, meta["BLOCK_M"]) * batch * q_heads, 1, 1)
+    """One program per BLOCK_M query rows (or causal pair of row blocks) of one (batch, query head), on one axis
+    (batch * heads may pass the 65535 of axes 1 and 2); the template maps the program id."""
+    blocks = cdiv(q_len, meta["BLOCK_M"])
+    return ((cdiv(blocks, 2) if meta["IS_CAUSAL"] and meta["CAUSAL_PAIR"] else blocks) * batch * q_heads, 1, 1)
 
 
 @SymbolicGridFn
@@ -294,7 +300,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            **options)
+            CAUSAL_PAIR=bool(tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,

@@ -76,7 +76,8 @@ def _lowering_knobs() -> tuple:
     attention = sys.modules.get("inductor_conv.lowerings.attention")
     conv = sys.modules.get("inductor_conv.lowerings.causal_conv1d_silu")
     return (tuple(getattr(attention, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP",
-                                                              "CAUSAL_MASKED_FIRST", "BWD_KV_FIRST"))
+                                                              "CAUSAL_MASKED_FIRST", "BWD_KV_FIRST",
+                                                              "CAUSAL_PAIR"))
             + (getattr(conv, "BWD_DY_T", None),))
 
 

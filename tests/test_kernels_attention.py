@@ -306,6 +306,21 @@ def test_dropout_forward_backward_use_the_same_mask(causal):
         _assert_close(g, r, name=name, **FP32_TOL)
 
 
+@pytest.mark.parametrize("Sq,Sk", [(75, 75), (64, 90), (90, 64)])
+def test_causal_pairs_compute_the_same_rows(Sq, Sk):
+    """The causal forward whose programs each run two row blocks (n - 1 - u, then u; the middle one alone for an odd
+    count, Sq = 75 with 32-row blocks) writes every row, bit-identically to one block a program, and matches fp64."""
+    B, Hq, Hkv, D, p = 2, 4, 2, 24, 0.3
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D)
+    mask = _randn(1, Hq, 1, Sk, seed=5)
+    cfg = dict(BLOCK_M=32, BLOCK_N=16, num_warps=4, num_stages=1)
+    out, lse, do, _ = _ours(q, k, v, mask, causal=True, p=p, seed=_seed(4), fwd_cfg=cfg | dict(pair=True))
+    single = attention_fwd(q, k, v, mask, p, True, None, _seed(4), config=cfg)
+    assert torch.equal(out, single[0]) and torch.equal(lse, single[1])
+    ref_out, _ = _reference(q, k, v, do, mask, causal=True, keep=dropout_keep_mask(_seed(4), B, Hq, Sq, Sk, p), p=p)
+    _assert_close(out, ref_out, name="out", **FP32_TOL)
+
+
 def test_dropout_same_seed_bit_identical():
     q, k, v = _inputs(1, 2, 1, 17, 23, 16)
     do = torch.ones_like(q)

@@ -92,7 +92,8 @@ def _load_rendered(source, tmp_path, name):
     return mod.template_kernel
 
 
-def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False):
+def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
+                pair=False):
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
@@ -100,21 +101,26 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 CAUSAL_GROUP=group,  # 3 does not divide B * Hkv = 4: a partial last group
                 MASKED_FIRST=masked_first,  # Note [masked tiles first]
                 KV_FIRST=kv_first,  # the backward's order of program kinds
+                CAUSAL_PAIR=pair,  # the forward's two row blocks a program (lowerings/attention.py)
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first", [
-    (True, 0.0, 41, 45, False, 3, False), (False, 0.3, 41, 45, False, 3, True), (True, 0.0, 41, 110, False, 3, True),
-    (True, 0.3, 75, 75, True, 3, False), (True, 0.3, 75, 75, True, 0, True), (True, 0.0, 75, 110, True, 0, False)])
-def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first):
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair", [
+    (True, 0.0, 41, 45, False, 3, False, False), (False, 0.3, 41, 45, False, 3, True, False),
+    (True, 0.0, 41, 110, False, 3, True, False), (True, 0.3, 75, 75, True, 3, False, False),
+    (True, 0.3, 75, 75, True, 0, True, False), (True, 0.0, 75, 110, True, 0, False, False),
+    (True, 0.3, 75, 75, True, 0, True, True), (True, 0.0, 41, 110, False, 3, False, True)])
+def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
+                                                        pair):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
     masked_first: the backward's other visiting order (Note [masked tiles first]); Sq = 75 gives the dK/dV programs
     all three query ranges (band, whole tiles, ragged tail); group: the backward's launch group (0, the plain order,
     is the lowering's default with the masked tiles first); kv_first: every dK/dV program before any dQ program
-    (the lowering's default; the mapping applies where the causal group does not)."""
+    (the lowering's default; the mapping applies where the causal group does not); pair: forward programs of two
+    causal row blocks (Sq = 75: an odd count of row blocks, the middle one alone)."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
@@ -122,13 +128,14 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, D, seed=4)
 
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16)
+    units = (lambda n: triton.cdiv(n, 2)) if pair else (lambda n: n)  # programs a slice (attention_fwd_grid)
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
-                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}")
+                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
-    fwd[(triton.cdiv(Sq, 32) * B * Hq,)](
+    fwd[(units(triton.cdiv(Sq, 32)) * B * Hq,)](
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
         Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None

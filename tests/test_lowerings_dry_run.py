@@ -79,6 +79,7 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
         assert kwargs["BLOCK_M"] >= 16 and kwargs["BLOCK_N"] >= 16
     # the forward's launch groups by size; the backward, masked tiles first, not (lowerings/attention.py)
     assert (fwd["CAUSAL_GROUP"], bwd["CAUSAL_GROUP"], bwd["MASKED_FIRST"]) == (8, 0, True)
+    assert fwd["CAUSAL_PAIR"] is False  # fp32 keeps its one tile, one row block a program
     assert bwd["KV_FIRST"] is True and "KV_FIRST" not in fwd  # every dK/dV program launches before any dQ one
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
 
@@ -92,6 +93,17 @@ def test_attention_max_autotune_offers_every_tile(dry_run):
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
     assert len(dry_run["inductor_conv_attention_fwd"]) > 1 and len(dry_run["inductor_conv_attention_bwd"]) > 1
+
+
+@pytest.mark.parametrize("forced", [None, False])
+def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced):
+    """bf16 head dim <= 64, causal: the forward tile is (128, 64) rows x keys, two row blocks a program; the
+    lowering's CAUSAL_PAIR switch overrides it (benchmarks)."""
+    monkeypatch.setattr(attn_lowering, "CAUSAL_PAIR", forced)
+    q, k, v = (_randn(1, 2, 32, 16, seed=i).bfloat16() for i in range(3))
+    _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, is_causal=True), [q, k, v], False)
+    (fwd,) = dry_run["inductor_conv_attention_fwd"]
+    assert (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["CAUSAL_PAIR"]) == (128, 64, forced is None)
 
 
 @pytest.mark.parametrize("dynamic", [False, True])

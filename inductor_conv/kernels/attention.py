@@ -34,14 +34,45 @@ def _attn_fwd_kernel(
     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
-    head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535."""
+    head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
+    PAIR (causal): grid (cdiv(cdiv(Sq, BLOCK_M), 2) * B * Hq,), program u of a (b, h) runs row blocks n - 1 - u and
+    u, as the template's CAUSAL_PAIR (lowerings/attention.py)."""
     n_m = tl.cdiv(SEQ_Q, BLOCK_M)
-    i_m = n_m - 1 - tl.program_id(0) % n_m
-    i_bh = tl.program_id(0) // n_m
+    if PAIR:
+        u = tl.program_id(0) % ((n_m + 1) // 2)
+        i_bh = tl.program_id(0) // ((n_m + 1) // 2)
+        n_rounds = tl.minimum(2, n_m - 2 * u)
+    else:
+        u = tl.program_id(0) % n_m
+        i_bh = tl.program_id(0) // n_m
+        n_rounds = 1
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
+    for r in range(n_rounds):
+        i_m = tl.where(r == 0, n_m - 1 - u, u)
+        _attn_fwd_block(Q, K, V, MASK, SEED, OUT, LSE, i_b, i_h, i_bh, i_m,
+                        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                        stride_ob, stride_oh, stride_om, stride_od,
+                        GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold,
+                        HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
+                        DOT_DTYPE, PRECISION, ACC_DTYPE)
+
+
+@triton.jit
+def _attn_fwd_block(
+    Q, K, V, MASK, SEED, OUT, LSE, i_b, i_h, i_bh, i_m,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_ob, stride_oh, stride_om, stride_od,
+    GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+):
+    """Row block i_m of (b, h): O and LSE."""
     b_o, b_lse = attn_fwd_rows(
         Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
         stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
@@ -192,7 +223,8 @@ def _kernel_options(dtype, dropout_p):
 
 
 def _tiles(kind, q, config, is_causal, dropout_p):
-    """(block_m, block_n, num_warps, num_stages): the override, else the table in lowerings/heuristics."""
+    """(block_m, block_n, num_warps, num_stages[, pair for the forward]): the override, else the table in
+    lowerings/heuristics."""
     if config is not None:
         c = config
     else:
@@ -206,6 +238,8 @@ def _tiles(kind, q, config, is_causal, dropout_p):
                               dropout=dropout_p > 0)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
+    if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
+        tile += (bool(c.get("pair", False) if isinstance(c, dict) else c.pair),)
     outer, inner = (tile[0], tile[1]) if kind == "fwd" else (tile[1], tile[0])
     if min(outer, inner) < 16 or outer % inner or any(b & (b - 1) for b in (outer, inner)):
         raise ValueError(f"{kind} config {c}: tiles must be powers of two >= 16 (tl.dot's K >= 16), with "
@@ -232,15 +266,16 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     if out.numel() == 0:
         return out, lse.fill_(float("-inf"))
     opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
-    block_m, block_n, num_warps, num_stages = _tiles("fwd", q, config, is_causal, dropout_p)
-    grid = (triton.cdiv(Sq, block_m) * B * Hq,)
+    block_m, block_n, num_warps, num_stages, pair = _tiles("fwd", q, config, is_causal, dropout_p)
+    pair = pair and bool(is_causal)
+    grid = ((triton.cdiv(triton.cdiv(Sq, block_m), 2) if pair else triton.cdiv(Sq, block_m)) * B * Hq,)
     _attn_fwd_kernel[grid](
         q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),
         H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=scale * math.log2(math.e),
         dropout_threshold=threshold, dropout_scale=dropout_scale,
         HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
-        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0,
+        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, PAIR=pair,
         num_warps=num_warps, num_stages=num_stages, **opts)
     return out, lse
 

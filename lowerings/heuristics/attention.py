@@ -12,13 +12,15 @@ class AttnFwdTile:
     """Forward (and the shape of the dQ pass): BLOCK_M query rows per program, BLOCK_N keys per loop step.
 
     Constraints: BLOCK_M % BLOCK_N == 0 (the causal band starts on a key-tile boundary), both powers of two >= 16
-    (tl.dot needs K >= 16).
+    (tl.dot needs K >= 16).  pair (causal only): each program runs two row blocks, n - 1 - u then u, so that every
+    program visits n + 1 key tiles (lowerings/attention.py's CAUSAL_PAIR).
     """
 
     block_m: int
     block_n: int
     num_warps: int
     num_stages: int
+    pair: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,9 +49,11 @@ _CUDA_FWD = {
     256: AttnFwdTile(64, 32, 4, 3),
 }
 # Causal head dim 64 (max-autotune sweep of the compiled template, third session, B8 H16 S1024 D64): (64, 64, 4, 3)
-# 0.063 ms, (64, 64, 4, 4) 0.068, (128, 64, 4, 3) 0.070, (128, 128, 8, 3) 0.088.
+# 0.063 ms, (64, 64, 4, 4) 0.068, (128, 64, 4, 3) 0.070, (128, 128, 8, 3) 0.088.  With causal pairs (fifteenth
+# session, profiler, same shape): (128, 64, 4, 3) paired 59.9 us, (128, 64, 8, 3) paired 63.1, (64, 64, 4, 3) 65.5
+# alone and 71.4 paired.
 _CUDA_FWD_CAUSAL = {
-    64: AttnFwdTile(64, 64, 4, 3),
+    64: AttnFwdTile(128, 64, 4, 3, pair=True),
     128: AttnFwdTile(64, 64, 4, 3),
 }
 # With dropout, head dim 128 (same sweep at B4 H16 S2048, p = 0.1): non-causal (64, 64, 4, 3) 0.333 ms,

@@ -357,6 +357,42 @@ def _calls(module, helper):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
+    """Head dim 64 causal runs the forward template in pairs of row blocks (an odd count here, 850 rows in blocks of
+    128: the middle block alone); forcing pairs off changes which program computes a block, not one bit.  A dynamic
+    query length runs single blocks either way (lowerings/attention.py), checked against fp64 here."""
+    B, Hq, Hkv, S, D = 2, 4, 2, 850, 64
+    q, k, v = (_randn(B, h, S, D, seed=i, dtype=torch.bfloat16).requires_grad_()
+               for i, h in enumerate((Hq, Hkv, Hkv)))
+    do = _randn(B, Hq, S, D, seed=6, dtype=torch.bfloat16)
+    from torch._inductor.utils import run_and_get_code
+
+    lowering.register()
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # this form would run cuDNN's kernels
+    results = []
+    for pair in (None, False):  # the tile's default (pairs), then one block a program
+        monkeypatch.setattr(lowering, "CAUSAL_PAIR", pair)
+        torch._dynamo.reset()
+        fwd = torch.compile(lambda q, k, v: OPS.attention_fwd(q, k, v, None, 0.0, True, 0.125, None)[0],
+                            fullgraph=True, dynamic=dynamic)
+
+        def run():
+            out = fwd(q, k, v)
+            return (out, *torch.autograd.grad(out, (q, k, v), do))
+
+        with fx_graph_cache_disabled():
+            result, code = run_and_get_code(run)
+        forward = _modules("\n".join(code))[0]
+        assert _calls(forward, "attn_fwd_rows") and ("n_units = " in forward) == (pair is None and not dynamic)
+        results.append(result)
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
+        assert torch.equal(a, b), name
+    ref, ref_grads = _ref_and_grads(q, k, v, do, None, True, None, 0.0, 0.125)
+    _assert_16bit_close(results[0], (ref, *ref_grads))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("causal,p,mask_kind", [(True, 0.0, None), (False, 0.0, "bias"), (False, 0.2, "bool"),
                                                 (True, 0.0, "bias")])

@@ -268,7 +268,7 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
     block_m, block_n, num_warps, num_stages, pair = _tiles("fwd", q, config, is_causal, dropout_p)
     pair = pair and bool(is_causal)
-    grid = ((triton.cdiv(triton.cdiv(Sq, block_m), 2) if pair else triton.cdiv(Sq, block_m)) * B * Hq,)
+    grid = (triton.cdiv(Sq, 2 * block_m if pair else block_m) * B * Hq,)  # pairs: cdiv(cdiv(Sq, BM), 2)
     _attn_fwd_kernel[grid](
         q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),

@@ -306,7 +306,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            CAUSAL_PAIR=bool(tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR and pairs), **options)
+            CAUSAL_PAIR=bool(tile.pair if CAUSAL_PAIR is None else (CAUSAL_PAIR and pairs)), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,

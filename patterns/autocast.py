@@ -40,7 +40,10 @@ def _is_call(node, targets) -> bool:
 
 
 def _is_compute_result(node) -> bool:
-    """A matmul's result (``view(bmm)``) or a convolution's input gradient (``convolution_backward(...)[0]``)."""
+    """A matmul's result (``bmm``: a 3-D matmul's own, or ``view(bmm)``: a 4-D one's) or a convolution's input
+    gradient (``convolution_backward(...)[0]``)."""
+    if _is_call(node, (aten.bmm.default,)):
+        return True
     if _is_call(node, (aten.view.default,)):
         return _is_call(node.args[0], (aten.bmm.default,))
     return (_is_call(node, (_getitem,)) and node.args[1] == 0

@@ -425,7 +425,8 @@ def test_recognised_bf16(name, train):
 AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_additive_mask", True),
             ("hf_gpt2_padding", False), ("nanogpt", True), ("bmm_masked_fill", False), ("alibi_then_padding", True),
             ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True),
-            ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True)]
+            ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True), ("bmm_masked_fill", True),
+            ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -440,17 +441,20 @@ def test_recognised_under_autocast(name, train):
 
 
 def test_casts_move_outside_transposes_only_next_to_a_matmul():
-    """The cast of kᵀ moves before the transpose and the cast of its gradient after the transpose back; a cast that
-    feeds no matmul stays where it is. Values and strides are unchanged."""
+    """The cast of kᵀ moves before the transpose and the cast of its gradient after the transpose back (of a 4-D
+    matmul's ``view(bmm)`` and of a 3-D one's ``bmm``); a cast that feeds no matmul stays where it is. Values and
+    strides are unchanged."""
     from inductor_conv.patterns.autocast import casts_outside_layout_ops
 
     aten, cast = torch.ops.aten, torch.ops.prims.convert_element_type.default
 
     def f(q, k, w):
         kt = cast(aten.transpose.int(k, 1, 2), torch.bfloat16)  # autocast's cast of kᵀ
-        s = aten.view.default(aten.bmm.default(cast(q, torch.bfloat16), kt), [2, 5, 6])
+        s3 = aten.bmm.default(cast(q, torch.bfloat16), kt)
+        s = aten.view.default(s3, [2, 5, 6])
         dk = aten.transpose.int(cast(s, torch.float32), 1, 2)  # the gradient's cast, then the transpose back
-        return dk, aten.sin.default(cast(aten.transpose.int(w, 0, 1), torch.bfloat16))  # not a matmul operand
+        dk3 = aten.transpose.int(cast(s3, torch.float32), 1, 2)  # the same of a 3-D matmul (bmm itself)
+        return dk, dk3, aten.sin.default(cast(aten.transpose.int(w, 0, 1), torch.bfloat16))  # not an operand
 
     def order(gm):
         return [(n.target, n.args[0].target) for n in gm.graph.nodes if n.op == "call_function"
@@ -458,9 +462,10 @@ def test_casts_move_outside_transposes_only_next_to_a_matmul():
 
     q, k, w = torch.randn(2, 5, 4), torch.randn(2, 6, 4), torch.randn(3, 5)
     gm = make_fx(f)(q, k, w)
-    assert casts_outside_layout_ops(gm.graph) == 2
+    assert casts_outside_layout_ops(gm.graph) == 3
     gm.recompile()
     assert order(gm) == [(aten.transpose.int, cast), (aten.transpose.int, aten.view.default),
+                         (cast, aten.transpose.int), (aten.transpose.int, aten.bmm.default),
                          (cast, aten.transpose.int), (cast, aten.transpose.int)], order(gm)
     for got, want in zip(gm(q, k, w), f(q, k, w)):
         assert got.stride() == want.stride() and got.dtype == want.dtype

@@ -318,7 +318,7 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
     assert not gate(*[_Node((B, 70000, S, D)) for _ in range(3)])
 
 
-def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False):
+def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False, dynamic=False):
     """Compile the forward op, differentiate outside (AOTAutograd compiles the backward op); return the outputs
     and all code Inductor generated on the way."""
     from torch._inductor.utils import run_and_get_code
@@ -326,7 +326,7 @@ def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False):
     lowering.register()
     torch._dynamo.reset()
     fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed)[0],
-                        fullgraph=True)
+                        fullgraph=True, dynamic=dynamic)
 
     def run():
         out = fwd(q, k, v, mask, seed)
@@ -366,24 +366,12 @@ def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
     q, k, v = (_randn(B, h, S, D, seed=i, dtype=torch.bfloat16).requires_grad_()
                for i, h in enumerate((Hq, Hkv, Hkv)))
     do = _randn(B, Hq, S, D, seed=6, dtype=torch.bfloat16)
-    from torch._inductor.utils import run_and_get_code
-
-    lowering.register()
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # this form would run cuDNN's kernels
     results = []
     for pair in (None, False):  # the tile's default (pairs), then one block a program
         monkeypatch.setattr(lowering, "CAUSAL_PAIR", pair)
-        torch._dynamo.reset()
-        fwd = torch.compile(lambda q, k, v: OPS.attention_fwd(q, k, v, None, 0.0, True, 0.125, None)[0],
-                            fullgraph=True, dynamic=dynamic)
-
-        def run():
-            out = fwd(q, k, v)
-            return (out, *torch.autograd.grad(out, (q, k, v), do))
-
-        with fx_graph_cache_disabled():
-            result, code = run_and_get_code(run)
-        forward = _modules("\n".join(code))[0]
+        result, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do, dynamic=dynamic)
+        forward = _modules(code)[0]
         assert _calls(forward, "attn_fwd_rows") and ("n_units = " in forward) == (pair is None and not dynamic)
         results.append(result)
     for name, a, b in zip(("out", "dq", "dk", "dv"), *results):

@@ -88,10 +88,10 @@ def assert_as_close_as_eager(got, eager, reference, what=None) -> None:
     """Mixed precision: each tensor of ``got`` (compiled under autocast) is as close to its float64 ``reference`` as
     eager autocast's ``eager`` is: a relative error (Frobenius norm) within 3x eager's plus 1e-2 (bf16 keeps 8 bits,
     4e-3 a rounding).  Both round to bf16, at different places, so the comparison is of the whole tensor: the
-    largest single error of a tiny model's gradient is one entry's luck.  E.g. under CUDA autocast eager's softmax
-    backward runs in fp32 on its own dP, while a flash backward takes Δ = rowsum(dO ∘ O) from the bf16 output (as
-    FlashAttention does): T5's gradients then have 1.2-1.7x eager's relative error and up to 3.75x its largest
-    entry error (H200, docs/benchmarks.md, fifteenth session)."""
+    largest single error of a tiny model's gradient is one entry's luck.  E.g. eager T5 runs its softmax and its
+    backward in fp32 (``softmax(scores.float())``) on its own dP, while a flash backward takes Δ = rowsum(dO ∘ O)
+    from the bf16 output (as FlashAttention does): T5's gradients then have 1.2-1.7x eager's relative error and up
+    to 3.75x its largest entry error, on CPU and GPU alike (benchmarks/autocast_error.py, fifteenth session)."""
     for i, (g, e, r) in enumerate(zip(got, eager, reference, strict=True)):
         norm = r.norm().item() or 1.0
         err, err_eager = (g.double() - r).norm().item() / norm, (e.double() - r).norm().item() / norm

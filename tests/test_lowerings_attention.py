@@ -128,14 +128,13 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, D, seed=4)
 
-    units = (lambda n: triton.cdiv(n, 2)) if pair else (lambda n: n)  # programs a slice (attention_fwd_grid)
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
                          f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
-    fwd[(units(triton.cdiv(Sq, 32)) * B * Hq,)](
+    fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](  # the lowering's own grid (causal pairs: half the programs)
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
         Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
@@ -147,10 +146,10 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
                          f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
-    grid = ((triton.cdiv(Sk, 32) + (Hq // Hkv) * triton.cdiv(Sq, 32)) * B * Hkv,)
-    bwd[grid](q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
-              *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
-              Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
+    bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
+        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
+        Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
     if causal:  # dS is written on and below the band only: the lowering sends causal + mask grad to the eager op
         allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
         ds, dm_r = ds[..., allowed], dm_r[..., allowed]

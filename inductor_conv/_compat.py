@@ -187,8 +187,16 @@ def size_hint(expr, fallback: int | None = None) -> int:
     return V.graph.sizevars.optimization_hint(expr, fallback=fallback)
 
 
+def wrapper_expr(expr) -> str:
+    """A size expression as Inductor's Python wrapper code prints it into a launch (a dynamic-shape grid): both
+    versions' printer refuses some sympy forms that evaluate fine, e.g. floor(a / b)."""
+    from torch._inductor.codegen.wrapper import pexpr
+
+    return pexpr(expr)
+
+
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
-            "extern_kernel_choice", "select_algorithm", "size_hint"]
+            "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr"]
 
 
 # --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------

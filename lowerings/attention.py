@@ -65,7 +65,7 @@ BWD_KV_FIRST = True
 # Causal pairs (the forward template's CAUSAL_PAIR): a program runs row block n - 1 - u, then row block u, so that
 # with Sq == Sk every program visits n + 1 key tiles (equal lengths, half as many programs) instead of unequal ones
 # ordered longest-first (CAUSAL_GROUP, unused then).  None: as the tile says (AttnFwdTile.pair); True / False force
-# it (benchmarks/attention_profile.py `pair=`), True only for a static query length.
+# it (benchmarks/attention_profile.py `pair=`).
 CAUSAL_PAIR = None
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
@@ -80,8 +80,7 @@ def _load(name: str) -> str:
 def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
     """One program per BLOCK_M query rows (or causal pair of row blocks) of one (batch, query head), on one axis
     (batch * heads may pass the 65535 of axes 1 and 2); the template maps the program id."""
-    # pairs: cdiv(cdiv(Sq, BM), 2) == cdiv(Sq, 2 BM), written as one division (nested, torch 2.11's wrapper code failed
-    # to print the dynamic-shape grid: "exponent must be non-negative")
+    # pairs: cdiv(cdiv(Sq, BM), 2) == cdiv(Sq, 2 BM), written as one division
     rows = 2 * meta["BLOCK_M"] if meta["IS_CAUSAL"] and meta["CAUSAL_PAIR"] else meta["BLOCK_M"]
     return (cdiv(q_len, rows) * batch * q_heads, 1, 1)
 
@@ -89,7 +88,9 @@ def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
 @SymbolicGridFn
 def attention_bwd_grid(batch, q_heads, q_len, head_dim, kv_heads, kv_len, meta, *, cdiv):
     """cdiv(Sk, BLOCK_N) dK/dV programs then G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head), on one axis."""
-    per_head = cdiv(kv_len, meta["BLOCK_N"]) + (q_heads // kv_heads) * cdiv(q_len, meta["BLOCK_N"])
+    # G = Hq / Hkv exactly; cdiv, not //: on symbols `//` is sympy's floor(Hq / Hkv), which Inductor's printer refuses
+    # ("exponent must be non-negative": every dynamic-shape GQA backward failed to compile, H200, sixteenth session)
+    per_head = cdiv(kv_len, meta["BLOCK_N"]) + cdiv(q_heads, kv_heads) * cdiv(q_len, meta["BLOCK_N"])
     return (per_head * batch * kv_heads, 1, 1)
 
 
@@ -295,18 +296,14 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
 
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
-    # Causal pairs need a static query length: with a symbolic one, torch 2.11's wrapper code failed to print the
-    # paired grid (nested cdiv; "exponent must be non-negative", H200, fifteenth session), and the single division
-    # it now uses was not run there yet.
-    pairs = isinstance(Sq, (int, sympy.Integer))
-    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, pairs) if autotune else [
-        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, pairs)]
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout)]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            CAUSAL_PAIR=bool(tile.pair if CAUSAL_PAIR is None else (CAUSAL_PAIR and pairs)), **options)
+            CAUSAL_PAIR=tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR, **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,

@@ -157,6 +157,25 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
 
+@pytest.mark.parametrize("causal,pair", [(False, False), (True, False), (True, True)])
+def test_grids_print_for_dynamic_shapes(causal, pair):
+    """With symbolic sizes Inductor prints each grid into the wrapper code; its printer refuses sympy's floor(a / b)
+    (the backward grid's Hq // Hkv did that: every dynamic-shape GQA backward failed to compile on the GPU).  The
+    printed grid must also equal the integer grid at concrete sizes."""
+    import sympy
+
+    from inductor_conv._compat import wrapper_expr
+
+    meta = dict(BLOCK_M=128, BLOCK_N=64, IS_CAUSAL=causal, CAUSAL_PAIR=pair)
+    B, Hq, Hkv, Sq, Sk, D = sizes = sympy.symbols("B Hq Hkv Sq Sk D", integer=True, positive=True)
+    values = dict(zip(sizes, (3, 12, 4, 385, 129, 64)))
+    for grid, args in ((lowering.attention_fwd_grid, (B, Hq, Sq, D)),
+                       (lowering.attention_bwd_grid, (B, Hq, Sq, D, Hkv, Sk))):
+        printed = [wrapper_expr(x) for x in grid.sympy_call(*args, meta)]
+        evaluated = tuple(eval(x, {**{str(k): v for k, v in values.items()}}) for x in printed)
+        assert evaluated == grid(*(values[a] for a in args), meta), (grid, printed)
+
+
 @pytest.mark.parametrize("module", ["attention", "causal_conv1d_silu"])
 def test_register_replaces_a_lowering_inductor_installed(module):
     """Compiling an op before enable() leaves Inductor's own fallback lowering registered; register() must replace
@@ -359,8 +378,8 @@ def _calls(module, helper):
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
     """Head dim 64 causal runs the forward template in pairs of row blocks (an odd count here, 850 rows in blocks of
-    128: the middle block alone); forcing pairs off changes which program computes a block, not one bit.  A dynamic
-    query length runs single blocks either way (lowerings/attention.py), checked against fp64 here."""
+    128: the middle block alone); forcing pairs off changes which program computes a block, not one bit.  Dynamic:
+    the paired grid and the GQA backward grid with symbolic lengths and heads; checked against fp64 too."""
     B, Hq, Hkv, S, D = 2, 4, 2, 850, 64
     q, k, v = (_randn(B, h, S, D, seed=i, dtype=torch.bfloat16).requires_grad_()
                for i, h in enumerate((Hq, Hkv, Hkv)))
@@ -371,7 +390,7 @@ def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
         monkeypatch.setattr(lowering, "CAUSAL_PAIR", pair)
         result, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do, dynamic=dynamic)
         forward = _modules(code)[0]
-        assert _calls(forward, "attn_fwd_rows") and ("n_units = " in forward) == (pair is None and not dynamic)
+        assert _calls(forward, "attn_fwd_rows") and ("n_units = " in forward) == (pair is None)
         results.append(result)
     for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
         assert torch.equal(a, b), name
@@ -404,6 +423,45 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
     _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 4, 2, 64), (False, 0.0, "bias", 4, 4, 128),
+                                                        (False, 0.1, "bool", 8, 2, 80)])
+def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask_kind, Hq, Hkv, D):
+    """dynamic=True: one compiled graph (symbolic batch, heads and lengths in both templates' grids) serves two
+    sequence lengths and matches float64 at both; causal head dim 64 runs its paired forward grid."""
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    lowering.register()
+    torch._dynamo.reset()
+    fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed)[0],
+                        fullgraph=True, dynamic=True)
+    for step, (B, S) in enumerate(((2, 300), (3, 517))):
+        q, k, v = (_randn(B, h, S, D, seed=10 * step + i, dtype=torch.bfloat16).requires_grad_()
+                   for i, h in enumerate((Hq, Hkv, Hkv)))
+        mask = None
+        if mask_kind == "bias":
+            mask = _randn(1, Hq, 1, S, seed=5, dtype=torch.bfloat16).expand(B, Hq, S, S)
+        elif mask_kind == "bool":
+            mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, Hq, S, S)
+        seed = torch.tensor([123 + step], dtype=torch.int64, device=DEVICE) if p > 0 else None
+        do = _randn(B, Hq, S, D, seed=6, dtype=torch.bfloat16)
+
+        def run():
+            out = fwd(q, k, v, mask, seed)
+            return (out, *torch.autograd.grad(out, [q, k, v], do))
+
+        with fx_graph_cache_disabled(), torch._dynamo.config.patch(error_on_recompile=step > 0):
+            got, code = run_and_get_code(run)
+        if step == 0:
+            forward, backward = _modules("\n".join(code))
+            assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
+            assert ("n_units = " in forward) == (causal and D == 64)
+        keep = dropout_keep_mask(seed, B, Hq, S, S, p) if p > 0 else None
+        ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
+        _assert_16bit_close(got, (ref, *ref_grads))
 
 
 @pytest.mark.gpu

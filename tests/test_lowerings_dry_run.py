@@ -97,14 +97,13 @@ def test_attention_max_autotune_offers_every_tile(dry_run):
 
 @pytest.mark.parametrize("forced,dynamic", [(None, False), (False, False), (None, True), (True, True)])
 def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, dynamic):
-    """bf16 head dim <= 64, causal: the forward tile is (128, 64) rows x keys, two row blocks a program; the
-    lowering's CAUSAL_PAIR switch overrides it (benchmarks).  A dynamic query length never pairs and takes the
-    single-block tile (64, 64)."""
+    """bf16 head dim <= 64, causal: the forward tile is (128, 64) rows x keys, two row blocks a program, with a
+    static or dynamic query length; the lowering's CAUSAL_PAIR switch overrides it (benchmarks)."""
     monkeypatch.setattr(attn_lowering, "CAUSAL_PAIR", forced)
     q, k, v = (_randn(1, 2, 32, 16, seed=i).bfloat16() for i in range(3))
     _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, is_causal=True), [q, k, v], dynamic)
     (fwd,) = dry_run["inductor_conv_attention_fwd"]
-    want = (64, 64, False) if dynamic else (128, 64, forced is None)
+    want = (128, 64, forced is not False)
     assert (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["CAUSAL_PAIR"]) == want
 
 

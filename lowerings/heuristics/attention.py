@@ -56,10 +56,6 @@ _CUDA_FWD_CAUSAL = {
     64: AttnFwdTile(128, 64, 4, 3, pair=True),
     128: AttnFwdTile(64, 64, 4, 3),
 }
-# Where a launch cannot pair (attn_fwd_tile's `pairs`): the best single-block tile.
-_CUDA_FWD_CAUSAL_SINGLE = {
-    64: AttnFwdTile(64, 64, 4, 3),
-}
 # With dropout, head dim 128 (same sweep at B4 H16 S2048, p = 0.1): non-causal (64, 64, 4, 3) 0.333 ms,
 # (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351; causal (64, 64, 4, 3) 0.209, (64, 32, 4, 3)
 # 0.225, (128, 64, 8, 3) 0.236.  The hash's integer work favours the smaller tile.  Head dim 64 keeps its default:
@@ -111,17 +107,15 @@ def _bucket(head_dim: int) -> int:
 
 
 def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False,
-                  dropout: bool = False, pairs: bool = True) -> AttnFwdTile:
-    """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1); `pairs=False` for a
-    launch that cannot run causal pairs (lowerings/attention.py: a dynamic query length)."""
+                  dropout: bool = False) -> AttnFwdTile:
+    """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1)."""
     if device != "cuda":
         return _INTERPRETER_FWD
     if dtype == torch.float32:
         return _CUDA_FP32_FWD
     key = _bucket(head_dim) if dtype in _HALF else None
     if causal and key in _CUDA_FWD_CAUSAL:
-        tile = _CUDA_FWD_CAUSAL[key]
-        return _CUDA_FWD_CAUSAL_SINGLE[key] if tile.pair and not pairs else tile
+        return _CUDA_FWD_CAUSAL[key]
     if dropout and key in _CUDA_FWD_DROPOUT:
         return _CUDA_FWD_DROPOUT[key]
     return _CUDA_FWD.get(key, AttnFwdTile(64, 32, 4, 2))
@@ -147,9 +141,9 @@ def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = 
 
 
 def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
-                            dropout: bool = False, pairs: bool = True) -> list[AttnFwdTile]:
+                            dropout: bool = False) -> list[AttnFwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
-    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, pairs)
+    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]

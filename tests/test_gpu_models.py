@@ -135,3 +135,27 @@ def test_mamba_conv_and_llama_attention_under_autocast():
         assert inductor_conv.counters()[key] == 1, inductor_conv.counters()
         for i, (o, e, r) in enumerate(zip(ours, eager, ref)):
             assert _max_err(o, r) <= 2 * _max_err(e, r) + 2**-8 * r.abs().max().item(), (key, i)
+
+
+def test_dynamic_shapes_serve_two_lengths():
+    """torch.compile(dynamic=True): one compiled graph per model serves two batch sizes and sequence lengths in
+    training (symbolic B and L reach the patterns, the lowerings and both templates' grids), within 2x eager's bf16
+    error against float64 plus a bf16 ulp at each."""
+    conv, attn, _, _ = _models_and_inputs()
+    for model, key in ((conv, "causal_conv1d"), (attn, "attention")):
+        torch._dynamo.reset()
+        inductor_conv.reset_counters()
+        compiled = torch.compile(model, dynamic=True)
+        for step, (B, L) in enumerate(((2, 256), (3, 200))):
+            x = torch.randn(B, L, 512, generator=torch.Generator().manual_seed(step))
+            inputs = (x,) if key == "causal_conv1d" else (x, torch.full((L, L), float("-inf")).triu(1)[None, None])
+            state = {k: v.clone() for k, v in model.state_dict().items()}
+            ref = _run(model.double(), [t.double() for t in inputs], torch.float64)
+            model.load_state_dict(state)
+            eager = _run(model, inputs, torch.bfloat16)
+            with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)), \
+                    torch._dynamo.config.patch(error_on_recompile=step > 0):
+                ours = _run(compiled, inputs, torch.bfloat16)
+            assert inductor_conv.counters()[key] == 1, (key, step, inductor_conv.counters())
+            for i, (o, e, r) in enumerate(zip(ours, eager, ref)):
+                assert _max_err(o, r) <= 2 * _max_err(e, r) + 2**-8 * r.abs().max().item(), (key, step, i)

@@ -426,14 +426,16 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 4, 2, 64), (False, 0.0, "bias", 4, 4, 128),
-                                                        (False, 0.1, "bool", 8, 2, 80)])
-def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask_kind, Hq, Hkv, D):
+@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D,cudnn", [
+    (True, 0.0, None, 4, 2, 64, False), (False, 0.0, "bias", 4, 4, 128, False), (False, 0.1, "bool", 8, 2, 80, False),
+    (True, 0.0, None, 4, 2, 64, True)])
+def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask_kind, Hq, Hkv, D, cudnn):
     """dynamic=True: one compiled graph (symbolic batch, heads and lengths in both templates' grids) serves two
-    sequence lengths and matches float64 at both; causal head dim 64 runs its paired forward grid."""
+    sequence lengths and matches float64 at both; causal head dim 64 runs its paired forward grid.  cudnn: the same
+    causal form through cuDNN's kernels (its gate guards the symbolic batch and heads)."""
     from torch._inductor.utils import run_and_get_code
 
-    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", cudnn)
     lowering.register()
     torch._dynamo.reset()
     fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed)[0],
@@ -457,8 +459,9 @@ def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask
             got, code = run_and_get_code(run)
         if step == 0:
             forward, backward = _modules("\n".join(code))
-            assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
-            assert ("n_units = " in forward) == (causal and D == 64)
+            assert ("_scaled_dot_product_cudnn" in forward) == cudnn
+            assert _calls(forward, "attn_fwd_rows") != cudnn and _calls(backward, "attn_bwd_dkdv_cols") != cudnn
+            assert ("n_units = " in forward) == (causal and D == 64 and not cudnn)
         keep = dropout_keep_mask(seed, B, Hq, S, S, p) if p > 0 else None
         ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
         _assert_16bit_close(got, (ref, *ref_grads))

@@ -426,15 +426,19 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D,cudnn", [
-    (True, 0.0, None, 4, 2, 64, False), (False, 0.0, "bias", 4, 4, 128, False), (False, 0.1, "bool", 8, 2, 80, False),
-    (True, 0.0, None, 4, 2, 64, True)])
-def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask_kind, Hq, Hkv, D, cudnn):
+@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D,kind", [
+    (True, 0.0, None, 4, 2, 64, "templates"), (False, 0.0, "bias", 4, 4, 128, "templates"),
+    (False, 0.1, "bool", 8, 2, 80, "templates"), (True, 0.0, None, 4, 2, 64, "cudnn"),
+    (False, 0.0, None, 4, 2, 64, "max_autotune")])
+def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask_kind, Hq, Hkv, D, kind):
     """dynamic=True: one compiled graph (symbolic batch, heads and lengths in both templates' grids) serves two
-    sequence lengths and matches float64 at both; causal head dim 64 runs its paired forward grid.  cudnn: the same
-    causal form through cuDNN's kernels (its gate guards the symbolic batch and heads)."""
+    sequence lengths and matches float64 at both; causal head dim 64 runs its paired forward grid, a learned bias
+    gets its gradient (the dS output).  cudnn: the same causal form through cuDNN's kernels (its gate guards the
+    symbolic batch and heads); max_autotune: the choices benchmarked at the size hints."""
+    import torch._inductor.config as inductor_config
     from torch._inductor.utils import run_and_get_code
 
+    cudnn = kind == "cudnn"
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", cudnn)
     lowering.register()
     torch._dynamo.reset()
@@ -444,26 +448,29 @@ def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask
         q, k, v = (_randn(B, h, S, D, seed=10 * step + i, dtype=torch.bfloat16).requires_grad_()
                    for i, h in enumerate((Hq, Hkv, Hkv)))
         mask = None
-        if mask_kind == "bias":
-            mask = _randn(1, Hq, 1, S, seed=5, dtype=torch.bfloat16).expand(B, Hq, S, S)
+        if mask_kind == "bias":  # learned, broadcast over batch and query rows
+            mask = _randn(1, Hq, 1, S, seed=5, dtype=torch.bfloat16).expand(B, Hq, S, S).detach().requires_grad_()
         elif mask_kind == "bool":
             mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, Hq, S, S)
         seed = torch.tensor([123 + step], dtype=torch.int64, device=DEVICE) if p > 0 else None
         do = _randn(B, Hq, S, D, seed=6, dtype=torch.bfloat16)
+        leaves = [q, k, v] + ([mask] if mask_kind == "bias" else [])
 
         def run():
             out = fwd(q, k, v, mask, seed)
-            return (out, *torch.autograd.grad(out, [q, k, v], do))
+            return (out, *torch.autograd.grad(out, leaves, do))
 
-        with fx_graph_cache_disabled(), torch._dynamo.config.patch(error_on_recompile=step > 0):
+        with fx_graph_cache_disabled(), torch._dynamo.config.patch(error_on_recompile=step > 0), \
+                inductor_config.patch(max_autotune=kind == "max_autotune"):
             got, code = run_and_get_code(run)
         if step == 0:
             forward, backward = _modules("\n".join(code))
             assert ("_scaled_dot_product_cudnn" in forward) == cudnn
-            assert _calls(forward, "attn_fwd_rows") != cudnn and _calls(backward, "attn_bwd_dkdv_cols") != cudnn
+            if kind != "max_autotune":  # there the fallback choice may win
+                assert _calls(forward, "attn_fwd_rows") != cudnn and _calls(backward, "attn_bwd_dkdv_cols") != cudnn
             assert ("n_units = " in forward) == (causal and D == 64 and not cudnn)
         keep = dropout_keep_mask(seed, B, Hq, S, S, p) if p > 0 else None
-        ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
+        ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
         _assert_16bit_close(got, (ref, *ref_grads))
 
 

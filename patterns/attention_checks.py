@@ -122,6 +122,31 @@ def key_transposed_last_two(match) -> bool:
     return True
 
 
+def head_sums_reduce_broadcast_kv(match) -> bool:
+    """A sum of a backward matmul's gradient (relax's optional head sum) reduces the heads of a K/V that matmul
+    broadcast over them: dim 1 kept, K (and V) with one head, so the op reads it as multi-query GQA (Hkv = 1)."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    for node in _nodes(match, aten.sum.dim_IntList):
+        src = node.args[0]
+        if not (_is_call(src, aten.view.default) and _is_call(src.args[0], aten.bmm.default)):
+            continue  # the softmax's row sums, a bias gradient's batch sum
+        if not (list(node.args[1]) in ([1], [-3]) and node.args[2] is True and len(_shape(node)) == 4
+                and q.dim() == 4 and _known(k.shape[1] == 1) and _known(v.shape[1] == 1)):
+            return False
+    return True
+
+
+def gradients_shaped_like_inputs(match) -> bool:
+    """A training match returns the output, then the gradients of query, key and value (those that need one): each
+    must have its input's shape, as the replacement's gradients do (a K/V gradient not yet reduced over broadcast
+    heads would not)."""
+    outputs = match.output_nodes()
+    for name, node in zip(("query", "key", "value"), outputs[1:4]):
+        if node is not None and not _same_shape(_shape(node), _val(match, name).shape):
+            return False
+    return True
+
+
 def repeat_kv_interleaves(match) -> bool:
     """HF repeat_kv: k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, Hkv·G, S, D), so query head h reads kv head
     h // G as the op does. (Unsqueezing another dim would pair heads as h % Hkv.)"""
@@ -215,7 +240,7 @@ def all_hold(match, form) -> bool:
 
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two, masks_supported,
-              no_outside_users]
+              head_sums_reduce_broadcast_kv, gradients_shaped_like_inputs, no_outside_users]
     if form.gqa:
         checks.append(repeat_kv_interleaves)
     if "fill" in MASKS[form.mask].inputs:

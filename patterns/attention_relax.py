@@ -15,6 +15,8 @@ repeat_kv's head order, the mask fill, no user outside the match). ``relax`` the
   where the half-precision trace sums the cast dS.
 * Dropout is optional (``_Optional``, binding ``dropout_p = 0`` when absent): ``keep * P * 1/(1-p)`` in the
   forward, ``dO * (keep * 1/(1-p))`` in the backward.
+* A head sum after a backward matmul is optional: where matmul broadcasts K/V over the query heads (multi-query,
+  k (B, 1, S, D)), the backward reduces each K/V gradient over the heads.
 * The score scale and the query pre-scale are choices (``_MaybeScale``): ``x * c``, ``x / c`` (c a number or a 0-d
   tensor) or ``x``, binding ``scale``/``scale_kind`` (``q_scale``/``q_scale_kind``) for the replacement.
 
@@ -111,6 +113,23 @@ class _OutputOptional(_Optional):
         nodes = list(super().find_anchor_nodes(ctx, searched))
         returned = [n for n in nodes if isinstance(n, torch.fx.Node) and any(u.op == "output" for u in n.users)]
         yield from returned + [n for n in nodes if n not in returned]
+
+
+class _MaybeHeadSum(_Optional):
+    """``sum(inner, dims, keepdim)`` or ``inner``: relax's optional head sum after a backward matmul's reshape.
+
+    Anchors are the ``inner`` candidates and their sum users. (``_Optional``'s own search shares its ``searched``
+    set between ``full`` and ``skip``: here ``full`` contains ``skip``, so the inner nodes would be searched
+    through ``full`` and never offered bare.)"""
+
+    def find_anchor_nodes(self, ctx, searched):
+        if self in ctx.pattern_to_node:
+            yield ctx.pattern_to_node[self]
+            return
+        for node in list(self.skip.find_anchor_nodes(ctx, searched)):
+            if isinstance(node, torch.fx.Node):
+                yield from (u for u in node.users if _is_call(u, (aten.sum.dim_IntList,)))
+            yield node
 
 
 def _constant_of(node):
@@ -257,6 +276,12 @@ def _uses_tangents(p, seen=None) -> bool:
     return any(_uses_tangents(c, seen) for c in children)
 
 
+def _is_bmm_grad_view(p, items) -> bool:
+    """``view(bmm(...))`` in the backward (a gradient through the matmul decomposition's reshape)."""
+    return (_call(p, aten.view.default) and bool(items) and _call(items[0], aten.bmm.default)
+            and _uses_tangents(items[0]))
+
+
 def relax(pattern: PatternExpr) -> PatternExpr:
     """Widen a traced search pattern in place (Note [relaxed attention search patterns]); returns it."""
     memo: dict[int, PatternExpr] = {}
@@ -305,6 +330,12 @@ def relax(pattern: PatternExpr) -> PatternExpr:
             new = _Optional(p, new_items[0])
         elif aten.clone.default in p.fns:
             new = _Optional(p, new_items[0])
+        elif _is_bmm_grad_view(p, items):
+            # K/V broadcast over the query heads by matmul itself (Falcon's multi-query k (B, 1, S, D) against q
+            # (B, H, S, D)): the backward sums each bmm gradient over the heads (the expand's backward); the trace,
+            # with K/V as many heads as q, has no sum.  attention_checks.head_sums_reduce_broadcast_kv proves it.
+            head_sum = CallFunction(aten.sum.dim_IntList, p, Ignored(), Ignored(), _users=MULTIPLE)
+            new = _MaybeHeadSum(head_sum, p)
         memo[id(p)] = new
         return new
 

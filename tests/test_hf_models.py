@@ -59,6 +59,8 @@ MODELS = {
     "gpt2_left_padding": (lambda: _causal_lm("gpt2", n_embd=64, n_layer=1, n_head=4, n_positions=64),
                           dict(attention=1, causal_conv1d=0), dict(padding="left")),
     "bert_padding": (lambda: _encoder("bert"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # Falcon (rotary, multi-query): one K/V head that matmul broadcasts over the query heads, a padding mask
+    "falcon": (lambda: _causal_lm("falcon"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # encoder self-attention, decoder self-attention, cross-attention: each adds a position bias, then a mask
     "t5": (_t5, dict(attention=3, causal_conv1d=0), dict(padding="right", decoder=True)),
     "mamba": (lambda: _causal_lm("mamba", hidden_size=32, state_size=4, expand=2, conv_kernel=4),
@@ -67,7 +69,7 @@ MODELS = {
     "lfm2": (lambda: _causal_lm("lfm2", num_key_value_heads=2, conv_L_cache=3, num_hidden_layers=2,
                                 layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
 }
-TRAINING = ("llama", "t5", "mamba")
+TRAINING = ("llama", "falcon", "t5", "mamba")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16).
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0)}

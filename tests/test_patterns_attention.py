@@ -288,6 +288,8 @@ RECOGNISED = {
     "gpt2_scalar_fill_padding": (_gpt2_scalar_fill, {}, _right_padding(), H),
     "hf_llama_repeat_kv": (_llama, {}, _additive(B, 1, S, S_MAX), HKV),
     "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
+    # Falcon's multi-query attention: one K/V head that matmul broadcasts over the query heads (no repeat_kv)
+    "multi_query_broadcast": (_bert, {}, _additive(B, 1, 1, S), 1),
     "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
     "t5_learned_bias_and_mask": (_t5, dict(bias_shape=(1, H, S, S)), _additive(B, 1, 1, S), H),
     "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
@@ -313,8 +315,9 @@ MASK_GRAD = ("bert_learned_mask_b11s", "bert_learned_mask_bhss")
 _INFERENCE_ONLY = ("scale_mul", "scale_div", "scale_div_math_sqrt", "scale_none", "bert_mask_b1sk", "bert_mask_1hsk")
 STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
           if not (train and name in _INFERENCE_ONLY) and not (not train and name in MASK_GRAD)]
-# Dynamic shapes on a representative subset: every mask kind, GQA, bmm, a tensor scale from math.sqrt(d).
-DYNAMIC = [("hf_llama_repeat_kv", True), ("nanogpt", True), ("t5_learned_bias", True),
+# Dynamic shapes on a representative subset: every mask kind, GQA (repeat_kv and broadcast), bmm, a tensor scale
+# from math.sqrt(d).
+DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nanogpt", True), ("t5_learned_bias", True),
            ("t5_v5_bias_then_padding", True), ("alibi_then_padding", False), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
            ("masked_fill_finfo_min", False),

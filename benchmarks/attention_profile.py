@@ -5,10 +5,10 @@
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
 launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
-CAUSAL_MASKED_FIRST, `kv_first=0` its BWD_KV_FIRST, `pair=0|1` its CAUSAL_PAIR; `bwd_tile=64.64.8.2` /
-`fwd_tile=...` replace the default backward / forward tile (BLOCK_M.BLOCK_N.warps.stages, a forward's with `.1`
-appended runs in causal pairs) of this run's kind), inductor (plain Inductor on the same code), sdpa-cudnn,
-sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the
+CAUSAL_MASKED_FIRST, `kv_first=0` its BWD_KV_FIRST, `pair=0|1` its CAUSAL_PAIR, `tma=1` its USE_TMA;
+`bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default backward / forward tile (BLOCK_M.BLOCK_N.warps.stages,
+a forward's with `.1` appended runs in causal pairs) of this run's kind), inductor (plain Inductor on the same
+code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the
 wall time per step and the operators with the most self CPU time (where a small, CPU-bound step spends its time);
 with --code DIR writes each compiled implementation's generated code to DIR/NAME.py; --warmup S runs S seconds of
 steps before profiling (sustained-load clocks).
@@ -44,7 +44,7 @@ def build(name):
 
 # build()'s override names for lowerings/attention.py's module switches
 _LOWERING_KNOBS = {"group": "CAUSAL_GROUP", "bwd_group": "CAUSAL_BWD_GROUP", "masked_first": "CAUSAL_MASKED_FIRST",
-                   "kv_first": "BWD_KV_FIRST", "pair": "CAUSAL_PAIR"}
+                   "kv_first": "BWD_KV_FIRST", "pair": "CAUSAL_PAIR", "tma": "USE_TMA"}
 
 
 def lowering_overrides(overrides, q, causal, p):
@@ -54,7 +54,7 @@ def lowering_overrides(overrides, q, causal, p):
 
     stack = contextlib.ExitStack()
     knobs = {attr: overrides.pop(key) for key, attr in _LOWERING_KNOBS.items() if key in overrides}
-    for flag in ("CAUSAL_MASKED_FIRST", "BWD_KV_FIRST", "CAUSAL_PAIR"):
+    for flag in ("CAUSAL_MASKED_FIRST", "BWD_KV_FIRST", "CAUSAL_PAIR", "USE_TMA"):
         if flag in knobs:
             knobs[flag] = bool(knobs[flag])
     if knobs:

@@ -23,11 +23,13 @@ step() {  # step NAME SECONDS COMMAND...
 step gpu_conv_tests 90 python3 -m pytest -q -m gpu -n 4 --maxfail=20 tests/test_kernels_causal_conv1d.py tests/test_lowerings_causal_conv1d.py
 [ -n "${SKIP_ATTENTION_TESTS:-}" ] || step gpu_attention_tests "${ATTENTION_TEST_LIMIT:-180}" python3 -m pytest -q -m gpu -n 8 --maxfail=20 tests/test_kernels_attention.py tests/test_lowerings_attention.py
 step gpu_models 300 python3 -m pytest -q -m gpu tests/test_gpu_models.py tests/test_hf_models.py
-# CONV_ARGS / ATTENTION_ARGS: "--quick" by default, "" for every shape; SKIP="conv attention demo" skips steps;
+# CONV_ARGS / ATTENTION_ARGS / SOFTCAP_ARGS: "--quick" by default, "" for every shape; SKIP="conv attention softcap
+# demo" skips steps;
 # CONV_TILES=1 adds the conv tile sweep (benchmarks/conv_tiles.py).
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
 [ -z "${CONV_TILES:-}" ] || TAIL=60 step conv_tiles "${CONV_TILES_LIMIT:-240}" python3 benchmarks/conv_tiles.py ${CONV_TILES_ARGS:-}
 skip conv || TAIL=40 step bench_conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
 skip attention || TAIL=80 step bench_attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py ${ATTENTION_ARGS---quick}
+skip softcap || TAIL=20 step bench_softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/attention_softcap.py ${SOFTCAP_ARGS---quick}
 skip demo || step demo 120 python3 -m inductor_conv demo
 exit 0

@@ -1,8 +1,8 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
     python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
-                                       [--masked-first] [--group N] [--kv-first 0|1] [--pair] [--fwd]
-                                       [--sass FILE] [--ttgir FILE]
+                                       [--masked-first] [--group N] [--kv-first 0|1] [--pair] [--tma]
+                                       [--softcap CAP] [--fwd] [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import tempfile
@@ -123,11 +122,14 @@ def main():
     parser.add_argument("--kv-first", type=int, default=1,
                         help="the backward's KV_FIRST (default as the lowering: 1, every dK/dV program first)")
     parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
+    parser.add_argument("--tma", action="store_true", help="USE_TMA: streamed tiles through TMA descriptors")
+    parser.add_argument("--softcap", type=float, default=0.0, help="SOFTCAP: scores capped at this value (0: off)")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
     parser.add_argument("--ttgir", default=None, help="also write Triton's GPU IR (layouts, convert_layout) here")
     args = parser.parse_args()
     import torch
+    from inductor_conv.kernels.attention import score_scales
     from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
     from inductor_conv.reference.attention import dropout_threshold
 
@@ -139,18 +141,20 @@ def main():
         args.group = 8 if args.fwd else 0 if args.masked_first else 2
     bm, bn, warps, stages = map(int, args.tile.split(",")) if args.tile else (
         tile.block_m, tile.block_n, tile.num_warps, tile.num_stages)
+    qk_scale2, softcap_scale = score_scales(D ** -0.5, args.softcap)
     constexprs = dict(
         HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), MASK_KIND=0, IS_CAUSAL=args.causal,
         HAS_DROPOUT=args.p > 0, DOT_DTYPE="tl.bfloat16", PRECISION="'tf32'", ACC_DTYPE="tl.float32",
-        QK_SCALE2=D ** -0.5 * math.log2(math.e), SCALE=D ** -0.5, DROPOUT_THRESHOLD=dropout_threshold(args.p),
+        QK_SCALE2=qk_scale2, SCALE=D ** -0.5, DROPOUT_THRESHOLD=dropout_threshold(args.p),
         DROPOUT_SCALE=1.0 / (1.0 - args.p), CAUSAL_GROUP=args.group, MASKED_FIRST=args.masked_first, STORE_DS=False,
-        CAUSAL_PAIR=args.pair,
+        CAUSAL_PAIR=args.pair, USE_TMA=args.tma, SOFTCAP=args.softcap > 0, SOFTCAP_SCALE=softcap_scale,
         BLOCK_M=bm, BLOCK_N=bn, **({} if args.fwd else dict(KV_FIRST=bool(args.kv_first))))
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_template(name, shape, constexprs, warps, stages, args.hkv)
     usage = resources(compiled)
     print(f"{name} shape {shape} hkv={args.hkv or shape[1]} causal={args.causal} p={args.p} "
-          f"tile ({bm}, {bn}, {warps}, {stages}) masked_first={args.masked_first}: regs {usage['regs']}, "
+          f"tile ({bm}, {bn}, {warps}, {stages}) masked_first={args.masked_first} softcap={args.softcap}: "
+          f"regs {usage['regs']}, "
           f"stack {usage['stack']} B, shared "
           f"{usage['shared']} B, wgmma {'SERIALISED (C7515)' if usage['wgmma_serialized'] else 'pipelined'}")
     listing = sass(compiled)

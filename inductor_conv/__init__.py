@@ -12,7 +12,7 @@ our custom ops (``inductor_conv.ops``) -> the partitioner saves only their input
 from inductor_conv import config
 from inductor_conv._counters import counters, reset_counters
 from inductor_conv._enable import disable, enable, enabled, is_enabled
-from inductor_conv.ops.attention import attention
+from inductor_conv.ops.attention import attention, softcapped_attention
 from inductor_conv.ops.causal_conv1d import causal_conv1d
 
 __version__ = "0.1.0"
@@ -27,4 +27,5 @@ __all__ = [
     "enabled",
     "is_enabled",
     "reset_counters",
+    "softcapped_attention",
 ]

@@ -195,8 +195,18 @@ def wrapper_expr(expr) -> str:
     return pexpr(expr)
 
 
+def tma_compatible(node) -> bool:
+    """Inductor's own TMA gate for one input (``can_use_tma``: a supported dtype, one unit-stride dim, 16-byte
+    aligned outer strides and inner width, and a base pointer Inductor has not marked unaligned), plus a check that
+    the device and Triton can build TMA descriptors in a kernel (``has_triton_tma_device``)."""
+    from torch._inductor.utils import can_use_tma
+    from torch.utils._triton import has_triton_tma_device
+
+    return has_triton_tma_device() and can_use_tma(node)
+
+
 __all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
-            "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr"]
+            "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr", "tma_compatible"]
 
 
 # --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------

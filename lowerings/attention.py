@@ -7,7 +7,6 @@ math is the eager kernels' math.  Extra outputs (LSE; dQ, dV, dS) are mutated in
 does (NOTE:[TritonTemplates with multiple outputs] in torch/_inductor/ir.py); Note [attention backward recomputes
 P] in ops/attention.py says what the backward gets.
 """
-import math
 from pathlib import Path
 
 import sympy
@@ -28,9 +27,12 @@ from inductor_conv._compat import (
     realize_inputs,
     select_algorithm,
     size_hint,
+    tma_compatible,
     triton_template,
 )
 from inductor_conv.kernels import attn_math
+from inductor_conv.kernels.attention import score_scales
+from inductor_conv.ops.attention import softcap_kwargs
 from inductor_conv.lowerings import install, stride_order
 from inductor_conv.reference.attention import dropout_threshold
 from inductor_conv.lowerings.heuristics.attention import (
@@ -67,6 +69,10 @@ BWD_KV_FIRST = True
 # ordered longest-first (CAUSAL_GROUP, unused then).  None: as the tile says (AttnFwdTile.pair); True / False force
 # it (benchmarks/attention_profile.py `pair=`).
 CAUSAL_PAIR = None
+# Note [TMA loads] in kernels/attn_math.py: True loads the templates' streamed tiles through TMA tensor descriptors
+# where every such input allows it (_use_tma).  Off: slower on the H200 with triton 3.6 (forward 3-13%, backward
+# 2-8%, docs/benchmarks.md, seventeenth session).  benchmarks/attention_profile.py `tma=1` sets it.
+USE_TMA = False
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -105,30 +111,32 @@ def _unwrap(node):
     return node
 
 
-def _fwd_eager(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout):
+def _fwd_eager(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
     """The eager op (for benchmarking the fallback choice)."""
-    return FWD_OP(q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None)[0]
+    return FWD_OP(q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None,
+                  **softcap_kwargs(softcap))[0]
 
 
-def _fwd_fallback_ir(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout):
+def _fwd_fallback_ir(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
     """The eager op as a fallback kernel; its LSE is copied into the buffer the templates would have written."""
     out, lse_eager = fallback_handler(FWD_OP, add_to_fallback_set=False)(
-        q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None)
+        q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None,
+        **softcap_kwargs(softcap))
     inductor_lowerings[aten.copy_](lse, lse_eager)
     return _unwrap(out)
 
 
 def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
-               has_dropout, mask_grad):
+               has_dropout, mask_grad, softcap):
     return BWD_OP(do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
-                  seed if has_dropout else None, mask_grad, True)[1]
+                  seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))[1]
 
 
 def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
-                     has_dropout, mask_grad):
+                     has_dropout, mask_grad, softcap):
     grads = fallback_handler(BWD_OP, add_to_fallback_set=False)(
         do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
-        seed if has_dropout else None, mask_grad, True)
+        seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))
     copy = inductor_lowerings[aten.copy_]
     copy(dq, grads[0])
     copy(dv, grads[2])
@@ -151,17 +159,18 @@ def _use_template(q, k, v) -> bool:
     return V.graph.sizevars.guard_int(q.get_size()[-1]) <= 256  # specialises a dynamic head dim, as Flex does
 
 
-def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
+def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0):
     """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines)."""
     sizevars = V.graph.sizevars
     head_dim = sizevars.guard_int(q.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
+    qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
-        QK_SCALE2=float(scale) * math.log2(math.e), SCALE=float(scale),
+        QK_SCALE2=qk_scale2, SCALE=float(scale), SOFTCAP=bool(softcap), SOFTCAP_SCALE=softcap_scale,
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
@@ -169,6 +178,14 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False):
                                                                                   k.get_size()[1]))
            if backward else {}),
     ), head_dim
+
+
+def _use_tma(*nodes) -> bool:
+    """The templates' USE_TMA: fp16 / bf16, the head dim unit-stride and a multiple of 16 bytes, the other strides and
+    the offset 16-byte aligned (a descriptor starts at a (b, h) slice: _aligned), on a device with TMA."""
+    if not USE_TMA or nodes[0].get_dtype() not in (torch.float16, torch.bfloat16):
+        return False
+    return all(_aligned(n) and tma_compatible(n) for n in nodes)
 
 
 def _launch_group(k, head_dim: int, backward: bool) -> int:
@@ -213,15 +230,15 @@ def _aligned(t) -> bool:
     return all(sizevars.statically_known_multiple_of(e, 8) for e in (*outer, layout.offset))
 
 
-def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal) -> bool:
+def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     """config.attention_cudnn: the forms cuDNN's fused attention covers with our semantics -- no mask, no dropout
-    (cuDNN's own dropout could not be replayed from our seed), not causal or causal with Sq == Sk (both top-left
+    (cuDNN's own dropout could not be replayed from our seed), no soft-capping, not causal or causal with Sq == Sk (both top-left
     aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned layouts -- on a
     GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both lowerings ask it
     with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the backward lazily
     (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across the two passes --
     correct either way, as both write and read the same natural-log row LSE."""
-    if not config.attention_cudnn or attn_mask is not None or dropout_p > 0:
+    if not config.attention_cudnn or attn_mask is not None or dropout_p > 0 or softcap:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
         return False
@@ -278,14 +295,15 @@ def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
         scale=float(scale))
 
 
-def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
+def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
     if not _use_template(q, k, v):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
-                                                                    seed)
+                                                                    seed, **softcap_kwargs(softcap))
     q, k, v = realize_inputs(q, k, v)
-    if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
+    if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         return _cudnn_forward(q, k, v, is_causal, scale)
-    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale)
+    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
+    options["USE_TMA"] = _use_tma(k, v)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
@@ -307,13 +325,13 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-            has_mask=attn_mask is not None, has_dropout=dropout_p > 0)
+            has_mask=attn_mask is not None, has_dropout=dropout_p > 0, softcap=softcap)
     out = select_algorithm("inductor_conv_attention_fwd", choices, inputs, layout, return_multi_template=False)
     return out, lse
 
 
 def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
-                           deterministic):
+                           deterministic, softcap=0.0):
     # Our template is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).  The forms
     # _use_cudnn admits run cuDNN's backward, as SDPA would (not run-to-run deterministic: the gate refuses it under
     # torch.use_deterministic_algorithms, as SDPA's does, and then both passes are our templates).
@@ -322,12 +340,13 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     # zero-fills it, and the template's dS buffer is uninitialised.
     if not _use_template(q, k, v) or (mask_grad and is_causal):
         return fallback_handler(BWD_OP, add_to_fallback_set=False)(
-            dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic)
+            dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic,
+            **softcap_kwargs(softcap))
     q, k, v, out = realize_inputs(q, k, v, out)
-    if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal):
+    if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=True)
+    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap)
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).
@@ -335,6 +354,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     delta = ir.ExternKernel.require_contiguous(delta)
     lse = ir.ExternKernel.require_contiguous(lse)
     q, k, v, dout, out, lse, delta = realize_inputs(q, k, v, dout, out, lse, delta)
+    options["USE_TMA"] = _use_tma(q, k, v, dout)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
@@ -361,7 +381,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,
             is_causal=is_causal, scale=scale, has_mask=attn_mask is not None, has_dropout=dropout_p > 0,
-            mask_grad=bool(mask_grad))
+            mask_grad=bool(mask_grad), softcap=softcap)
     dk = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
     if mask_grad:  # the op returns dmask in the mask's dtype, shape [B, Hq, Sq, Sk] (its mask is the 4-D view)
         dmask = convert(ds, attn_mask.get_dtype())

@@ -42,7 +42,7 @@ from inductor_conv.patterns.pattern_cache import PatternCache
 # ---------------------------------------------------------------------------------------------------------------
 # Sentinel scalars: the traced pattern turns a float equal to one of these into a KeywordArg of that name (Inductor's
 # ``scalar_workaround``), so the matched graph's own value (dropout p, mask fill) is bound instead of ignored.
-SENTINELS = {"dropout_p": 0.113377, "fill": -0.987654}
+SENTINELS = {"dropout_p": 0.113377, "fill": -0.987654, "softcap": 0.771177}
 # Example shapes; sizes only need to be distinct enough that the trace keeps every op.
 _B, _HQ, _HKV, _S, _D = 2, 4, 2, 8, 16
 
@@ -112,7 +112,7 @@ def variants():
                     (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
                 for upcast in (False, True) if training else (False,):
                     for bias_shape in bias_shapes if learned else (None,):
-                        f = Form(form.name, form.mask, form.scores, gqa, upcast)
+                        f = Form(form.name, form.mask, form.scores, gqa, upcast, form.softcap)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
                             bias_shape and bias_shape[0] == 1 and "broadcast",

@@ -194,6 +194,13 @@ def fill_supported(match) -> bool:
     return fill == -math.inf or fill == torch.finfo(_val(match, "query").dtype).min
 
 
+def softcap_supported(match) -> bool:
+    """tanh(s / c) * c with one positive, finite number c (the pattern binds all three uses to one ``softcap``): the
+    op's soft-capping (Note [soft-capping] in kernels/attn_math.py). A tensor or non-positive c is left to eager."""
+    cap = match.kwargs.get("softcap")
+    return isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0.0 < cap < math.inf
+
+
 def dropout_consistent(match) -> bool:
     """Dropout keeps rand > p, applied elementwise to the probabilities (no broadcast) and scaled by 1 / (1 - p),
     0 <= p < 1, in the forward and the backward alike."""
@@ -245,5 +252,7 @@ def all_hold(match, form) -> bool:
         checks.append(repeat_kv_interleaves)
     if "fill" in MASKS[form.mask].inputs:
         checks.append(fill_supported)
+    if form.softcap:
+        checks.append(softcap_supported)
     checks.append(dropout_consistent)
     return all(check(match) for check in checks)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from inductor_conv.ops.attention import softcap_kwargs
+
 
 SCALE_NONE, SCALE_MUL, SCALE_DIV = 0.0, 1.0, 2.0
 
@@ -38,6 +40,7 @@ class Form:
     scores: str = "matmul"
     gqa: bool = False  # K/V expanded by HF ``repeat_kv``; the op gets the unexpanded K/V (native GQA)
     upcast: bool = False  # softmax in fp32, cast back (HF Llama, T5); differs from plain softmax only in half training
+    softcap: bool = False  # the scaled scores soft-capped, tanh(s / cap) * cap, before the mask (HF Gemma 2)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -171,8 +174,13 @@ def _apply_scale(x, scale, kind):
     return x
 
 
-def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind, dropout_p, *,
-                     form: Form):
+def _softcap(s, softcap):
+    """HF Gemma 2 (``attn_logit_softcapping``): ``s / softcap``, ``tanh``, ``* softcap``."""
+    return torch.tanh(s / softcap) * softcap
+
+
+def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind, softcap,
+                     dropout_p, *, form: Form):
     """Eager attention as the models write it; the arguments a form does not use are never read."""
     if form.gqa:
         n_rep = query.shape[1] // key.shape[1]
@@ -183,6 +191,8 @@ def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, 
     else:
         s = torch.matmul(query, key.transpose(-2, -1))
     s = _apply_scale(s, scale, scale_kind)
+    if form.softcap:
+        s = _softcap(s, softcap)
     s = MASKS[form.mask].search(s, mask, fill, padding)
     if form.upcast:
         p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
@@ -206,7 +216,7 @@ def _op_scale(query, scale, kind):
 
 
 def attention_replacement(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind,
-                          dropout_p, *, form: Form):
+                          softcap, dropout_p, *, form: Form):
     query, op_scale = _op_scale(query, scale, scale_kind)
     query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
     query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
@@ -219,7 +229,8 @@ def attention_replacement(query, key, value, mask, fill, padding, scale, scale_k
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(
-        query, key, value, attn_mask, float(dropout_p), False, float(op_scale * op_q_scale), seed
+        query, key, value, attn_mask, float(dropout_p), False, float(op_scale * op_q_scale), seed,
+        **softcap_kwargs(softcap if form.softcap else 0.0),
     )
     return out.squeeze(0) if form.scores == "bmm" else out
 
@@ -230,6 +241,7 @@ def argnames(form: Form) -> tuple[str, ...]:
     requires_grad by example input, which the sentinels are not)."""
     tensors = [n for n in MASKS[form.mask].inputs if n != "fill"]
     sentinels = ["fill"] if "fill" in MASKS[form.mask].inputs else []
+    sentinels += ["softcap"] if form.softcap else []
     return ("query", "key", "value", *tensors, "scale", "scale_kind", "q_scale", "q_scale_kind", *sentinels,
             "dropout_p")
 
@@ -252,4 +264,6 @@ FORMS = (
     Form("bmm_3d_masked_fill", scores="bmm", mask="masked_fill"),
     Form("bmm_3d_where", scores="bmm", mask="where"),
     Form("bmm_3d_where_scalar_fill", scores="bmm", mask="where_scalar"),
+    Form("gemma2_softcap_additive_mask", mask="additive", softcap=True),
+    Form("softcap_no_mask", softcap=True),
 )

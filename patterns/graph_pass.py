@@ -77,7 +77,7 @@ def _lowering_knobs() -> tuple:
     conv = sys.modules.get("inductor_conv.lowerings.causal_conv1d_silu")
     return (tuple(getattr(attention, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP",
                                                               "CAUSAL_MASKED_FIRST", "BWD_KV_FIRST",
-                                                              "CAUSAL_PAIR"))
+                                                              "CAUSAL_PAIR", "USE_TMA"))
             + (getattr(conv, "BWD_DY_T", None),))
 
 

@@ -142,14 +142,16 @@ def _attention_launches():
 
     launches = []
     B, S, D = 1, 128, 128
-    cases = [  # (dtype, Hq, Hkv, mask kind, dropout_p, causal, mask_grad)
-        (torch.bfloat16, 2, 2, None, 0.0, False, False),
-        (torch.bfloat16, 2, 2, None, 0.1, True, False),
-        (torch.bfloat16, 4, 2, "bool", 0.0, False, False),
-        (torch.float16, 2, 2, "float", 0.1, False, True),
-        (torch.float32, 2, 1, None, 0.0, True, False),
+    cases = [  # (dtype, Hq, Hkv, mask kind, dropout_p, causal, mask_grad, softcap)
+        (torch.bfloat16, 2, 2, None, 0.0, False, False, 0.0),
+        (torch.bfloat16, 2, 2, None, 0.1, True, False, 0.0),
+        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0),
+        (torch.float16, 2, 2, "float", 0.1, False, True, 0.0),
+        (torch.float32, 2, 1, None, 0.0, True, False, 0.0),
+        (torch.bfloat16, 4, 2, None, 0.0, True, False, 50.0),  # Gemma 2's soft-capping
+        (torch.bfloat16, 2, 2, "float", 0.1, False, True, 30.0),
     ]
-    for dtype, hq, hkv, mask_kind, p, causal, mask_grad in cases:
+    for dtype, hq, hkv, mask_kind, p, causal, mask_grad, softcap in cases:
         q = torch.randn(B, hq, S, D, dtype=dtype)
         k, v = torch.randn(B, hkv, S, D, dtype=dtype), torch.randn(B, hkv, S, D, dtype=dtype)
         mask = {None: None, "bool": torch.ones(B, 1, S, S, dtype=torch.bool),
@@ -158,9 +160,10 @@ def _attention_launches():
         fwd = attn_fwd_tile(dtype, D, "cuda", causal=causal, dropout=p > 0)
         bwd = attn_bwd_tile(dtype, D, "cuda", eager=True, causal=causal, dropout=p > 0)
         out, lse = torch.empty_like(q), torch.zeros(B, hq, S)
-        launches += record(lambda: attention_fwd(q, k, v, mask, p, causal, D ** -0.5, seed, config=fwd))
+        launches += record(lambda: attention_fwd(q, k, v, mask, p, causal, D ** -0.5, seed, config=fwd,
+                                                 softcap=softcap))
         launches += record(lambda: attention_bwd(torch.randn_like(q), q, k, v, mask, out, lse, p, causal, D ** -0.5,
-                                                 seed, mask_grad=mask_grad, config=bwd))
+                                                 seed, mask_grad=mask_grad, config=bwd, softcap=softcap))
     return launches
 
 

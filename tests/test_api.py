@@ -150,6 +150,7 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
                                                ("attention", "CAUSAL_MASKED_FIRST", False),
                                                ("attention", "BWD_KV_FIRST", False),
                                                ("attention", "CAUSAL_PAIR", True),
+                                               ("attention", "USE_TMA", True),
                                                ("causal_conv1d_silu", "BWD_DY_T", False)])
 def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, module, knob, value, monkeypatch):
     """The lowerings' module-level switches (set by benchmarks) change the generated code."""

@@ -397,6 +397,47 @@ class Graph:
         return pytree.tree_unflatten([clone_4, permute_13, permute_12, permute_11, None], self._out_spec)
 """)
 
+    def test_hf_gemma2_softcap_inference(self):
+        self.assertExpectedInline(recognised("hf_gemma2_softcap", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 2, 16]", arg2_1: "f32[3, 8, 2, 16]", arg3_1: "f32[3, 1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [3, 4, 8, 8]);  arg3_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None, 1.5);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        return (clone_4,)
+""")
+
+    def test_hf_gemma2_softcap_training(self):
+        self.assertExpectedInline(recognised("hf_gemma2_softcap", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 2, 16]"; primals_3: "f32[3, 8, 2, 16]"; primals_4: "f32[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 4, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None, 1.5)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1, 3]);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True, 1.5);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 2, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 2, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([clone_4, permute_13, permute_12, permute_11, None], self._out_spec)
+""")
+
     def test_multi_query_broadcast_training(self):
         self.assertExpectedInline(recognised("multi_query_broadcast", train=True), """\
 class Graph:
@@ -1243,4 +1284,48 @@ class Graph:
         clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
         view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
         return (view_6,)
+""")
+
+    def test_softcap_two_constants(self):
+        self.assertExpectedInline(left_alone("softcap_two_constants"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 2, 16]", arg2_1: "f32[3, 8, 2, 16]", arg3_1: "f32[3, 1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        unsqueeze: "f32[3, 2, 1, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_1, 2);  permute_1 = None
+        expand: "f32[3, 2, 2, 8, 16]" = torch.ops.aten.expand.default(unsqueeze, [3, 2, 2, 8, 16]);  unsqueeze = None
+        clone: "f32[3, 2, 2, 8, 16]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(clone, [3, 4, 8, 16]);  clone = None
+        unsqueeze_1: "f32[3, 2, 1, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_2, 2);  permute_2 = None
+        expand_1: "f32[3, 2, 2, 8, 16]" = torch.ops.aten.expand.default(unsqueeze_1, [3, 2, 2, 8, 16]);  unsqueeze_1 = None
+        clone_1: "f32[3, 2, 2, 8, 16]" = torch.ops.aten.clone.default(expand_1, memory_format = torch.contiguous_format);  expand_1 = None
+        view_1: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(clone_1, [3, 4, 8, 16]);  clone_1 = None
+        permute_3: "f32[3, 4, 16, 8]" = torch.ops.aten.permute.default(view, [0, 1, 3, 2]);  view = None
+        expand_2: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(permute, [3, 4, 8, 16]);  permute = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(expand_2, memory_format = torch.contiguous_format);  expand_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        expand_3: "f32[3, 4, 16, 8]" = torch.ops.aten.expand.default(permute_3, [3, 4, 16, 8]);  permute_3 = None
+        view_3: "f32[12, 16, 8]" = torch.ops.aten.view.default(expand_3, [12, 16, 8]);  expand_3 = None
+        bmm: "f32[12, 8, 8]" = torch.ops.aten.bmm.default(view_2, view_3);  view_2 = view_3 = None
+        view_4: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
+        mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_4, 0.25);  view_4 = None
+        div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(mul, 1.5);  mul = None
+        tanh: "f32[3, 4, 8, 8]" = torch.ops.aten.tanh.default(div);  div = None
+        mul_1: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(tanh, 2.0);  tanh = None
+        add: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(mul_1, arg3_1);  mul_1 = arg3_1 = None
+        amax: "f32[3, 4, 8, 1]" = torch.ops.aten.amax.default(add, [-1], True)
+        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(add, amax);  add = amax = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        sum_1: "f32[3, 4, 8, 1]" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+        div_1: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
+        expand_4: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div_1, [3, 4, 8, 8]);  div_1 = None
+        view_5: "f32[12, 8, 8]" = torch.ops.aten.view.default(expand_4, [12, 8, 8]);  expand_4 = None
+        expand_5: "f32[3, 4, 8, 16]" = torch.ops.aten.expand.default(view_1, [3, 4, 8, 16]);  view_1 = None
+        view_6: "f32[12, 8, 16]" = torch.ops.aten.view.default(expand_5, [12, 8, 16]);  expand_5 = None
+        bmm_1: "f32[12, 8, 16]" = torch.ops.aten.bmm.default(view_5, view_6);  view_5 = view_6 = None
+        view_7: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(bmm_1, [3, 4, 8, 16]);  bmm_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        return (clone_4,)
 """)

@@ -68,11 +68,17 @@ MODELS = {
     # LFM2: a gated short conv with no activation, and an attention layer
     "lfm2": (lambda: _causal_lm("lfm2", num_key_value_heads=2, conv_L_cache=3, num_hidden_layers=2,
                                 layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
+    # Gemma 2: logit soft-capping (a cap of 1, so it bends these scores; the default 50 would not), GQA, a
+    # sliding-window layer (window 8 of 16 positions) and a full one
+    "gemma2": (lambda: _causal_lm("gemma2", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
+                                  sliding_window=8, attn_logit_softcapping=1.0, query_pre_attn_scalar=16),
+               dict(attention=2, causal_conv1d=0), {}),
 }
-TRAINING = ("llama", "falcon", "t5", "mamba")
+TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16).
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
-            "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0)}
+            "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
+            "gemma2": dict(attention=2, causal_conv1d=0)}
 
 
 def _inputs(extra, generator, device="cpu"):

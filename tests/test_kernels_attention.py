@@ -44,21 +44,23 @@ def _seed(value):
 
 
 def _ours(q, k, v, mask=None, causal=False, p=0.0, seed=None, scale=None, mask_grad=False, fwd_cfg=None,
-          bwd_cfg=None, do=None):
-    out, lse = attention_fwd(q, k, v, mask, p, causal, scale, seed, config=fwd_cfg)
+          bwd_cfg=None, do=None, softcap=0.0):
+    out, lse = attention_fwd(q, k, v, mask, p, causal, scale, seed, config=fwd_cfg, softcap=softcap)
     do = torch.randn_like(out) if do is None else do
-    grads = attention_bwd(do, q, k, v, mask, out, lse, p, causal, scale, seed, mask_grad=mask_grad, config=bwd_cfg)
+    grads = attention_bwd(do, q, k, v, mask, out, lse, p, causal, scale, seed, mask_grad=mask_grad, config=bwd_cfg,
+                          softcap=softcap)
     return out, lse, do, grads
 
 
-def _reference(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False):
+def _reference(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False, softcap=0.0):
     """float64 output and gradients (dq, dk, dv, dmask or None) by autograd through attention_ref."""
     leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
     m = mask
     if mask_grad:
         m = mask.detach().double().requires_grad_()
         leaves.append(m)
-    out = attention_ref(*leaves[:3], attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale)
+    out = attention_ref(*leaves[:3], attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale,
+                        softcap=softcap)
     grads = torch.autograd.grad(out, leaves, do.double())
     return out.detach(), list(grads) + ([] if mask_grad else [None])
 
@@ -70,7 +72,8 @@ def _assert_close(actual, expected, atol, rtol, name):
 
 def _check(q, k, v, mask=None, causal=False, mask_grad=False, tol=FP32_TOL, **kw):
     out, lse, do, grads = _ours(q, k, v, mask, causal, mask_grad=mask_grad, **kw)
-    ref_out, ref_grads = _reference(q, k, v, do, mask, causal, mask_grad=mask_grad, scale=kw.get("scale"))
+    ref_out, ref_grads = _reference(q, k, v, do, mask, causal, mask_grad=mask_grad, scale=kw.get("scale"),
+                                    softcap=kw.get("softcap", 0.0))
     _assert_close(out, ref_out, name="out", **tol)
     for name, g, r in zip(("dq", "dk", "dv", "dmask"), grads, ref_grads):
         if r is not None:
@@ -174,6 +177,38 @@ def test_large_scores(form):
             _assert_close(g, r, atol=3e-3 * r.abs().max().item(), rtol=0.0, name=name)
 
 
+@pytest.mark.parametrize("mask_kind,causal", [(None, False), (None, True), ("bool", False), ("additive", False)])
+def test_softcap_matches_fp64(mask_kind, causal):
+    """Logit soft-capping (Note [soft-capping]): scores capped at 1.5 where q, k of std 2 give scaled scores of std
+    ~3, so most scores sit on tanh's bend or its flat tails (a cap the kernels ignored, or applied after the mask,
+    or without the (1 - t²) chain factor, is off by >= 1e-2 here).  The learned additive mask's gradient is dS
+    before the cap's derivative.  GQA 4/2, odd lengths, a padded head dim."""
+    q, k, v = _inputs(2, 4, 2, 37, 29, 24)
+    q, k = q * 2.0, k * 2.0
+    mask = None
+    if mask_kind == "bool":
+        mask = torch.rand(2, 1, 37, 29, generator=torch.Generator().manual_seed(3)).to(DEVICE) > 0.3
+        mask[..., 0] = True  # no empty rows
+    elif mask_kind == "additive":
+        mask = _randn(1, 4, 1, 29, seed=3)
+    out, _, _ = _check(q, k, v, mask, causal, mask_grad=mask_kind == "additive", softcap=1.5)
+    uncapped = attention_ref(q, k, v, attn_mask=mask, is_causal=causal)
+    assert (out.double() - uncapped).abs().max() > 0.1  # the cap changes the result a lot here
+
+
+def test_softcap_large_scores_saturate():
+    """|scale q.k| ~ 1e4 against a cap of 30: tanh saturates to exactly +-1 (no inf / inf), the capped scores are
+    +-30 and everything stays finite and equal to the fp64 reference; the cap's derivative is 0 there."""
+    q, k, v = _inputs(1, 2, 1, 23, 30, 16)
+    q, k = q * 100.0, k * 100.0
+    out, lse, do, grads = _ours(q, k, v, causal=True, softcap=30.0)
+    ref_out, ref_grads = _reference(q, k, v, do, causal=True, softcap=30.0)
+    assert lse.abs().max() <= 30.0 + math.log(30) + 1e-3  # capped scores bound the LSE
+    _assert_close(out, ref_out, atol=1e-4, rtol=1e-4, name="out")
+    for name, g, r in zip(("dq", "dk", "dv"), grads, ref_grads):
+        _assert_close(g, r, atol=1e-4 * max(r.abs().max().item(), 1.0), rtol=0.0, name=name)
+
+
 def test_row_shift_invariance_of_mask_grad():
     """softmax(S + c_i) = softmax(S), so each row of dS (= d mask) sums to 0."""
     q, k, v = _inputs(2, 2, 2, 15, 27, 24)
@@ -189,27 +224,28 @@ class _Attention(torch.autograd.Function):
     """The launchers as one differentiable function, for gradcheck."""
 
     @staticmethod
-    def forward(ctx, q, k, v, bias, causal, p, seed):
-        out, lse = attention_fwd(q, k, v, bias, p, causal, None, seed)
+    def forward(ctx, q, k, v, bias, causal, p, seed, softcap):
+        out, lse = attention_fwd(q, k, v, bias, p, causal, None, seed, softcap=softcap)
         ctx.save_for_backward(q, k, v, bias, out, lse)
-        ctx.causal, ctx.p, ctx.seed = causal, p, seed
+        ctx.causal, ctx.p, ctx.seed, ctx.softcap = causal, p, seed, softcap
         return out
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, bias, out, lse = ctx.saved_tensors
         dq, dk, dv, dbias = attention_bwd(do, q, k, v, bias, out, lse, ctx.p, ctx.causal, None, ctx.seed,
-                                          mask_grad=True)
-        return dq, dk, dv, dbias, None, None, None
+                                          mask_grad=True, softcap=ctx.softcap)
+        return dq, dk, dv, dbias, None, None, None, None
 
 
-@pytest.mark.parametrize("p", [0.0, 0.4])  # fp64 + dropout compiles for sm_90 since the mask is elementwise
-def test_gradcheck_fp64(p):
+# fp64 + dropout compiles for sm_90 since the mask is elementwise; softcap 0.7 bends scores of std ~1
+@pytest.mark.parametrize("p,softcap", [(0.0, 0.0), (0.4, 0.0), (0.4, 0.7)])
+def test_gradcheck_fp64(p, softcap):
     """Finite differences in float64 (kernels accumulate in fp64; LSE and scale stay fp32, ~1e-7 relative, well
     inside gradcheck's atol=1e-5 / rtol=1e-3).  A fixed seed makes dropout a fixed function of the inputs."""
     q, k, v, bias = (_randn(*s, seed=i, dtype=torch.float64).requires_grad_()
                      for i, s in enumerate(((1, 2, 5, 6), (1, 1, 7, 6), (1, 1, 7, 6), (1, 2, 1, 7))))
-    fn = lambda q, k, v, b: _Attention.apply(q, k, v, b, True, p, _seed(1234))  # noqa: E731
+    fn = lambda q, k, v, b: _Attention.apply(q, k, v, b, True, p, _seed(1234), softcap)  # noqa: E731
     assert torch.autograd.gradcheck(fn, (q, k, v, bias), fast_mode=True)
 
 
@@ -359,6 +395,8 @@ def test_errors_name_the_argument():
         attention_fwd(q, k, v, torch.ones(3, 4, device=DEVICE), 0.0, False, None, None)
     with pytest.raises(ValueError, match="scale"):
         attention_fwd(q, k, v, None, 0.0, False, -1.0, None)
+    with pytest.raises(ValueError, match="softcap"):
+        attention_fwd(q, k, v, None, 0.0, False, None, None, softcap=-1.0)
     with pytest.raises(ValueError, match="config"):
         attention_fwd(q, k, v, None, 0.0, False, None, None, config=dict(BLOCK_M=32, BLOCK_N=64, num_warps=4,
                                                                           num_stages=1))

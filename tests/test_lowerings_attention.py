@@ -6,7 +6,6 @@ compiling on CPU keeps the op as a fallback kernel.  GPU (marked): Inductor pick
 templates, results match float64, and the backward is deterministic.
 """
 import importlib.util
-import math
 import re
 import sys
 
@@ -19,6 +18,7 @@ from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
+from inductor_conv.kernels.attention import score_scales
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
@@ -31,10 +31,11 @@ def _randn(*shape, seed, dtype=torch.float32, device=DEVICE):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(device=device, dtype=dtype)
 
 
-def _ref_and_grads(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False):
+def _ref_and_grads(q, k, v, do, mask=None, causal=False, keep=None, p=0.0, scale=None, mask_grad=False, softcap=0.0):
     leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
     m = mask.detach().double().requires_grad_() if mask_grad else mask
-    out = attention_ref(*leaves, attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale)
+    out = attention_ref(*leaves, attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, scale=scale,
+                        softcap=softcap)
     grads = torch.autograd.grad(out, leaves + ([m] if mask_grad else []), do.double())
     return out.detach(), grads
 
@@ -93,26 +94,31 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False):
+                pair=False, tma=False, softcap=0.0):
+    qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
-                ACC_DTYPE=tl.float32, QK_SCALE2=scale * math.log2(math.e), SCALE=scale,
+                ACC_DTYPE=tl.float32, QK_SCALE2=qk_scale2, SCALE=scale, SOFTCAP=softcap > 0,
+                SOFTCAP_SCALE=softcap_scale,
                 DROPOUT_THRESHOLD=min(round(p * 65536), 65536), DROPOUT_SCALE=1.0 / (1.0 - p),
                 CAUSAL_GROUP=group,  # 3 does not divide B * Hkv = 4: a partial last group
                 MASKED_FIRST=masked_first,  # Note [masked tiles first]
                 KV_FIRST=kv_first,  # the backward's order of program kinds
                 CAUSAL_PAIR=pair,  # the forward's two row blocks a program (lowerings/attention.py)
+                USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair", [
-    (True, 0.0, 41, 45, False, 3, False, False), (False, 0.3, 41, 45, False, 3, True, False),
-    (True, 0.0, 41, 110, False, 3, True, False), (True, 0.3, 75, 75, True, 3, False, False),
-    (True, 0.3, 75, 75, True, 0, True, False), (True, 0.0, 75, 110, True, 0, False, False),
-    (True, 0.3, 75, 75, True, 0, True, True), (True, 0.0, 41, 110, False, 3, False, True)])
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap", [
+    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0), (False, 0.3, 41, 45, False, 3, True, False, False, 0.0),
+    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0), (True, 0.3, 75, 75, True, 3, False, False, False, 0.0),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0), (True, 0.0, 75, 110, True, 0, False, False, False, 0.0),
+    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0), (True, 0.0, 41, 110, False, 3, False, True, False, 0.0),
+    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0), (False, 0.0, 41, 110, False, 0, True, False, True, 0.0),
+    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0), (True, 0.0, 75, 75, True, 0, True, True, False, 2.0)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
-                                                        pair):
+                                                        pair, tma, softcap):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
@@ -120,17 +126,21 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     all three query ranges (band, whole tiles, ragged tail); group: the backward's launch group (0, the plain order,
     is the lowering's default with the masked tiles first); kv_first: every dK/dV program before any dQ program
     (the lowering's default; the mapping applies where the causal group does not); pair: forward programs of two
-    causal row blocks (Sq = 75: an odd count of row blocks, the middle one alone)."""
+    causal row blocks (Sq = 75: an odd count of row blocks, the middle one alone); tma: the streamed tiles through
+    tensor descriptors (head dim 24 of a 32-wide tile and the ragged ends: TMA's zero fill); softcap: scores capped
+    (Note [soft-capping]; 2.0 against scaled scores of std ~1.5, so the cap bends most of them), the learned
+    additive mask's gradient taken after the cap."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))  # descriptors' scratch
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     bias = _randn(1, Hq, 1, Sk, seed=3)
     mask4 = bias.expand(B, Hq, Sq, Sk)
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, D, seed=4)
 
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair)
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair, tma=tma, softcap=softcap)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
-                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}")
+                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}_{tma}_{softcap}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
@@ -138,12 +148,14 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
         Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
-    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
+    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True,
+                                                   softcap=softcap)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
-    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first) | dict(STORE_DS=True)
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first, tma=tma,
+                      softcap=softcap) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}")
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
@@ -336,14 +348,17 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
     assert not gate(*[_Node((B, 70000, S, D)) for _ in range(3)])
 
 
-def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False, dynamic=False):
+def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False, dynamic=False, softcap=0.0):
     """Compile the forward op, differentiate outside (AOTAutograd compiles the backward op); return the outputs
     and all code Inductor generated on the way."""
     from torch._inductor.utils import run_and_get_code
 
+    from inductor_conv.ops.attention import softcap_kwargs
+
     lowering.register()
     torch._dynamo.reset()
-    fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed)[0],
+    fwd = torch.compile(lambda q, k, v, mask, seed: OPS.attention_fwd(q, k, v, mask, p, causal, 0.125, seed,
+                                                                      **softcap_kwargs(softcap))[0],
                         fullgraph=True, dynamic=dynamic)
 
     def run():
@@ -398,6 +413,47 @@ def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
     _assert_16bit_close(results[0], (ref, *ref_grads))
 
 
+def _uses_tma(module) -> bool:
+    return re.search(r"USE_TMA\s*:\s*tl.constexpr\s*=\s*True", module) is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,Sq,Sk,D,dynamic", [
+    (True, 0.1, "bool", 8, 2, 333, 333, 80, False), (False, 0.0, "bias", 4, 4, 300, 517, 128, False),
+    (True, 0.0, None, 4, 2, 850, 850, 64, True)])
+def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, mask_kind, Hq, Hkv, Sq, Sk, D, dynamic):
+    """Note [TMA loads]: switched on, both templates stream their tiles through tensor descriptors (padded head dims
+    and ragged ends read TMA's zero fill), which changes no bit against the default pointer loads.  A layout TMA
+    cannot read (a head dim of 20 bf16, 40 bytes a row) keeps the pointers."""
+    B = 2
+    q, k, v = (_randn(B, h, s, D, seed=i, dtype=torch.bfloat16).requires_grad_()
+               for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
+    do = _randn(B, Hq, Sq, D, seed=6, dtype=torch.bfloat16)
+    mask = None
+    if mask_kind == "bias":
+        mask = _randn(1, Hq, 1, Sk, seed=5, dtype=torch.bfloat16).expand(B, Hq, Sq, Sk)
+    elif mask_kind == "bool":
+        mask = (_randn(B, 1, Sq, Sk, seed=5) > -1.0).expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    results = []
+    for tma in (True, False):
+        monkeypatch.setattr(lowering, "USE_TMA", tma)
+        result, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, dynamic=dynamic)
+        forward, backward = _modules(code)
+        assert _uses_tma(forward) == _uses_tma(backward) == tma, tma
+        results.append(result)
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
+        assert torch.equal(a, b), name
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
+    _assert_16bit_close(results[0], (ref, *ref_grads))
+    q20, k20, v20 = (t[..., :20].detach().contiguous().requires_grad_() for t in (q, k, v))
+    monkeypatch.setattr(lowering, "USE_TMA", True)
+    _, code = _compiled_fwd_bwd(causal, p, q20, k20, v20, mask, seed, do[..., :20].contiguous(), dynamic=dynamic)
+    assert not any(_uses_tma(m) for m in _modules(code))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("causal,p,mask_kind", [(True, 0.0, None), (False, 0.0, "bias"), (False, 0.2, "bool"),
@@ -423,6 +479,38 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
     _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 8, 2, 128), (False, 0.0, "bias", 4, 4, 80),
+                                                         (False, 0.1, "bool", 8, 2, 64), (True, 0.1, None, 4, 1, 256)])
+def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):
+    """Soft-capped scores (Note [soft-capping]; cap 2 against scaled scores of std ~1.4, so it bends them) through
+    both templates, never cuDNN (which has no soft-capping), in bf16 against float64; a learned bias gets its gradient
+    before the cap's derivative."""
+    B, Sq, Sk, cap = 2, 333, 517 if not causal else 333, 2.0
+    q, k, v = (_randn(B, h, s, D, seed=i, dtype=torch.bfloat16).requires_grad_()
+               for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
+    with torch.no_grad():
+        q.mul_(4.0 / D ** 0.25), k.mul_(4.0 / D ** 0.25)  # scale 0.125 * q.k: std ~1.4 whatever D
+    mask = None
+    if mask_kind == "bias":
+        mask = _randn(1, Hq, 1, Sk, seed=5, dtype=torch.bfloat16).expand(B, Hq, Sq, Sk).detach().requires_grad_()
+    elif mask_kind == "bool":
+        mask = (_randn(B, 1, Sq, Sk, seed=5) > -1.0).expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([321], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    do = _randn(B, Hq, Sq, D, seed=6, dtype=torch.bfloat16)
+    got, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias", softcap=cap)
+    forward, backward = _modules(code)
+    assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
+    assert re.search(r"SOFTCAP\s*:\s*tl.constexpr\s*=\s*True", forward + backward)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias",
+                                    softcap=cap)
+    _assert_16bit_close(got, (ref, *ref_grads))
+    plain = attention_ref(q.detach(), k.detach(), v.detach(), attn_mask=mask, dropout_mask=keep, dropout_p=p,
+                          is_causal=causal, scale=0.125)
+    assert (plain - ref).abs().max() > 0.05  # the cap matters at these scores
 
 
 @pytest.mark.gpu

@@ -159,6 +159,45 @@ def test_gradcheck_float64():
     assert torch.autograd.gradcheck(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, enable_gqa=True), (q, k, v, bias))
 
 
+def _gemma2_eager64(q, k, v, mask, scale, cap):
+    """HF Gemma 2's eager attention in float64: scale, cap * tanh(s / cap), + mask, softmax (repeat_kv GQA)."""
+    G = q.shape[1] // k.shape[1]
+    s = (q.double() @ k.double().repeat_interleave(G, 1).transpose(-2, -1)) * scale
+    s = torch.tanh(s / cap) * cap + mask.double()
+    return torch.softmax(s, -1) @ v.double().repeat_interleave(G, 1)
+
+
+def test_softcap_is_gemma2_soft_capping():
+    """softcapped_attention: the scaled scores become cap * tanh(s / cap) before the mask, as HF Gemma 2 writes it;
+    float32 through the kernels, the learned mask trained too, against float64 eager.  A cap of 0 is attention."""
+    torch.manual_seed(1)
+    q, k, v = _qkv(Hq=4, Hkv=2, Sq=13, Sk=13, requires_grad=True)
+    bias = torch.randn(1, 4, 13, 13, requires_grad=True)
+    out = inductor_conv.softcapped_attention(q * 2.0, k * 2.0, v, 2.0, attn_mask=bias, scale=0.25, enable_gqa=True)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v, bias)]
+    ref = _gemma2_eager64(leaves[0] * 2.0, leaves[1] * 2.0, leaves[2], leaves[3], 0.25, 2.0)
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    dy = torch.randn_like(out)
+    for ours, want in zip(torch.autograd.grad(out, (q, k, v, bias), dy), torch.autograd.grad(ref, leaves, dy.double())):
+        torch.testing.assert_close(ours.double(), want, **FP32_TOL)
+    plain = inductor_conv.attention(q * 2.0, k * 2.0, v, attn_mask=bias, scale=0.25, enable_gqa=True)
+    assert not torch.allclose(out, plain, atol=1e-2)
+    off = inductor_conv.softcapped_attention(q * 2.0, k * 2.0, v, 0.0, attn_mask=bias, scale=0.25, enable_gqa=True)
+    torch.testing.assert_close(off, plain, atol=0, rtol=0)
+    for bad in (-1.0, math.inf):
+        with pytest.raises(ValueError, match="softcap must be"):
+            inductor_conv.softcapped_attention(q, k, v, bad, enable_gqa=True)
+
+
+def test_softcap_gradcheck_float64():
+    """The softcap path of the op's autograd and torch fallback: finite differences, a learned bias included."""
+    torch.manual_seed(2)
+    q, k, v = _qkv(B=1, Hq=2, Hkv=1, Sq=3, Sk=5, D=16, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(1, 2, 3, 5, dtype=torch.float64, requires_grad=True)
+    fn = lambda q, k, v, m: inductor_conv.softcapped_attention(q, k, v, 0.6, attn_mask=m, enable_gqa=True)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (q, k, v, bias))
+
+
 def test_dropout_reproduces_under_manual_seed():
     q, k, v = _qkv(Hq=2, Hkv=2, Sq=16, Sk=16, requires_grad=True)
     torch.manual_seed(123)

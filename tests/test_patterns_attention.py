@@ -24,11 +24,11 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers import assert_as_close_as_eager, compile_and_run, ops_in
+from helpers import assert_as_close_as_eager, compile_and_run, ops_in, recording_graphs
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
-from inductor_conv._compat import dynamo_counters, inductor_config
+from inductor_conv._compat import dynamo_counters, fx_graph_cache_disabled, inductor_config
 from inductor_conv.patterns import attention_checks as checks
 
 # fp32 compiled (the op: S = 8 keys, D = 16 products per score, fp32 accumulate) against float64 eager: rounding
@@ -125,6 +125,27 @@ def _llama(m, q, k, v, mask):  # HF Llama eager_attention_forward (GQA through r
     w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
     w = F.dropout(w, p=m.p, training=m.training)
     return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def _gemma2(cap_div=1.5, cap_mul=1.5):
+    """HF Gemma 2 eager_attention_forward: repeat_kv, ``* scaling``, logit soft-capping (``/ cap``, tanh, ``* cap``:
+    1.5 bends the scaled scores, std ~1 here), the mask, fp32 softmax, dropout.  Two different constants are not
+    soft-capping (left alone)."""
+
+    def spelling(m, q, k, v, mask):
+        q, k, v = _heads(q, k, v)
+        k, v = _repeat_kv(k, q.shape[1] // k.shape[1]), _repeat_kv(v, q.shape[1] // v.shape[1])
+        w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
+        w = w / cap_div
+        w = torch.tanh(w)
+        w = w * cap_mul
+        if mask is not None:
+            w = w + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=m.p, training=m.training)
+        return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+    return spelling
 
 
 def _t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned position bias (+ mask), fp32 softmax
@@ -288,6 +309,8 @@ RECOGNISED = {
     "gpt2_scalar_fill_padding": (_gpt2_scalar_fill, {}, _right_padding(), H),
     "hf_llama_repeat_kv": (_llama, {}, _additive(B, 1, S, S_MAX), HKV),
     "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
+    "hf_gemma2_softcap": (_gemma2(), {}, _additive(B, 1, S, S), HKV),
+    "softcap_no_mask_no_gqa": (_gemma2(), {}, None, H),
     # Falcon's multi-query attention: one K/V head that matmul broadcasts over the query heads (no repeat_kv)
     "multi_query_broadcast": (_bert, {}, _additive(B, 1, 1, S), 1),
     "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
@@ -800,6 +823,7 @@ LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim
     "where_scalar_minus_1e4": (_where_scalar(-1e4), {}, _hidden(B, 1, S, S), H, D),
     "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
+    "softcap_two_constants": (_gemma2(1.5, 2.0), {}, _additive(B, 1, S, S), HKV, D),
 }
 
 
@@ -862,6 +886,26 @@ def test_left_alone_on_other_device_types():
     model, args = make_case("bert_no_mask")
     counts, _ = run_and_compare(model, args, train=False, dynamic=False, device_types=("cuda",))
     assert counts["attention"] == 0
+
+
+def test_softcap_under_dynamic_shapes(monkeypatch):
+    """Automatic dynamic shapes (a second length recompiles one dynamic graph) keep the soft-capping constant a
+    number, so that graph is rewritten too; ``dynamic=True`` passes every Python float into the graph as a 0-d tensor
+    input (no compile-time value), and the op's cap must be a number: left alone there, with eager's results."""
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # the op's torch fallback, as test_recognised_dynamic
+    model, args = make_case("hf_gemma2_softcap")
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=True)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="inductor")
+    with fx_graph_cache_disabled(), inductor_conv.enabled(("cpu",)), recording_graphs() as graphs:
+        for length in (S, S + 3):  # the second length: one recompile, dynamic
+            q, k, v = torch.randn(B, length, H, D), torch.randn(B, length, HKV, D), torch.randn(B, length, HKV, D)
+            mask = torch.randn(B, 1, length, length)
+            inductor_conv.reset_counters()
+            torch.testing.assert_close(compiled(q, k, v, mask), model(q, k, v, mask), **TOL[torch.float32])
+            assert inductor_conv.counters()["attention"] == 1, length
+    assert "Sym(" in graphs[-1], graphs[-1]  # the second graph is the dynamic one
 
 
 def test_left_alone_when_attention_disabled():

@@ -31,10 +31,11 @@ def _attn_fwd_kernel(
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_ob, stride_oh, stride_om, stride_od,
-    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold: tl.constexpr,
+    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
+    SOFTCAP: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
@@ -56,9 +57,9 @@ def _attn_fwd_kernel(
                         stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                         stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
                         stride_ob, stride_oh, stride_om, stride_od,
-                        GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold,
+                        GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
                         HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                        DOT_DTYPE, PRECISION, ACC_DTYPE)
+                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP)
 
 
 @triton.jit
@@ -67,19 +68,20 @@ def _attn_fwd_block(
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_ob, stride_oh, stride_om, stride_od,
-    GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, dropout_threshold: tl.constexpr,
+    GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
 ):
     """Row block i_m of (b, h): O and LSE."""
     b_o, b_lse = attn_fwd_rows(
         Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
         stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
         stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-        SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+        SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
-        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE)
+        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
+        SOFTCAP=SOFTCAP)
     o_i, o_d = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
@@ -113,11 +115,11 @@ def _attn_bwd_kernel(
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
     stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, dropout_threshold: tl.constexpr,
+    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
@@ -135,10 +137,10 @@ def _attn_bwd_kernel(
             stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
             stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
             stride_dob, stride_doh, stride_dom, stride_dod,
-            H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+            H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-            ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST)
+            ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP)
         o_j = pid * BLOCK_N + tl.arange(0, BLOCK_N)
         m_out = (o_j < SEQ_K)[:, None] & m_d[None, :]
         p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
@@ -155,10 +157,10 @@ def _attn_bwd_kernel(
             stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
             stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
             stride_dob, stride_doh, stride_dom, stride_dod,
-            H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+            H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
-            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST)
+            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
         tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
@@ -251,7 +253,23 @@ def _mask_strides(mask4d):
     return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
 
 
-def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: float, seed, *, config=None):
+def score_scales(scale: float, softcap: float) -> tuple[float, float]:
+    """(qk_scale2, softcap_scale) of the kernels: scale * log2(e) and 0, or with soft-capping softcap * log2(e) and
+    scale / softcap (attn_math's Note [soft-capping]).  Shared with the template lowering."""
+    if softcap:
+        return softcap * math.log2(math.e), scale / softcap
+    return scale * math.log2(math.e), 0.0
+
+
+def _check_softcap(softcap) -> float:
+    softcap = float(softcap)
+    if not 0.0 <= softcap < math.inf:
+        raise ValueError(f"softcap must be a finite float >= 0 (0: no soft-capping), got {softcap}")
+    return softcap
+
+
+def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: float, seed, *, config=None,
+                  softcap: float = 0.0):
     """Flash-attention forward.  Returns (out [B, Hq, Sq, D] like q, lse [B, Hq, Sq] fp32).
 
     dropout_p > 0 needs seed (int64 tensor of shape (1,) on q's device); the keep mask is a pure function of
@@ -259,8 +277,11 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     log); -inf for rows with no allowed key (whose output is 0), a sentinel <= -2^120 for rows whose keys all carry a
     finite "minus infinity" mask (Note [finite-floor rows]).  config: AttnFwdTile or dict(BLOCK_M, BLOCK_N,
     num_warps, num_stages) overriding the heuristic tile (powers of two >= 16, BLOCK_M % BLOCK_N == 0).
+    softcap > 0: scores capped to softcap * tanh(scale qkᵀ / softcap) before the mask (Note [soft-capping]).
     """
     B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    softcap = _check_softcap(softcap)
+    qk_scale2, softcap_scale = score_scales(scale, softcap)
     out = torch.empty_like(q)
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
@@ -272,25 +293,27 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     _attn_fwd_kernel[grid](
         q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),
-        H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=scale * math.log2(math.e),
-        dropout_threshold=threshold, dropout_scale=dropout_scale,
+        H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2,
+        dropout_threshold=threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale,
         HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
-        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, PAIR=pair,
+        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, PAIR=pair, SOFTCAP=softcap > 0,
         num_warps=num_warps, num_stages=num_stages, **opts)
     return out, lse
 
 
 def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, *, mask_grad: bool,
-                  deterministic=True, config=None):
+                  deterministic=True, config=None, softcap: float = 0.0):
     """Flash-attention backward from (q, k, v, out, lse) and the same seed: returns (dq, dk, dv, dmask or None).
 
     dq/dk/dv follow q/k/v's stride order.  mask_grad=True (float attn_mask that requires grad) also writes dS as a
     [B, Hq, Sq, Sk] fp32 buffer and sums it over the mask's broadcast dims.  The backward is deterministic by
     construction (one owner per output row, no atomics); `deterministic` is accepted for the op's signature.
     config: AttnBwdTile or dict; dK/dV programs use (BLOCK_M queries x BLOCK_N keys), dQ programs the swap.
+    softcap: as in attention_fwd, the same value.
     """
     del deterministic
     B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    softcap = _check_softcap(softcap)
     if mask_grad and mask_kind != MASK_ADDITIVE:
         raise ValueError("mask_grad=True needs a floating-point attn_mask")
     if dout.shape != q.shape or out.shape != q.shape or lse.shape != (B, Hq, Sq):
@@ -307,9 +330,9 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
     block_m, block_n, num_warps, num_stages = _tiles("bwd", q, config, is_causal, dropout_p)
     block_d = max(16, triton.next_power_of_2(D))
     common = dict(HEAD_DIM=D, BLOCK_D=block_d, MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal),
-                  HAS_DROPOUT=dropout_p > 0, num_warps=num_warps, num_stages=num_stages, **opts)
+                  HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap > 0, num_warps=num_warps, num_stages=num_stages, **opts)
     seed = seed if dropout_p > 0 else None
-    qk_scale2 = scale * math.log2(math.e)
+    qk_scale2, softcap_scale = score_scales(scale, softcap)
 
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     _attn_bwd_delta_kernel[(triton.cdiv(Sq, 64) * B * Hq,)](
@@ -321,8 +344,8 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
         *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
         *dk.stride(), *dv.stride(),
         H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2, scale=scale,
-        dropout_threshold=threshold, dropout_scale=dropout_scale, BLOCK_M=block_m, BLOCK_N=block_n,
-        STORE_DS=mask_grad, MASKED_FIRST=False, KV_FIRST=Hq > Hkv, **common)  # Note [masked tiles first]
+        dropout_threshold=threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale, BLOCK_M=block_m,
+        BLOCK_N=block_n, STORE_DS=mask_grad, MASKED_FIRST=False, KV_FIRST=Hq > Hkv, **common)  # Note [masked tiles first]
     return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
 
 

@@ -62,6 +62,25 @@ CAUSAL_BWD_GROUP then defaults to ungrouped); the eager kernel (runtime shapes: 
 Under GQA the dK/dV programs then run two head loops (every head's masked ranges, then every head's whole tiles): one
 head loop around all three ranges spilled (376 bytes of stack) and cost 16% (32/8 heads, S2048: 1129 -> 953 us).
 Non-causal programs keep the ragged end last (first, it costs a third more shared memory).
+
+Note [soft-capping]: with SOFTCAP the scaled scores are capped before the mask, cap(x) = softcap * tanh(x / softcap)
+(Gemma 2's attn_logit_softcapping, FlashAttention's softcap).  With t = tanh(qk * softcap_scale), softcap_scale =
+scale / softcap, the log2-domain score is s2 = (softcap * log2 e) * t + log2(e) * mask: exactly the plain form with
+qk replaced by t and scale * log2 e by softcap * log2 e, so the launchers pass qk_scale2 = softcap * log2(e) and the
+helpers insert one line, t = softcap_tanh(qk), after each QKᵀ product (forward and both backward loops).  The
+backward's chain rule: d cap(scale * qk) / d qk = scale * (1 - t²), so dS is multiplied by (1 - t²) before the dQ
+and dK products (whose factor `scale` stays); the attn_mask's gradient (STORE_DS) is dS itself, the mask being
+added after the cap.  t is finite everywhere (masked keys have p = 0), so the product never meets an infinity.
+
+Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
+the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
+the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
+rows past the sequence and columns past the head dim with zeros, as the masked pointer loads do, so the values, and
+every output bit, are the same.  The lowering allows it only for fp16 / bf16 with a unit-stride head dim of a
+multiple of 16 bytes and 16-byte aligned strides and offset (lowerings/attention.py's _use_tma), and leaves it off:
+on the H200 (triton 3.6, seventeenth session) it made every template slower (B4 H16 S2048 D128 forward 294 -> 333 us,
+backward 799 -> 808; causal 164 -> 168 / 447 -> 461; B8 H16 S1024 D64 forward 89 -> 101, backward 254 -> 274), and
+`tl.range(warp_specialize=True)` on top left the head-dim-128 forward unchanged and failed to compile at head dim 64.
 """
 import triton
 import triton.language as tl
@@ -79,6 +98,30 @@ def load_tile(p, m_rows, m_cols, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.conste
         return tl.load(p, mask=m_cols[None, :], other=0.0)
     else:
         return tl.load(p)
+
+
+@triton.jit
+def tile_source(X, off, o_rows, o_d, stride_row, stride_d, n_rows, HEAD_DIM: tl.constexpr, BLOCK_R: tl.constexpr,
+                BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr):
+    """What an inner loop streams [BLOCK_R, BLOCK_D] tiles of the (n_rows, HEAD_DIM) slice at X + off from: a TMA
+    tensor descriptor (USE_TMA: unit stride_d, 16-byte aligned base and rows -- the lowering checks) or the pointers
+    of its first tile (o_rows = arange(BLOCK_R)).  Note [TMA loads]."""
+    if USE_TMA:
+        return tl.make_tensor_descriptor(X + off, shape=[n_rows, HEAD_DIM], strides=[stride_row, 1],
+                                         block_shape=[BLOCK_R, BLOCK_D])
+    else:
+        return X + off + o_rows[:, None] * stride_row + o_d[None, :] * stride_d
+
+
+@triton.jit
+def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.constexpr,
+                     USE_TMA: tl.constexpr):
+    """The tile of rows [start, start + BLOCK_R) of a tile_source; rows past n_rows and columns past HEAD_DIM are 0
+    either way (TMA fills out-of-bounds elements with zeros), so both give the same values."""
+    if USE_TMA:
+        return src.load([start, 0])
+    else:
+        return load_tile(src + start * stride_row, m_rows, m_d, CHECK_ROWS, CHECK_COLS)
 
 
 @triton.jit
@@ -108,6 +151,19 @@ def additive_mask_log2(b_mask):
     FLOOR2: tl.constexpr = -8.507059173023462e37  # -2^126
     floor = tl.where(b_mask == float("-inf"), float("-inf"), FLOOR2)
     return tl.where(b_mask > FLOOR_MASK, b_mask * LOG2E, floor)
+
+
+@triton.jit
+def softcap_tanh(qk, softcap_scale):
+    """t = tanh(softcap_scale * qk) (Note [soft-capping]) as 1 - 2 / (2^(2 log2(e) y) + 1): an exp2 and a division
+    that saturate to exactly +-1 for large |y| (inf in the exp2 gives 1, 0 gives -1), never inf / inf.  Near 0 it
+    is accurate to ~1 ulp of 1 absolute (6e-8, 3e-6 of a score capped at 50): below bf16's and fp32 scores' own
+    rounding at that magnitude.  On sm_90 (fp32, Triton's `/` is div.full.f32) about ten instructions an element,
+    two of them MUFU (ex2, rcp): the D128 forward template's loop grows from 351 to 602 instructions
+    (benchmarks/template_sass.py --softcap); tanh.approx.f32 would be one, at ~5e-4 relative error (0.025 of a score
+    capped at 50)."""
+    TWO_LOG2E: tl.constexpr = 2.8853900817779268
+    return 1.0 - 2.0 / (tl.math.exp2(qk * (softcap_scale * TWO_LOG2E)) + 1.0)
 
 
 @triton.jit
@@ -246,8 +302,8 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
                    stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
                    BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                    HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, DOT_DTYPE: tl.constexpr,
-                   PRECISION: tl.constexpr):
-    """Stream key tiles [lo, hi) into (acc [BM, BD], m_i, l_i).  p_k / p_v point at the [BN, BD] tile of key 0.
+                   PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale, SOFTCAP: tl.constexpr):
+    """Stream key tiles [lo, hi) into (acc [BM, BD], m_i, l_i).  p_k / p_v: tile_source's of K and V.
 
     Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
     the ragged end (Triton tutorial 06).  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
@@ -258,14 +314,16 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         start_n = tl.multiple_of(start_n, BLOCK_N)
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
-        k = load_tile(p_k + start_n * stride_kn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
+        if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
+            qk = softcap_tanh(qk, softcap_scale)
         b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
         acc = acc * alpha[:, None]
-        v = load_tile(p_v + start_n * stride_vn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         if HAS_DROPOUT:  # a product, not tl.where: LLVM would sink the select past the cast to DOT_DTYPE
             p = p * dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False).to(p.dtype)
         acc = tl.dot(p.to(DOT_DTYPE), v.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
@@ -279,7 +337,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         dropout_threshold, dropout_scale,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
-                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
+                        SOFTCAP: tl.constexpr):
     """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head.
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
@@ -294,8 +353,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         start_m = tl.multiple_of(start_m, BLOCK_M)
         o_i = start_m + o_ib
         m_i = o_i < SEQ_Q
-        q = load_tile(p_q + start_m * stride_qm, m_i, m_d, MASKED, PAD_D)  # [BM, BD]
-        do = load_tile(p_do + start_m * stride_dom, m_i, m_d, MASKED, PAD_D)  # [BM, BD]
+        q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
+        do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
         if MASKED:
             lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
             delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
@@ -306,6 +365,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         if HAS_DROPOUT:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
             delta = delta * (1.0 / dropout_scale)
         qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+        if SOFTCAP:  # Note [soft-capping]
+            qk_t = softcap_tanh(qk_t, softcap_scale)
         b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s_t = attn_scores(qk_t, o_i[None, :], o_j[:, None], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
@@ -320,6 +381,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
             dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
                         out_dtype=dv.dtype)
         ds_t = p_t * (dp_t - delta[None, :])
+        if SOFTCAP:  # the cap's derivative (Note [soft-capping])
+            ds_t = ds_t * (1.0 - qk_t * qk_t)
         dk = tl.dot(ds_t.to(DOT_DTYPE), q.to(DOT_DTYPE), dk, input_precision=PRECISION, out_dtype=dk.dtype)
     return dk, dv
 
@@ -330,7 +393,8 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
                       dropout_threshold, dropout_scale,
                       BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
                       HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
-                      DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+                      DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
+                      SOFTCAP: tl.constexpr):
     """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi):
         dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
@@ -343,9 +407,11 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         start_n = tl.multiple_of(start_n, BLOCK_N)
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
-        k = load_tile(p_k + start_n * stride_kn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
-        v = load_tile(p_v + start_n * stride_vn, m_j, m_d, MASKED, PAD_D)  # [BN, BD]
+        k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
+        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
+        if SOFTCAP:  # Note [soft-capping]
+            qk = softcap_tanh(qk, softcap_scale)
         b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
@@ -357,6 +423,8 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         ds = p * (dp - delta[:, None])
         if STORE_DS:
             tl.store(p_ds + start_n * stride_dsn, ds * dropout_scale, mask=(o_i < SEQ_Q)[:, None] & m_j[None, :])
+        if SOFTCAP:  # the cap's derivative, after the mask's gradient (Note [soft-capping])
+            ds = ds * (1.0 - qk * qk)
         dq = tl.dot(ds.to(DOT_DTYPE), k.to(DOT_DTYPE), dq, input_precision=PRECISION, out_dtype=dq.dtype)
     return dq
 
@@ -366,10 +434,11 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
 def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                   stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                  SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                  SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
                   HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-                  DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr):
+                  DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
+                  USE_TMA: tl.constexpr = False):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BD] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited."""
@@ -378,8 +447,10 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
     m_d = o_d < HEAD_DIM
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
-    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_jb[:, None] * stride_kn + o_d[None, :] * stride_kd
-    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_jb[:, None] * stride_vn + o_d[None, :] * stride_vd
+    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
+                      stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_d, stride_vn,
+                      stride_vd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
     b_q = load_tile(p_q, o_i < SEQ_Q, m_d, True, PAD_D).to(DOT_DTYPE)  # [BM, BD]
@@ -397,12 +468,14 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, 0, full_end,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     acc, b_m, b_l = attn_fwd_inner(
         acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, full_end, hi,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
     b_o = acc * (dropout_scale / tl.where(b_l == 0.0, 1.0, b_l))[:, None]
     return b_o, lse_pack(b_m, b_l)
@@ -428,11 +501,14 @@ def bwd_program(lin, n_programs, n_kv_blocks, n_p, KV_FIRST: tl.constexpr):
 
 @triton.jit
 def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
-                   stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q):
-    """Query head i_h's first [BM, BD] Q / dO tile pointers, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
+                   stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr):
+    """Query head i_h's Q / dO tile sources, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
     i_bh = i_b * H_Q + i_h
-    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_ib[:, None] * stride_qm + o_d[None, :] * stride_qd
-    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_ib[:, None] * stride_dom + o_d[None, :] * stride_dod
+    p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_ib, o_d, stride_qm, stride_qd,
+                      SEQ_Q, HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
+    p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_ib, o_d, stride_dom,
+                       stride_dod, SEQ_Q, HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
     p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     return p_q, p_do, p_lse, p_delta, mask_off, i_h
@@ -443,11 +519,11 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
                        stride_dob, stride_doh, stride_dom, stride_dod,
-                       H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+                       H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
                        HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                        MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
-                       MASKED_FIRST: tl.constexpr):
+                       MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False):
     """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first]."""
@@ -480,38 +556,44 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     for g in range(GROUP):
         p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
             Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
-            stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q)
+            stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
+            HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
         if IS_CAUSAL:
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
                 start_n, tl.minimum(start_n + BLOCK_N, SEQ_Q), stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
         dk, dv = attn_bwd_dkdv_inner(
             dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
             lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-            HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
         if not TAIL_FIRST:
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
                 lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
                 Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
-                stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q)
+                stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
+                HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
                 lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 
@@ -520,11 +602,12 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
                      stride_dob, stride_doh, stride_dom, stride_dod,
-                     H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale,
+                     H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
                      HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                      MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
-                     ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr):
+                     ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+                     USE_TMA: tl.constexpr = False):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
     MASKED_FIRST: Note [masked tiles first]."""
@@ -535,8 +618,10 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     m_i, m_d = o_i < SEQ_Q, o_d < HEAD_DIM
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
     p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_d[None, :] * stride_dod
-    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_jb[:, None] * stride_kn + o_d[None, :] * stride_kd
-    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_jb[:, None] * stride_vn + o_d[None, :] * stride_vd
+    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
+                      stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_d, stride_vn,
+                      stride_vd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
     p_ds = DS + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_jb[None, :] if STORE_DS else DS
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
@@ -564,11 +649,13 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         lo_1, hi_1, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
         dropout_threshold, dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     dq = attn_bwd_dq_inner(
         dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
         lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
         dropout_threshold, dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION)
+        MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dq * (scale * dropout_scale)

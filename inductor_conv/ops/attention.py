@@ -2,7 +2,9 @@
 impls and the public function.
 
 Notation: q (B, Hq, Sq, D), k/v (B, Hkv, Sk, D), G = Hq // Hkv query heads share one kv head.
-S = scale · q kᵀ + mask, P = softmax(S) row-wise, O = dropout(P) v; LSE[b, h, i] = log Σ_j exp(S_ij) (fp32).
+S = cap(scale · q kᵀ) + mask, P = softmax(S) row-wise, O = dropout(P) v; LSE[b, h, i] = log Σ_j exp(S_ij) (fp32).
+cap(x) = softcap · tanh(x / softcap) (logit soft-capping, Gemma 2; FlashAttention's ``softcap``), or x when
+softcap = 0; its gradient is scale · (1 − tanh²) times dS (Note [soft-capping] in kernels/attn_math.py).
 
 Note [attention backward recomputes P]: ``attention_bwd`` gets q, k, v, O and LSE, recomputes S tile by tile and
 P = exp(S − LSE) with the whole row's LSE, and replays dropout from ``seed`` and the logical index (b, h, i, j).
@@ -53,17 +55,19 @@ def attention_fwd(
     is_causal: bool,
     scale: float,
     seed: Optional[Tensor],
+    softcap: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok)."""
+    """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok).
+    softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
     if _use_triton(q):
         from inductor_conv.kernels.attention import attention_fwd as launch
 
-        return launch(q, k, v, attn_mask, dropout_p, is_causal, scale, seed)
-    return _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed)
+        return launch(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=softcap)
+    return _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
 
 
 @attention_fwd.register_fake
-def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
+def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
     B, Hq, Sq, _ = q.shape
     # O takes q's layout (the kernels and templates write it with empty_like(q) strides).
     return torch.empty_like(q), q.new_empty((B, Hq, Sq), dtype=torch.float32)
@@ -84,6 +88,7 @@ def attention_bwd(
     seed: Optional[Tensor],
     mask_grad: bool,
     deterministic: bool,
+    softcap: float = 0.0,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above."""
     if _use_triton(q):
@@ -91,17 +96,18 @@ def attention_bwd(
 
         dq, dk, dv, dmask = launch(
             dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
-            mask_grad=mask_grad, deterministic=deterministic,
+            mask_grad=mask_grad, deterministic=deterministic, softcap=softcap,
         )
     else:
-        dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad)
+        dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad,
+                                       softcap)
     if dmask is None:
         dmask = _empty_mask_grad(q)
     return dq, dk, dv, dmask
 
 
 @attention_bwd.register_fake
-def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic):
+def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic, softcap=0.0):
     if mask_grad:
         B, Hq, Sq, _ = q.shape
         dmask = q.new_empty((B, Hq, Sq, k.shape[-2]), dtype=attn_mask.dtype)
@@ -110,12 +116,18 @@ def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mas
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dmask
 
 
+def softcap_kwargs(softcap) -> dict:
+    """The ops' softcap keyword: absent when 0, so graphs without soft-capping keep their calls."""
+    return {"softcap": float(softcap)} if softcap else {}
+
+
 def _setup_context(ctx, inputs, output):
-    q, k, v, attn_mask, dropout_p, is_causal, scale, seed = inputs
+    q, k, v, attn_mask, dropout_p, is_causal, scale, seed, *softcap = inputs
     out, lse = output
     # Note [attention backward recomputes P]: O and LSE, never P.
     ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed)
     ctx.args = (dropout_p, is_causal, scale)
+    ctx.softcap = softcap[0] if softcap else 0.0
     ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
 
 
@@ -123,9 +135,10 @@ def _backward(ctx, dout, dlse):
     q, k, v, attn_mask, out, lse, seed = ctx.saved_tensors
     dropout_p, is_causal, scale = ctx.args
     dq, dk, dv, dmask = torch.ops.inductor_conv.attention_bwd(
-        dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, ctx.mask_grad, config.deterministic
+        dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, ctx.mask_grad, config.deterministic,
+        **softcap_kwargs(ctx.softcap),
     )
-    return dq, dk, dv, dmask if ctx.mask_grad else None, None, None, None, None
+    return dq, dk, dv, dmask if ctx.mask_grad else None, None, None, None, None, None
 
 
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -144,7 +157,7 @@ def attention(
     scale: Optional[float] = None,
     enable_gqa: bool = False,
 ) -> Tensor:
-    """Fused attention with the semantics of ``F.scaled_dot_product_attention``.
+    """Fused attention with the semantics of ``F.scaled_dot_product_attention`` (its exact signature).
 
     Args:
         q: ``[B, Hq, Sq, D]``; k, v: ``[B, Hkv, Sk, D]``; any strides; float32/float16/bfloat16; 16 <= D <= 256.
@@ -159,7 +172,35 @@ def attention(
     Returns:
         ``[B, Hq, Sq, D]`` in q's dtype. A row with no allowed key is zero (eager would give NaN).
     """
-    _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    return _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
+
+
+def softcapped_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    softcap: float,
+    attn_mask: Optional[Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``attention`` with logit soft-capping (Gemma 2's ``attn_logit_softcapping``, FlashAttention's ``softcap``):
+    the scaled scores become ``softcap * tanh(scale * q kᵀ / softcap)`` before ``attn_mask`` is added.
+
+    Args:
+        softcap: the cap, a finite float >= 0 (0: no soft-capping, then exactly ``attention``); the other
+            arguments as in ``attention``.
+
+    Returns:
+        ``[B, Hq, Sq, D]`` in q's dtype.
+    """
+    return _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
+
+
+def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap):
+    _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
     B, Hq, Sq, D = q.shape
     Sk = k.shape[-2]
     if scale is None:
@@ -171,11 +212,12 @@ def attention(
     seed = None
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
-    out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed)
+    out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,
+                                                   **softcap_kwargs(softcap))
     return out
 
 
-def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> None:
+def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap=None) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name} must be a Tensor, got {type(t).__name__}")
@@ -209,6 +251,8 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> 
     # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic
     if scale is not None and not (isinstance(scale, (int, float)) and -math.inf < scale < math.inf):
         raise TypeError(f"scale must be a finite float or None, got {scale!r}")
+    if softcap is not None and not (isinstance(softcap, (int, float)) and 0.0 <= softcap < math.inf):
+        raise ValueError(f"softcap must be a finite float >= 0 or None (0 and None: no soft-capping), got {softcap!r}")
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):
             raise TypeError(f"attn_mask must be a Tensor, got {type(attn_mask).__name__}")
@@ -264,8 +308,8 @@ def _torch_dropout_keep(seed: Tensor, shape, p: float, device) -> Tensor:
     return torch.where((j & 8).view(1, 1, 1, Sk) != 0, x >> 16, x & 0xFFFF) >= dropout_threshold(p)
 
 
-def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
-    p, lse = probs_ref(q, k, attn_mask, is_causal, scale)
+def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
+    p, lse = probs_ref(q, k, attn_mask, is_causal, scale, softcap)
     if dropout_p > 0.0:
         p = p * _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p)
     G = q.shape[1] // k.shape[1]
@@ -274,9 +318,10 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed):
     return out, lse.float()
 
 
-def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad):
-    """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head."""
-    p, _ = probs_ref(q, k, attn_mask, is_causal, scale)
+def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad, softcap=0.0):
+    """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head; with
+    soft-capping the scores' gradient is dS∘(1 − tanh²) (the mask's stays dS)."""
+    p, _ = probs_ref(q, k, attn_mask, is_causal, scale, softcap)
     B, Hq, Sq, Sk = p.shape
     G = Hq // k.shape[1]
     keep = _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p) if dropout_p > 0 else 1.0
@@ -287,8 +332,10 @@ def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask
     dv = ((p * keep).transpose(-2, -1) @ do).unflatten(1, (-1, G)).sum(2)
     dp = (do @ vv.transpose(-2, -1)) * keep
     ds = p * (dp - (do * out).sum(-1, keepdim=True))
+    dmask = ds.to(attn_mask.dtype) if mask_grad else None
+    if softcap:
+        ds = ds * (1.0 - torch.tanh(scale * (q.double() @ kk.transpose(-2, -1)) / softcap) ** 2)
     dq = scale * ds @ kk
     dk = (scale * ds.transpose(-2, -1) @ q.double()).unflatten(1, (-1, G)).sum(2)
-    dmask = ds.to(attn_mask.dtype) if mask_grad else None
     dq, dk, dv = (torch.empty_like(t).copy_(g) for t, g in ((q, dq), (k, dk), (v, dv)))
     return dq, dk, dv, dmask

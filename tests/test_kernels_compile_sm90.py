@@ -41,8 +41,8 @@ pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptx
 def test_every_kernel_compiles_for_sm90(compiled):
     names = {r["kernel"].split("(")[0] for r in compiled}
     assert names == EXPECTED, names
-    # the variants the script asks for: 5 attention cases (fwd + bwd each; Δ per dtype) and 4 conv cases
-    assert sum(r["kernel"].startswith("_attn_fwd_kernel(") for r in compiled) == 5
+    # the variants the script asks for: 6 attention cases (fwd + bwd each; Δ per dtype) and 4 conv cases
+    assert sum(r["kernel"].startswith("_attn_fwd_kernel(") for r in compiled) == 6
     assert sum(r["kernel"].startswith("causal_conv1d_bwd_kernel(") for r in compiled) == 4
 
 
@@ -89,6 +89,16 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     assert "pipelined" in lines["--masked-first"], lines
     # as the lowering launches it (ungrouped backward, lowerings/attention.py CAUSAL_BWD_GROUP): no loop spills
     loops = [line for line in reports["--masked-first"] if "loop at" in line]
+    assert loops and all("LDL 0, STL 0" in line for line in loops), loops
+
+
+def test_head_dim_256_backward_template_does_not_spill():
+    """The head-dim-256 backward's default tile (lowerings/heuristics/attention.py) holds dK and dV in registers:
+    causal with the masked tiles first (the lowering's default, the most registers), no local memory in any loop.
+    FlexAttention's (32, 64, 4, 2), which it replaced, spilled 128 LDL + 128 STL every iteration."""
+    report = _run("benchmarks/template_sass.py", "--causal", "--masked-first", "--shape", "1,2,256,256").splitlines()
+    assert "tile (16, 64, 8, 2)" in report[0], report[0]
+    loops = [line for line in report if "loop at" in line]
     assert loops and all("LDL 0, STL 0" in line for line in loops), loops
 
 

@@ -184,7 +184,7 @@ def test_softcap_is_gemma2_soft_capping():
     assert not torch.allclose(out, plain, atol=1e-2)
     off = inductor_conv.softcapped_attention(q * 2.0, k * 2.0, v, 0.0, attn_mask=bias, scale=0.25, enable_gqa=True)
     torch.testing.assert_close(off, plain, atol=0, rtol=0)
-    for bad in (-1.0, math.inf):
+    for bad in (-1.0, math.inf, True):
         with pytest.raises(ValueError, match="softcap must be"):
             inductor_conv.softcapped_attention(q, k, v, bad, enable_gqa=True)
 

@@ -251,7 +251,8 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
     # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic
     if scale is not None and not (isinstance(scale, (int, float)) and -math.inf < scale < math.inf):
         raise TypeError(f"scale must be a finite float or None, got {scale!r}")
-    if softcap is not None and not (isinstance(softcap, (int, float)) and 0.0 <= softcap < math.inf):
+    if softcap is not None and not (isinstance(softcap, (int, float)) and not isinstance(softcap, bool)
+                                    and 0.0 <= softcap < math.inf):
         raise ValueError(f"softcap must be a finite float >= 0 or None (0 and None: no soft-capping), got {softcap!r}")
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):

@@ -565,14 +565,14 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
         dk, dv = attn_bwd_dkdv_inner(
             dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
             lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
         if not TAIL_FIRST:
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
@@ -580,7 +580,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
@@ -593,7 +593,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 

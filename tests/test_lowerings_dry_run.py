@@ -84,6 +84,27 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
 
 
+def test_softcap_reaches_both_templates(dry_run, monkeypatch):
+    """Soft-capping (Note [soft-capping]): both lowerings pass SOFTCAP with QK_SCALE2 = cap * log2(e) and
+    SOFTCAP_SCALE = scale / cap, bf16 without a mask or dropout, a form the cuDNN gate would otherwise take (it is
+    made to admit every form here; it must still refuse this one), and the fallback choice runs the eager op."""
+    import math
+
+    monkeypatch.setattr(attn_lowering, "_aligned", lambda t: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    q, k, v = (_randn(1, 4, 32, 64, seed=i).bfloat16() for i in range(3))
+    got, want = _fwd_bwd(lambda q, k, v: inductor_conv.softcapped_attention(q, k, v, 3.0, is_causal=True),
+                         [q, k, v], False)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    for kwargs in (fwd, bwd):
+        assert kwargs["SOFTCAP"] is True
+        assert kwargs["QK_SCALE2"] == 3.0 * math.log2(math.e) and kwargs["SOFTCAP_SCALE"] == 0.125 / 3.0
+        assert kwargs["SCALE"] == 0.125
+
+
 def test_attention_max_autotune_offers_every_tile(dry_run):
     """Under max-autotune each tile is offered (and the fallback choice added and chosen here); bf16, as fp32 keeps
     its one small tile."""

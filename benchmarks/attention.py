@@ -36,13 +36,18 @@ from common import (attention_tflops, bench, compile_with_plugin, gpu_ms, held_b
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
 
+def repeat_kv(q, k, v):
+    """HF's repeat_kv: K and V expanded to q's heads (unchanged without GQA)."""
+    n_rep = q.shape[1] // k.shape[1]
+    if n_rep == 1:
+        return k, v
+    B, H, S, D = k.shape
+    return tuple(t[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D) for t in (k, v))
+
+
 def eager_attention(q, k, v, causal: bool, p: float):
     """Hand-written attention in the HF style: repeat_kv for GQA, scaled scores, causal mask, softmax, dropout."""
-    n_rep = q.shape[1] // k.shape[1]
-    if n_rep > 1:
-        B, H, S, D = k.shape
-        k = k[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
-        v = v[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
+    k, v = repeat_kv(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if causal:
         S = q.shape[-2]
@@ -61,7 +66,8 @@ def sdpa(backend):
     return run
 
 
-def flex():
+def flex(score_mod=None):
+    """FlexAttention compiled, with a causal block mask built once per length; score_mod as flex_attention's."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
     compiled_flex = torch.compile(flex_attention, dynamic=False)
@@ -76,7 +82,7 @@ def flex():
             if S not in block_masks:
                 block_masks[S] = create_block_mask(lambda b, h, i, j: j <= i, None, None, S, S, device=q.device)
             block_mask = block_masks[S]
-        return compiled_flex(q, k, v, block_mask=block_mask, enable_gqa=True)
+        return compiled_flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=True)
 
     return run
 

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from attention import measure, sdpa
+from attention import flex, measure, repeat_kv, sdpa
 from common import compile_with_plugin, parse_args, pick, pick_impls, write_table
 from torch.nn.attention import SDPBackend
 
@@ -33,12 +33,10 @@ CASES = [(2, 16, 8, 4096, 256), (4, 8, 4, 2048, 256), (4, 16, 8, 2048, 128)]
 def gemma2_attention(q, k, v, causal: bool, p: float):
     """transformers' Gemma 2 eager_attention_forward: repeat_kv, scale, soft-capping, causal mask, fp32 softmax,
     dropout (causal is always True here; the mask is the additive one HF builds)."""
-    n_rep = q.shape[1] // k.shape[1]
-    B, H, S, D = k.shape
-    k = k[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
-    v = v[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
+    k, v = repeat_kv(q, k, v)
+    S, D = q.shape[-2:]
     w = torch.matmul(q, k.transpose(2, 3)) * D ** -0.5
-    w = torch.tanh(w / CAP) * CAP
+    w = softcap(w)
     mask = torch.full((S, S), torch.finfo(q.dtype).min, device=q.device, dtype=q.dtype).triu(1)
     w = w + mask
     w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
@@ -46,24 +44,14 @@ def gemma2_attention(q, k, v, causal: bool, p: float):
     return torch.matmul(w, v)
 
 
-def flex():
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+def softcap(score):
+    """Gemma 2's soft-capping."""
+    return torch.tanh(score / CAP) * CAP
 
-    compiled = torch.compile(flex_attention, dynamic=False)
-    masks = {}
 
-    def softcap(score, b, h, i, j):
-        return torch.tanh(score / CAP) * CAP
-
-    def run(q, k, v, causal, p):
-        if p > 0:
-            raise NotImplementedError("FlexAttention has no dropout")
-        S = q.shape[-2]
-        if S not in masks:
-            masks[S] = create_block_mask(lambda b, h, i, j: j <= i, None, None, S, S, device=q.device)
-        return compiled(q, k, v, score_mod=softcap, block_mask=masks[S], enable_gqa=True)
-
-    return run
+def softcap_score_mod(score, b, h, i, j):
+    """The same as a FlexAttention score_mod (its five positional arguments)."""
+    return softcap(score)
 
 
 def implementations():
@@ -71,7 +59,7 @@ def implementations():
         "ours-op": lambda q, k, v, causal, p: inductor_conv.softcapped_attention(
             q, k, v, CAP, dropout_p=p, is_causal=True, enable_gqa=True),
         "ours-compiled": "compiled-on",
-        "flex": flex(),
+        "flex": flex(score_mod=softcap_score_mod),  # causal: main always measures causal
         "inductor": "compiled-off",
         "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
     }

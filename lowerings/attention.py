@@ -232,12 +232,12 @@ def _aligned(t) -> bool:
 
 def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     """config.attention_cudnn: the forms cuDNN's fused attention covers with our semantics -- no mask, no dropout
-    (cuDNN's own dropout could not be replayed from our seed), no soft-capping, not causal or causal with Sq == Sk (both top-left
-    aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned layouts -- on a
-    GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both lowerings ask it
-    with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the backward lazily
-    (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across the two passes --
-    correct either way, as both write and read the same natural-log row LSE."""
+    (cuDNN's own dropout could not be replayed from our seed), no soft-capping, not causal or causal with Sq == Sk
+    (both top-left aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned
+    layouts -- on a GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both
+    lowerings ask it with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the
+    backward lazily (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across
+    the two passes -- correct either way, as both write and read the same natural-log row LSE."""
     if not config.attention_cudnn or attn_mask is not None or dropout_p > 0 or softcap:
         return False
     if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():

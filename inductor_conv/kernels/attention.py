@@ -345,7 +345,8 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
         *dk.stride(), *dv.stride(),
         H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2, scale=scale,
         dropout_threshold=threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale, BLOCK_M=block_m,
-        BLOCK_N=block_n, STORE_DS=mask_grad, MASKED_FIRST=False, KV_FIRST=Hq > Hkv, **common)  # Note [masked tiles first]
+        BLOCK_N=block_n, STORE_DS=mask_grad, KV_FIRST=Hq > Hkv,
+        MASKED_FIRST=False, **common)  # Note [masked tiles first]
     return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
 
 

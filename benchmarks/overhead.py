@@ -1,0 +1,230 @@
+"""What a user's clock shows: wall time, GPU kernel time and host (CPU) time per call, for both public ops called
+eagerly and for the same code compiled with and without the plugin.
+
+    python benchmarks/overhead.py [--quick] [--cases 0,2] [--profile] [--out results.md]
+
+Columns (milliseconds):
+  wall  triton.testing.do_bench median (CUDA events around each call, L2 flushed between calls)
+  GPU   the kernels one call launches, summed (torch.profiler device time)
+  host  CPU time to issue one call: the mean over 50 back-to-back calls without synchronising (a call whose GPU work
+        is longer than its host work can still block on a full launch queue, so host <= wall always)
+A call is host-bound when wall ≈ host > GPU.  Rows:
+  attention: inductor_conv.attention eagerly (ours-op), F.scaled_dot_product_attention eagerly (sdpa), the
+    hand-written form of benchmarks/attention.py compiled with the plugin (ours-compiled) and by default Inductor;
+  conv: inductor_conv.causal_conv1d eagerly (ours-op), benchmarks/conv.py's F.pad + conv1d + SiLU compiled with
+    the plugin (ours-compiled) and by default Inductor (also what the eager op is held to).
+Then a stack of 1 and of 8 identical residual blocks (conv + attention) compiled into one graph: the host time of
+a step grows with the rewritten ops it launches, (host8 - host1) / 7 is the host cost of one block's ops, and host1
+less that is the per-graph cost (Dynamo guards, AOTAutograd's runtime wrappers, the autograd engine).
+--profile adds cProfile's top functions (by own time) for one eager forward+backward of each op and for one
+compiled step of the 8-block stack: where the host time goes.
+"""
+from __future__ import annotations
+
+import cProfile
+import datetime
+import io
+import math
+import pstats
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import inductor_conv
+from inductor_conv._compat import fx_graph_cache_disabled
+
+from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, write_table
+
+# (B, H, S, D) causal, p=0.1: tiny, benchmarks/attention.py's D64 case, its first case
+ATTENTION_CASES = [(1, 8, 256, 64), (8, 16, 1024, 64), (4, 16, 2048, 128)]
+# (B, C, L, K): tiny, then benchmarks/conv.py's shapes
+CONV_CASES = [(1, 2048, 256, 4), (16, 1536, 1024, 4), (8, 5120, 2048, 4)]
+
+
+def host_ms(fn, calls: int = 50) -> float:
+    """CPU milliseconds to issue one call (mean of `calls` calls, no synchronisation in between)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e3
+
+
+def timings(fn) -> tuple[float, float, float]:
+    """(wall, GPU, host) milliseconds per call of fn."""
+    return bench(fn), gpu_ms(fn), host_ms(fn)
+
+
+def eager_attention(q, k, v, causal: bool, p: float):
+    """benchmarks/attention.py's hand-written form (no GQA here)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        S = q.shape[-2]
+        mask = torch.ones(S, S, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return F.dropout(torch.softmax(scores, dim=-1), p=p, training=p > 0) @ v
+
+
+def eager_conv(x, w, b):
+    K = w.shape[-1]
+    return F.silu(F.conv1d(F.pad(x, (K - 1, 0)), w.unsqueeze(1), b, groups=x.shape[1]))
+
+
+def attention_impls():
+    return {
+        "ours-op": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
+        "sdpa": lambda q, k, v, causal, p: F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal),
+        "ours-compiled": "on",
+        "inductor": "off",
+    }
+
+
+def conv_impls():
+    return {
+        "ours-op": lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation="silu"),
+        "ours-compiled": "on",
+        "inductor": "off",
+    }
+
+
+def fwd_and_fwd_bwd(fn, make_inputs):
+    """(wall, GPU, host) of a no-grad forward, then of forward + backward (torch.autograd.grad)."""
+    inputs = make_inputs(False)
+    with torch.no_grad():
+        fwd = timings(lambda: fn(*inputs))
+    grads = make_inputs(True)
+    leaves = [t for t in grads if isinstance(t, torch.Tensor) and t.requires_grad]
+    dy = torch.randn_like(fn(*grads))
+
+    def step():
+        torch.autograd.grad(fn(*grads), leaves, dy)
+
+    return fwd, timings(step)
+
+
+def row(lines, label, name, fwd, fb):
+    line = (f"| {label} | {name} | {fwd[0]:.3f} | {fwd[1]:.3f} | {fwd[2]:.3f} | {fb[0]:.3f} | {fb[1]:.3f} | "
+            f"{fb[2]:.3f} |")
+    lines.append(line)
+    print(line, flush=True)
+
+
+def run_cases(lines, cases, impls, eager_form, make, label_of):
+    """One row per (case, implementation); "on" / "off" compile eager_form with / without the plugin."""
+    for case in cases:
+        for name, fn in impls.items():
+            if isinstance(fn, str):
+                fn = compile_with_plugin(eager_form, plugin=fn == "on")
+            try:
+                fwd, fb = fwd_and_fwd_bwd(fn, lambda grad: make(case, grad))
+            except Exception as e:  # one failing implementation must not hide the others
+                print(f"| {label_of(case)} | {name} | failed: {type(e).__name__}: {e} |", flush=True)
+                continue
+            finally:
+                inductor_conv.disable()
+            row(lines, label_of(case), name, fwd, fb)
+
+
+class Block(nn.Module):
+    """A residual block with one rewritten conv and one rewritten attention (the demo's block, smaller)."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.conv = nn.Conv1d(dim, dim, 4, groups=dim, padding=3)
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):  # x (B, L, dim)
+        B, L, dim = x.shape
+        h = F.silu(self.conv(x.transpose(1, 2))[..., :L]).transpose(1, 2)
+        q, k, v = self.qkv(h).view(B, L, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        o = eager_attention(q, k, v, True, 0.1)
+        return x + o.transpose(1, 2).reshape(B, L, dim)
+
+
+def stack_host(lines, n_blocks_list=(1, 8), profile=False):
+    B, L, dim, heads = 1, 256, 512, 8
+    lines += ["", f"Compiled stacks of identical blocks (B{B} L{L} dim{dim}, conv + causal attention p=0.1), training "
+              "step (forward + backward), ms:", "",
+              "| blocks | impl | wall | GPU | host | rewrites |", "|---|---|---|---|---|---|"]
+    print("\n".join(lines[-5:]), flush=True)
+    for n in n_blocks_list:
+        model = nn.Sequential(*[Block(dim, heads) for _ in range(n)]).cuda().to(torch.bfloat16)
+        x = torch.randn(B, L, dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        for plugin in (True, False):
+            compiled = compile_with_plugin(model, plugin)
+            try:
+                def step():
+                    torch.autograd.grad(compiled(x).sum(), [x, *model.parameters()])
+
+                step()
+                counts = dict(inductor_conv.counters())
+                wall, gpu, host = timings(step)
+                if profile and plugin and n == max(n_blocks_list):
+                    print_profile(f"compiled {n}-block step with the plugin", step)
+            finally:
+                inductor_conv.disable()
+            line = f"| {n} | {'ours-compiled' if plugin else 'inductor'} | {wall:.3f} | {gpu:.3f} | {host:.3f} | {counts} |"
+            lines.append(line)
+            print(line, flush=True)
+
+
+def print_profile(title, fn, calls=200, top=30):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    torch.cuda.synchronize()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    print(f"\n--- cProfile, {title}, {calls} calls (tottime = own time) ---\n{out.getvalue()}", flush=True)
+
+
+def main():
+    args = parse_args(__doc__)
+    torch.manual_seed(0)
+    lines = [f"# overhead benchmark {datetime.date.today()} on {torch.cuda.get_device_name()}, torch "
+             f"{torch.__version__}", "",
+             "| case | impl | fwd wall | fwd GPU | fwd host | fwd+bwd wall | fwd+bwd GPU | fwd+bwd host |",
+             "|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+
+    def make_attention(case, grad):
+        B, H, S, D = case
+        return [torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=grad) for _ in range(3)] + [
+            True, 0.1]
+
+    def make_conv(case, grad):
+        B, C, L, K = case
+        x = torch.randn(B, C, L, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
+        w = (torch.randn(C, K, device="cuda", dtype=torch.bfloat16) / K).requires_grad_(grad)
+        b = torch.randn(C, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
+        return [x, w, b]
+
+    with fx_graph_cache_disabled():
+        run_cases(lines, pick(ATTENTION_CASES, args), attention_impls(), eager_attention, make_attention,
+                  lambda c: "attention causal p=0.1 B{} H{} S{} D{}".format(*c))
+        run_cases(lines, pick(CONV_CASES, args), conv_impls(), eager_conv, make_conv, lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c))
+        if args.profile:
+            q, k, v, *_ = make_attention(ATTENTION_CASES[0], True)
+            print_profile("eager attention fwd+bwd B1 H8 S256 D64",
+                          lambda: inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=True).sum().backward())
+            x, w, b = make_conv(CONV_CASES[0], True)
+            print_profile("eager conv fwd+bwd B1 C2048 L256",
+                          lambda: inductor_conv.causal_conv1d(x, w, b, activation="silu").sum().backward())
+        stack_host(lines, profile=args.profile)
+    write_table(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -32,6 +32,7 @@ from inductor_conv._compat import (
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention import score_scales
+from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
 from inductor_conv.ops.attention import softcap_kwargs
 from inductor_conv.lowerings import install, stride_order
 from inductor_conv.reference.attention import dropout_threshold
@@ -295,8 +296,19 @@ def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
         scale=float(scale))
 
 
+def _use_decode(q, dropout_p) -> bool:
+    """Note [flash-decoding] in kernels/attention_decode.py: a forward of a few queries (a static Sq <= 16, no
+    dropout) runs the eager op, whose launcher splits the keys over programs (the template runs one program per
+    BLOCK_M rows of one query head: at small B * Hkv most of the GPU idles, and each kv head is read G times)."""
+    sizevars = V.graph.sizevars
+    seq_q, head_dim = q.get_size()[2:]
+    if dropout_p > 0 or not sizevars.statically_known_leq(seq_q, MAX_QUERIES):
+        return False
+    return decode_shape_ok(sizevars.guard_int(seq_q), sizevars.guard_int(head_dim), q.get_dtype())
+
+
 def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
-    if not _use_template(q, k, v):
+    if not _use_template(q, k, v) or _use_decode(q, dropout_p):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                                                     seed, **softcap_kwargs(softcap))
     q, k, v = realize_inputs(q, k, v)

@@ -191,3 +191,23 @@ def test_conv_pattern_reaches_the_templates(dry_run):
     for g, ref in zip(got, want):
         torch.testing.assert_close(g, ref, rtol=1e-5, atol=1e-5)
     assert dry_run["inductor_conv_causal_conv1d_fwd"] and dry_run["inductor_conv_causal_conv1d_bwd"]
+
+
+@pytest.mark.parametrize("seq_q,dropout_p", [(16, 0.0), (17, 0.0), (1, 0.1)])
+def test_decode_shapes_skip_the_template(dry_run, seq_q, dropout_p):
+    """Note [flash-decoding] in kernels/attention_decode.py: an inference forward of at most 16 queries without dropout
+    (GQA 4/2 against 40 cached keys, a float mask) runs the eager op, whose launcher splits the keys, not the
+    template; 17 queries or dropout keep the template."""
+    B, Hq, Hkv, Sk, D = 1, 4, 2, 40, 16
+    q, k, v = _randn(B, Hq, seq_q, D, seed=1), _randn(B, Hkv, Sk, D, seed=2), _randn(B, Hkv, Sk, D, seed=3)
+    mask = _randn(B, 1, seq_q, Sk, seed=4)
+
+    def fn(q, k, v, mask):
+        return inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, enable_gqa=True)
+
+    with torch.no_grad():
+        got = torch.compile(fn, fullgraph=True)(q, k, v, mask)
+        if not dropout_p:  # the same eager op, fp32 reorderings
+            torch.testing.assert_close(got, fn(q, k, v, mask), rtol=1e-5, atol=1e-5)
+    decode = seq_q <= 16 and not dropout_p
+    assert ("inductor_conv_attention_fwd" in dry_run) == (not decode)

@@ -14,12 +14,14 @@ from inductor_conv._counters import counters, reset_counters
 from inductor_conv._enable import disable, enable, enabled, is_enabled
 from inductor_conv.ops.attention import attention, softcapped_attention
 from inductor_conv.ops.causal_conv1d import causal_conv1d
+from inductor_conv.ops.causal_conv1d_update import causal_conv1d_update
 
 __version__ = "0.1.0"
 
 __all__ = [
     "attention",
     "causal_conv1d",
+    "causal_conv1d_update",
     "config",
     "counters",
     "disable",

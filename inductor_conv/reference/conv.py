@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["causal_conv1d_ref"]
+__all__ = ["causal_conv1d_ref", "causal_conv1d_update_ref"]
 
 
 def causal_conv1d_ref(
@@ -56,3 +56,66 @@ def causal_conv1d_ref(
         z = z + bias.to(torch.float64)[:, None]
     y = F.silu(z) if activation == "silu" else z
     return y.to(x.dtype)
+
+
+def causal_conv1d_update_ref(
+    x: torch.Tensor,
+    conv_state: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    activation: str | None = None,
+    cache_seqlens: torch.Tensor | None = None,
+    conv_state_indices: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """T decode steps of the causal depthwise conv with its state (``causal_conv1d_update``), in float64.
+
+    Notation: batch row b reads and writes cache row r = conv_state_indices[b] (b when None); the line of row b is
+    its K - 1 state entries before the new tokens (window), then x[b, :, 0 .. T - 1]; output t reads line[t .. t + K - 1].
+
+    * linear (cache_seqlens None): the window is the last K - 1 state columns, and the state becomes the last S
+      entries of cat(state, x) (shifted by T);
+    * circular: the window is the columns (n - K + 1 .. n - 1) mod S, n = cache_seqlens[b], and x[:, t] is written
+      to column (n + t) mod S, token after token (with T > S a later token overwrites an earlier one);
+    * r < 0: a padding slot, y[b] = 0 and no cache row changes.
+
+    Args:
+        x: [B, C] or [B, C, T].
+        conv_state: [B_cache, C, S], S >= K - 1 (B_cache = B without conv_state_indices); not modified.
+        weight: [C, K]; bias: [C] or None; activation: None, "silu" or "swish".
+        cache_seqlens, conv_state_indices: [B] integer tensors or None.
+
+    Returns:
+        (y like x in x's dtype, the updated cache: a new [B_cache, C, S] tensor in conv_state's dtype).
+    """
+    if activation not in (None, "silu", "swish"):
+        raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
+    squeeze = x.dim() == 2
+    x3 = x.unsqueeze(-1) if squeeze else x
+    B, C, T = x3.shape
+    K = weight.shape[-1]
+    S = conv_state.shape[-1]
+    w64 = weight.to(torch.float64).reshape(C, K)
+    new_state = conv_state.clone()
+    y = torch.zeros(B, C, T, dtype=torch.float64, device=x.device)
+    for b in range(B):
+        r = int(conv_state_indices[b]) if conv_state_indices is not None else b
+        if r < 0:
+            continue
+        row = conv_state[r].to(torch.float64)  # [C, S]
+        if cache_seqlens is None:
+            window = row[:, S - (K - 1):]
+        else:
+            n = int(cache_seqlens[b])
+            window = row[:, [(n - (K - 1) + i) % S for i in range(K - 1)]]
+        line = torch.cat([window, x3[b].to(torch.float64)], dim=-1)  # [C, K - 1 + T]
+        for t in range(T):
+            y[b, :, t] = (w64 * line[:, t : t + K]).sum(-1)
+        if bias is not None:
+            y[b] += bias.to(torch.float64)[:, None]
+        if cache_seqlens is None:
+            new_state[r] = torch.cat([conv_state[r], x3[b].to(conv_state.dtype)], dim=-1)[:, T:]
+        else:
+            for t in range(T):
+                new_state[r, :, (n + t) % S] = x3[b, :, t].to(conv_state.dtype)
+    y = (F.silu(y) if activation is not None else y).to(x.dtype)  # a padding slot's y stays 0: silu(0) = 0
+    return (y.squeeze(-1) if squeeze else y), new_state

@@ -1,0 +1,133 @@
+"""Triton kernel and eager launcher of the causal conv's decode step with its state (``causal_conv1d_update``).
+
+Shapes (any strides, no copies): x [B, C, T] (T new tokens), conv_state [B_cache, C, S] (S >= K - 1), weight
+[C, K], bias [C], cache_seqlens [B] and conv_state_indices [B] int32, y [B, C, T].  Notation as in
+reference/conv.py ``causal_conv1d_update_ref``: batch row b uses cache row r (conv_state_indices[b], or b); its line
+is the K - 1 state entries before the new tokens (the window), then x[b, :, 0 .. T - 1]; y[:, t] = act(bias +
+sum_k w[:, k] line[t + k]).  Linear state (no cache_seqlens): the window is columns S - K + 1 .. S - 1 and the state
+becomes the last S entries of cat(state, x).  Circular: the window is columns (n - K + 1 .. n - 1) mod S and x[:, t]
+goes to column (n + t) mod S, n = cache_seqlens[b].  r < 0 is a padding slot: y = 0 and no state is touched.
+
+One program per (batch row, BC channels): it reads its x, state window and weight once (each tap is one masked
+load of the line: x where the tap lands on a new token, the state where it lands on the window), writes y, then
+the state columns: a barrier first, because a column that one thread still reads as a tap or as the source of the
+shift may be another thread's destination.  Grid (B, cdiv(C, BC)): the batch on axis 0 (no 65535 cap).
+Inference only (no backward).
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+import triton.language as tl
+
+from inductor_conv.kernels.causal_conv1d import fast_math, num_sms
+from inductor_conv.kernels.conv_math import silu
+
+__all__ = ["causal_conv1d_update", "update_tile"]
+
+
+@triton.jit
+def causal_conv1d_update_kernel(
+    x, state, w, bias, seqlens, indices, y,
+    C, T, S,
+    s_xb, s_xc, s_xt, s_sb, s_sc, s_ss, s_wc, s_wk, s_bc, s_yb, s_yc, s_yt,
+    K: tl.constexpr, BC: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr,
+    HAS_BIAS: tl.constexpr, CIRCULAR: tl.constexpr, HAS_INDICES: tl.constexpr, SILU: tl.constexpr,
+    FAST: tl.constexpr,
+):
+    """y [BC, T] and the state row of one batch row, for BC channels; tiles of BT tokens, BS state columns."""
+    i_b, i_c = tl.program_id(0).to(tl.int64), tl.program_id(1)
+    o_c = (i_c * BC + tl.arange(0, BC)).to(tl.int64)
+    m_c = (o_c < C)[:, None]                                                  # [BC, 1]
+    if HAS_INDICES:
+        i_r = tl.load(indices + i_b).to(tl.int64)
+    else:
+        i_r = i_b
+    m_live = m_c & (i_r >= 0)  # a negative cache row is a padding slot: its state is neither read nor written
+    if CIRCULAR:
+        i_n = tl.load(seqlens + i_b).to(tl.int64) % S
+        i_n = tl.where(i_n < 0, i_n + S, i_n)  # the column of token 0
+    p_x = x + i_b * s_xb + o_c[:, None] * s_xc
+    p_s = state + tl.maximum(i_r, 0) * s_sb + o_c[:, None] * s_sc
+    p_y = y + i_b * s_yb + o_c[:, None] * s_yc
+    p_w = w + o_c[:, None] * s_wc
+    b_bias = tl.zeros([BC, 1], tl.float32)
+    if HAS_BIAS:
+        b_bias += tl.load(bias + o_c[:, None] * s_bc, mask=m_c, other=0.0).to(tl.float32)
+    o_t = tl.arange(0, BT)[None, :]                                           # [1, BT]
+
+    # ---- y: tap k of token t reads the line at t + k, i.e. x[t + k - K + 1], or the window when that is < 0
+    for t0 in range(0, T, BT):
+        o_tt = t0 + o_t
+        m_t = o_tt < T
+        b_z = b_bias + tl.zeros([BC, BT], tl.float32)
+        for k in tl.static_range(K):
+            o_p = o_tt + (k - (K - 1))                 # position in x; -K + 1 .. -1: the window
+            if CIRCULAR:
+                o_col = (i_n + S + o_p) % S            # i_n + S + o_p >= 0 since S >= K - 1
+            else:
+                o_col = S + o_p
+            b_xk = tl.load(p_x + o_p * s_xt, mask=m_c & m_t & (o_p >= 0), other=0.0)
+            b_sk = tl.load(p_s + o_col * s_ss, mask=m_live & m_t & (o_p < 0), other=0.0)
+            b_wk = tl.load(p_w + k * s_wk, mask=m_c, other=0.0).to(tl.float32)
+            b_z += b_wk * tl.where(o_p >= 0, b_xk.to(tl.float32), b_sk.to(tl.float32))
+        if SILU:
+            b_z = silu(b_z, FAST)
+        b_z = tl.where(m_live, b_z, 0.0)  # a padding slot's y is 0 (as Dao's kernel writes)
+        tl.store(p_y + o_tt * s_yt, b_z.to(y.dtype.element_ty), mask=m_c & m_t)
+
+    # ---- the state row: every read of it above precedes every write below (the barriers)
+    if CIRCULAR:  # x[:, t] -> column (n + t) mod S; only the last S tokens survive, so only they are written
+        tl.debug_barrier()
+        for t0 in range(tl.maximum(T - S, 0), T, BT):
+            o_tt = t0 + o_t
+            m = m_live & (o_tt < T)
+            b_x = tl.load(p_x + o_tt * s_xt, mask=m, other=0.0)
+            tl.store(p_s + ((i_n + o_tt) % S) * s_ss, b_x.to(state.dtype.element_ty), mask=m)
+    else:  # column j <- cat(state, x)[j + T]: the state shifted left by T, then the last tokens
+        o_j = tl.arange(0, BS)[None, :]
+        for j0 in range(0, S, BS):  # ascending: a block reads only columns that no earlier block wrote
+            o_jj = j0 + o_j
+            o_src = o_jj + T
+            m = m_live & (o_jj < S)
+            b_old = tl.load(p_s + o_src * s_ss, mask=m & (o_src < S), other=0.0)
+            b_new = tl.load(p_x + (o_src - S) * s_xt, mask=m & (o_src >= S), other=0.0)
+            b_v = tl.where(o_src < S, b_old, b_new.to(state.dtype.element_ty))
+            tl.debug_barrier()
+            tl.store(p_s + o_jj * s_ss, b_v, mask=m)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Launcher
+# ---------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1024)
+def update_tile(B: int, C: int, T: int, S: int, sms: int) -> tuple[int, int, int, int]:
+    """(BC, BT, BS, num_warps) for a call: about 4 programs a multiprocessor (the step moves a few bytes a channel,
+    so the grid, not the tile, hides latency), BC between 32 and 256 channels; BT up to 16 tokens and BS up to 32
+    state columns a tile (decode has T 1..4 and S = K - 1 or K: one tile each).  Chosen without a GPU measurement."""
+    block_c = min(256, max(32, triton.next_power_of_2(triton.cdiv(B * C, 4 * sms))))
+    block_t = min(16, triton.next_power_of_2(T))
+    block_s = min(32, triton.next_power_of_2(S))
+    return block_c, block_t, block_s, max(1, min(4, block_c // 32))
+
+
+def causal_conv1d_update(x, conv_state, weight, bias, activation: str, cache_seqlens, conv_state_indices):
+    """y [B, C, T] like x; conv_state [B_cache, C, S] updated in place.  Arguments as checked by the public
+    ``inductor_conv.causal_conv1d_update`` (this launcher checks nothing: the op's callers have)."""
+    B, C, T = x.shape
+    y = torch.empty_like(x)
+    if y.numel() == 0:
+        return y
+    S, K = conv_state.shape[2], weight.shape[1]
+    block_c, block_t, block_s, num_warps = update_tile(B, C, T, S, num_sms(x.device.index or 0) if x.is_cuda else 1)
+    causal_conv1d_update_kernel[(B, triton.cdiv(C, block_c))](
+        x, conv_state, weight, bias if bias is not None else weight,
+        cache_seqlens if cache_seqlens is not None else x, conv_state_indices if conv_state_indices is not None else x,
+        y, C, T, S, *x.stride(), *conv_state.stride(), *weight.stride(), bias.stride(0) if bias is not None else 0,
+        *y.stride(),
+        K=K, BC=block_c, BT=block_t, BS=block_s, HAS_BIAS=bias is not None, CIRCULAR=cache_seqlens is not None,
+        HAS_INDICES=conv_state_indices is not None, SILU=activation == "silu", FAST=fast_math(), num_warps=num_warps,
+    )
+    return y

@@ -1,0 +1,176 @@
+"""The causal conv's decode step with its state as a PyTorch custom op, its fake impl and the public function.
+
+Notation as in reference/conv.py ``causal_conv1d_update_ref``: x [B, C, T] (T new tokens), conv_state
+[B_cache, C, S] (S >= K - 1), weight w [C, K], bias β [C]; batch row b reads and writes cache row r =
+conv_state_indices[b] (b when None); y[:, t] = act(β + Σ_k w[:, k] line[t + k]) where the line is the K - 1 state
+entries before the new tokens, then x.  The op mutates conv_state (``mutates_args=("conv_state",)``): under
+torch.compile it is functionalised into ``auto_functionalized`` and Inductor's reinplacing pass lets it write the
+cache in place again (Note [decode state write-back] in patterns/causal_conv1d_update.py).
+
+Inference only: the op has no backward (Dao's ``causal_conv1d_update`` has none either); the public function
+refuses inputs that require a gradient while grad mode is on, and the op called directly raises at its autograd key.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from inductor_conv.ops.causal_conv1d import _ACTIVATIONS, _FLOAT_DTYPES, _use_triton
+
+
+@torch.library.custom_op("inductor_conv::causal_conv1d_update", mutates_args=("conv_state",))
+def causal_conv1d_update_op(
+    x: Tensor,
+    conv_state: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    activation: str,
+    cache_seqlens: Optional[Tensor],
+    conv_state_indices: Optional[Tensor],
+) -> Tensor:
+    """y [B, C, T] like x; conv_state [B_cache, C, S] updated in place.  x 3-D, weight [C, K], activation "none" or
+    "silu" (the public function normalises its arguments)."""
+    if _use_triton(x):
+        from inductor_conv.kernels.causal_conv1d_update import causal_conv1d_update as launch
+
+        return launch(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices)
+    return _torch_update(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices)
+
+
+@causal_conv1d_update_op.register_fake
+def _(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices):
+    return torch.empty_like(x)
+
+
+# Torch fallback (CPU without the Triton interpreter, float64): the kernel's math with gathers, accumulated in fp32
+# (float64 for float64 inputs).
+def _torch_update(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices):
+    B, C, T = x.shape
+    S, K = conv_state.shape[-1], weight.shape[-1]
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    rows = (conv_state_indices.long() if conv_state_indices is not None
+            else torch.arange(B, device=x.device))
+    live = rows >= 0
+    state = conv_state[rows.clamp(min=0)]  # [B, C, S], a copy
+    if cache_seqlens is None:
+        cols = torch.arange(S - K + 1, S, device=x.device).expand(B, K - 1)
+    else:
+        cols = (cache_seqlens.long()[:, None] + torch.arange(-K + 1, 0, device=x.device)) % S  # [B, K - 1]
+    window = state.gather(2, cols[:, None, :].expand(B, C, K - 1))
+    line = torch.cat([window.to(acc), x.to(acc)], dim=-1)  # [B, C, K - 1 + T]
+    z = sum(weight[:, k, None].to(acc) * line[..., k : k + T] for k in range(K))
+    if bias is not None:
+        z = z + bias.to(acc)[:, None]
+    if activation == "silu":
+        z = z * torch.sigmoid(z)
+    y = torch.empty_like(x).copy_(torch.where(live[:, None, None], z, 0))
+    if cache_seqlens is None:
+        state = torch.cat([state, x.to(state.dtype)], dim=-1)[..., T:]
+    else:
+        kept = min(T, S)  # with T > S only the last S tokens survive (token after token, as the kernel writes)
+        t = torch.arange(T - kept, T, device=x.device)
+        state.scatter_(2, ((cache_seqlens.long()[:, None] + t) % S)[:, None, :].expand(B, C, kept),
+                       x[..., T - kept:].to(state.dtype))
+    conv_state[rows[live]] = state[live]
+    return y
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Public function
+# ---------------------------------------------------------------------------------------------------------------
+def causal_conv1d_update(
+    x: Tensor,
+    conv_state: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    activation: Optional[str] = None,
+    cache_seqlens: Optional[Tensor] = None,
+    conv_state_indices: Optional[Tensor] = None,
+) -> Tensor:
+    """T decode steps of the causal depthwise conv (+ SiLU) with its state — the contract of Dao-AILab's
+    ``causal_conv1d_update``.  Inference only (no gradient).
+
+    Args:
+        x: ``[B, C]`` (one token) or ``[B, C, T]`` (T new tokens), float32/float16/bfloat16, any strides.
+        conv_state: ``[B_cache, C, S]`` with S >= K - 1, x's dtype, any strides; updated in place. Linear
+            (``cache_seqlens`` None): it becomes the last S entries of ``cat(conv_state, x)``; the window is its last
+            K - 1 columns. Circular: x[:, :, t] is written to column ``(cache_seqlens + t) % S`` and the window is
+            the K - 1 columns before ``cache_seqlens % S``.
+        weight: ``[C, K]`` or ``[C, 1, K]``, K >= 2; may be float32 while x is bf16/fp16.
+        bias: ``[C]`` or None.
+        activation: None (no activation), ``"silu"`` or ``"swish"`` (the same).
+        cache_seqlens: ``[B]`` int32, the number of tokens already seen by each row (circular state), or None.
+        conv_state_indices: ``[B]`` int32, the cache row of each batch row (continuous batching; B_cache may differ
+            from B), or None (row b is cache row b). A negative index is a padding slot: y is 0 there and no cache
+            row is touched. Two batch rows must not share a cache row.
+
+    Returns:
+        y like x (``[B, C]`` or ``[B, C, T]``), in x's dtype.
+    """
+    act = _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices)
+    if weight.dim() == 3:
+        weight = weight.squeeze(1)
+    one_token = x.dim() == 2
+    y = torch.ops.inductor_conv.causal_conv1d_update(
+        x.unsqueeze(-1) if one_token else x, conv_state, weight, bias, act, cache_seqlens, conv_state_indices
+    )
+    return y.squeeze(-1) if one_token else y
+
+
+def _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices) -> str:
+    for name, t in (("x", x), ("conv_state", conv_state), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a Tensor, got {type(t).__name__}")
+    if x.dim() not in (2, 3):
+        raise ValueError(f"x must have shape (B, C) or (B, C, T), got a {x.dim()}-d tensor of shape {tuple(x.shape)}")
+    if x.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"x must be float32, float16 or bfloat16, got {x.dtype}")
+    B, C = x.shape[:2]
+    if conv_state.dim() != 3 or conv_state.shape[1] != C:
+        raise ValueError(f"conv_state must have shape (B_cache, {C}, S), got {tuple(conv_state.shape)}")
+    if conv_state.dtype != x.dtype:
+        raise TypeError(f"conv_state must have x's dtype {x.dtype}, got {conv_state.dtype}")
+    if weight.dim() == 3 and weight.shape[1] != 1:
+        raise ValueError(f"weight of shape (C, 1, K) expected for a depthwise conv, got {tuple(weight.shape)}")
+    if weight.dim() not in (2, 3) or weight.shape[0] != C:
+        raise ValueError(f"weight must have shape (C, K) or (C, 1, K) with C={C}, got {tuple(weight.shape)}")
+    K, S = weight.shape[-1], conv_state.shape[2]
+    if K < 2:
+        raise ValueError(f"weight's width K must be >= 2, got K={K}")
+    if S < K - 1:
+        raise ValueError(f"conv_state must hold at least K - 1 = {K - 1} columns, got S={S}")
+    if weight.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"weight must be a floating-point tensor, got {weight.dtype}")
+    if bias is not None:
+        if not isinstance(bias, Tensor):
+            raise TypeError(f"bias must be a Tensor or None, got {type(bias).__name__}")
+        if bias.shape != (C,):
+            raise ValueError(f"bias must have shape ({C},), got {tuple(bias.shape)}")
+        if bias.dtype not in _FLOAT_DTYPES:
+            raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
+    if activation is not None and not isinstance(activation, str):
+        raise TypeError(f"activation must be None, 'silu' or 'swish', got a {type(activation).__name__}")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
+    for name, t in (("cache_seqlens", cache_seqlens), ("conv_state_indices", conv_state_indices)):
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be an int32 Tensor or None, got {type(t).__name__}")
+        if t.shape != (B,):
+            raise ValueError(f"{name} must have shape ({B},), got {tuple(t.shape)}")
+        if t.dtype != torch.int32:
+            raise TypeError(f"{name} must be int32, got {t.dtype}")
+    if conv_state_indices is None and conv_state.shape[0] != B:
+        raise ValueError(f"conv_state must have x's batch size {B} without conv_state_indices, "
+                         f"got {conv_state.shape[0]}")
+    for name, t in (("conv_state", conv_state), ("weight", weight), ("bias", bias), ("cache_seqlens", cache_seqlens),
+                    ("conv_state_indices", conv_state_indices)):
+        if t is not None and t.device != x.device:
+            raise ValueError(f"{name} is on {t.device} but x is on {x.device}")
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, conv_state, weight, bias)):
+        raise RuntimeError("inductor_conv.causal_conv1d_update is inference only (no backward): call it under "
+                           "torch.no_grad() / torch.inference_mode(), or detach its inputs")
+    return _ACTIVATIONS[activation]

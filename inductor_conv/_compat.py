@@ -284,3 +284,65 @@ def inductor_caches_disabled() -> bool:
 
 
 __all__ += ["pattern_source", "pattern_namespace", "inductor_cache_dir", "inductor_caches_disabled"]
+
+
+# --- eager fast paths (Note [eager launch path] in kernels/launch.py, Note [eager fast path] in ops/) -------------
+def _missing_cuda(*args):  # a CPU-only torch build: the fast launch path is never taken there (tensors not on CUDA)
+    raise RuntimeError("this torch build has no CUDA")
+
+
+# The current CUDA device and its current raw stream (what Triton's launcher and Inductor's wrapper code use).
+cuda_current_device = getattr(torch._C, "_cuda_getDevice", _missing_cuda)
+cuda_current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _missing_cuda)
+# Whether a functorch transform (vmap, grad, ...) or a TorchDispatchMode (FakeTensorMode, FlopCounterMode,
+# functionalization, ...) is active: the eager ops then go through their custom ops, which those handle.
+functorch_transforms_active = torch._C._are_functorch_transforms_active
+dispatch_mode_depth = torch._C._len_torch_dispatch_stack
+
+
+def raw_function_apply(cls):
+    """``cls.apply`` of a torch.autograd.Function without ``Function.apply``'s Python wrapper, which binds the
+    arguments to the signature (for setup_context) and unwraps dead functorch wrappers: neither applies on the eager
+    fast path (never under functorch; old-style forward(ctx, ...)).  Saves ~7 us a call."""
+    return torch._C._FunctionBase.__dict__["apply"].__get__(None, cls)
+
+
+# --- the functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py,
+# Note [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
+auto_functionalized = torch.ops.higher_order.auto_functionalized
+
+__all__ += ["auto_functionalized"]
+
+
+# --- the plugin's state as a Dynamo guard (Note [plugin state guard] in inductor_conv/_enable.py) ------------------
+def pin_compiled_frames(guard, description: str, pinned) -> int:
+    """Add ``guard`` to every cache entry of every frame Dynamo holds compiled code for, except the entries whose
+    guard manager is in ``pinned`` (a WeakSet; the managers guarded here are added to it). Returns how many.
+
+    ``guard(frame_locals) -> bool`` runs on each call of the cached code, before it is reused, like Dynamo's own
+    global guards: an entry's ``guard_manager.root`` is the RootGuardManager that the C++ cache lookup checks, and
+    ``add_lambda_guard(fn, verbose_code_parts, user_stack)`` is how Dynamo adds its Python-level ones (the
+    saved-tensors-hooks guard); a failing guard makes Dynamo compile the frame again and log ``description`` as the
+    reason. The compiled frames are the code objects in ``convert_frame.input_codes`` / ``output_codes`` (what
+    ``torch._dynamo.reset_code_caches`` walks), their entries ``_debug_get_cache_entry_list(code)``; all four names
+    are the same in 2.11 and 2.13. Runs under Dynamo's compile lock, so no entry is created meanwhile."""
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+    from torch._dynamo import convert_frame
+
+    added = 0
+    with convert_frame.compile_lock:
+        for ref in (*convert_frame.input_codes.seen, *convert_frame.output_codes.seen):
+            code = ref()
+            if code is None:
+                continue
+            for entry in _debug_get_cache_entry_list(code):
+                manager = entry.guard_manager
+                if manager in pinned:
+                    continue
+                manager.root.add_lambda_guard(guard, [description], None)
+                pinned.add(manager)
+                added += 1
+    return added
+
+
+__all__ += ["pin_compiled_frames"]

@@ -37,3 +37,10 @@ conv_eager_output_layout: bool = True
 # to inductor_conv_patterns/ in Inductor's cache directory; Inductor's force_disable_caches turns this off too.
 pattern_cache: bool = True
 pattern_cache_dir: str | None = None
+
+# Eager attention (inductor_conv.attention called outside torch.compile) launches kernels compiled for one shape
+# (sequence lengths and head counts as constants, like Inductor's templates) once a process has launched that shape
+# this many times; before that, and for more than 16 shapes a configuration, kernels for any shape.  Known shapes
+# save ~10-25% of GPU time (docs/benchmarks.md); compiling them costs seconds once per shape and machine.  0: never.
+# Note [static shapes] in kernels/attention.py.
+eager_static_shapes: int = 2

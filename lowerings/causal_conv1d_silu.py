@@ -231,11 +231,12 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
                                                                    activation, deterministic)
     dx = select_algorithm("inductor_conv_causal_conv1d_bwd", choices, inputs, layout)
 
-    sums = sum_lowering(part, [0])                                                 # [C, K + 1] fp32
-    dw = to_dtype(inductor_lowerings[aten.slice.Tensor](sums, 1, 0, K), weight.get_dtype())
+    # dw and dbeta each one fixed-order sum over the rows, reading its columns of the partial rows: two small
+    # reduction kernels (a sum of the whole rows, then the slice and the dtype cast, took three launches)
+    dw = to_dtype(sum_lowering(inductor_lowerings[aten.slice.Tensor](part, 2, 0, K), [0]), weight.get_dtype())
     db_dtype = (bias if bias is not None else weight).get_dtype()
     if bias is not None:
-        db = to_dtype(inductor_lowerings[aten.select.int](sums, 1, K), db_dtype)
+        db = to_dtype(sum_lowering(inductor_lowerings[aten.select.int](part, 2, K), [0]), db_dtype)
     else:  # the op still returns a [C] dbias (unused)
         db = full([C], 0, dtype=db_dtype, device=device)
     if dinit is None:  # the op returns an empty dinitial_states

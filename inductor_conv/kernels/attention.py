@@ -8,13 +8,16 @@ attn_mask broadcastable to [B, Hq, Sq, Sk] (bool: True = attend, or additive flo
 stride order (`torch.empty_like(q)`), lse [B, Hq, Sq] fp32 (natural log; see attn_math's Note [finite-floor rows]).
 Any strides are read as given (no hidden copies); broadcast mask dims are read with stride 0.
 """
+import functools
 import math
 
 import torch
 import triton
 import triton.language as tl
 
+from inductor_conv import config
 from inductor_conv.kernels import interpreting
+from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
@@ -27,6 +30,51 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # ================================================================ kernels
 @triton.jit
 def _attn_fwd_kernel(
+    Q, K, V, MASK, SEED, OUT, LSE,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_ob, stride_oh, stride_om, stride_od,
+    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
+    SOFTCAP: tl.constexpr,
+):
+    """The forward for any shape (lengths and head counts are runtime values): _attn_fwd_program."""
+    _attn_fwd_program(Q, K, V, MASK, SEED, OUT, LSE,
+                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                      stride_ob, stride_oh, stride_om, stride_od,
+                      H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
+                      HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
+                      DOT_DTYPE, PRECISION, ACC_DTYPE, PAIR, SOFTCAP)
+
+
+@triton.jit
+def _attn_fwd_kernel_static(
+    Q, K, V, MASK, SEED, OUT, LSE,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_ob, stride_oh, stride_om, stride_od,
+    qk_scale2, dropout_scale, softcap_scale, H_Q: tl.constexpr, GROUP: tl.constexpr, SEQ_Q: tl.constexpr,
+    SEQ_K: tl.constexpr, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
+    SOFTCAP: tl.constexpr,
+):
+    """The forward compiled for one shape (Note [static shapes]): _attn_fwd_program."""
+    _attn_fwd_program(Q, K, V, MASK, SEED, OUT, LSE,
+                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                      stride_ob, stride_oh, stride_om, stride_od,
+                      H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
+                      HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
+                      DOT_DTYPE, PRECISION, ACC_DTYPE, PAIR, SOFTCAP)
+
+
+@triton.jit
+def _attn_fwd_program(
     Q, K, V, MASK, SEED, OUT, LSE,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
@@ -121,6 +169,55 @@ def _attn_bwd_kernel(
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
     KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
 ):
+    """The backward for any shape (lengths and head counts are runtime values): _attn_bwd_program."""
+    _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                      stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+                      stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+                      H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
+                      dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
+                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP)
+
+
+@triton.jit
+def _attn_bwd_kernel_static(
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+    qk_scale2, scale, dropout_scale, softcap_scale, H_Q: tl.constexpr, H_KV: tl.constexpr, GROUP: tl.constexpr,
+    SEQ_Q: tl.constexpr, SEQ_K: tl.constexpr, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+):
+    """The backward compiled for one shape (Note [static shapes]): _attn_bwd_program."""
+    _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                      stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+                      stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+                      H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
+                      dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
+                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP)
+
+
+@triton.jit
+def _attn_bwd_program(
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
+    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
     (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
@@ -167,8 +264,51 @@ def _attn_bwd_kernel(
 
 
 # ================================================================ launchers
+# Note [eager launch path] in kernels/launch.py: each kernel is launched through FastLaunch, with a `plan` (the
+# lru-cached constexprs and launch options of one configuration) as the meta of its cache key.
+_FWD = FastLaunch(_attn_fwd_kernel)
+_FWD_STATIC = FastLaunch(_attn_fwd_kernel_static)
+_DELTA = FastLaunch(_attn_bwd_delta_kernel)
+_BWD = FastLaunch(_attn_bwd_kernel)
+_BWD_STATIC = FastLaunch(_attn_bwd_kernel_static)
+_DELTA_BLOCK_M = 64
+# Note [static shapes]: the eager kernels exist twice, for any shape (lengths and head counts are runtime values)
+# and compiled for one shape (they are constexprs, as in Inductor's templates, which see static shapes).  Known
+# lengths let the compiler drop bounds checks and fold the loop arithmetic: on the H200 at B4 H16 S2048 D128 p = 0.1
+# the backward kernel took 738 -> 551 us causal and 1062 -> 954 us not (the compiled template: 519 / 877), at B8
+# H16 S1024 D64 causal 247 -> 204 (docs/benchmarks.md, nineteenth session).  Compiling costs seconds per shape (once
+# per machine: Triton caches it on disk), so a shape gets its kernels the `config.eager_static_shapes`-th time a
+# process launches it (a training loop's shape: its second step), and at most _MAX_STATIC_SHAPES shapes a
+# configuration do (a varying length keeps the any-shape kernels).  Both compute the same values in the same
+# order: results are bit-identical (tests/test_ops_eager_path.py).
+_MAX_STATIC_SHAPES = 16
+_static_state: dict = {}  # (plan, shape) -> launches so far (an int), then the decision (True / False)
+_static_count: dict = {}  # plan -> shapes it has static kernels for
+
+
+def _static(plan, shape) -> bool:
+    """Whether this launch takes the kernels compiled for `shape` (Note [static shapes])."""
+    key = (plan, shape)
+    state = _static_state.get(key, 0)
+    if state is True or state is False:
+        return state
+    threshold = config.eager_static_shapes
+    if threshold <= 0:
+        return False
+    if state + 1 < threshold:
+        if len(_static_state) > 4096:  # many one-off shapes (a varying length): forget the counts, keep decisions
+            for k in [k for k, v in _static_state.items() if v is not True and v is not False]:
+                del _static_state[k]
+        _static_state[key] = state + 1
+        return False
+    made = _static_count.get(plan, 0)
+    _static_state[key] = decision = made < _MAX_STATIC_SHAPES
+    _static_count[plan] = made + decision
+    return decision
+
+
 def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
-    """Validate SDPA-style inputs; returns (B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d)."""
+    """Validate SDPA-style inputs; returns (scale, mask4d)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
             raise ValueError(f"{name} must be a 4-D tensor (B, H, S, D), got {getattr(t, 'shape', type(t))}")
@@ -194,13 +334,9 @@ def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     if not scale > 0.0:
         raise ValueError(f"scale must be positive (the kernels fold it into exp2 after the row max), got {scale}")
-    mask_kind, mask4d = MASK_NONE, None
+    mask4d = None
     if attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            mask_kind = MASK_BOOL
-        elif attn_mask.dtype.is_floating_point:
-            mask_kind = MASK_ADDITIVE
-        else:
+        if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
             raise TypeError(f"attn_mask must be bool or floating point, got {attn_mask.dtype}")
         if attn_mask.device != q.device or attn_mask.dim() > 4:
             raise ValueError(f"attn_mask must be on {q.device} with at most 4 dims, got {attn_mask.shape}")
@@ -208,23 +344,30 @@ def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
             mask4d = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0
         except RuntimeError as e:
             raise ValueError(f"attn_mask {tuple(attn_mask.shape)} is not broadcastable to {(B, Hq, Sq, Sk)}") from e
-    return B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d
+    return scale, mask4d
 
 
-def _kernel_options(dtype, dropout_p):
+def _mask_kind(mask) -> int:
+    if mask is None:
+        return MASK_NONE
+    return MASK_BOOL if mask.dtype == torch.bool else MASK_ADDITIVE
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_options(dtype, dropout_p, interpret):
     """Constexprs shared by every launch: dot operand dtype / precision and dropout threshold and scale."""
     # The interpreter's bf16/fp16 tl.dot is wrong, so it multiplies fp32 operands; fp32 on GPU stays IEEE fp32
     # (no tf32) so fp32 results compare with fp64 at fp32 accuracy.
     dot_dtype = _DTYPES[dtype]
-    if interpreting() and dtype.itemsize == 2:
+    if interpret and dtype.itemsize == 2:
         dot_dtype = tl.float32
-    precision = "ieee" if dtype.itemsize >= 4 or interpreting() else "tf32"
+    precision = "ieee" if dtype.itemsize >= 4 or interpret else "tf32"
     acc_dtype = tl.float64 if dtype == torch.float64 else tl.float32
     return (dict(DOT_DTYPE=dot_dtype, PRECISION=precision, ACC_DTYPE=acc_dtype), dropout_threshold(dropout_p),
             1.0 / (1.0 - dropout_p))
 
 
-def _tiles(kind, q, config, is_causal, dropout_p):
+def _tile(kind, config, dtype, head_dim, device, is_causal, dropout):
     """(block_m, block_n, num_warps, num_stages[, pair for the forward]): the override, else the table in
     lowerings/heuristics."""
     if config is not None:
@@ -232,12 +375,10 @@ def _tiles(kind, q, config, is_causal, dropout_p):
     else:
         from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
 
-        device = "interpreter" if interpreting() else q.device.type
         if kind == "fwd":
-            c = attn_fwd_tile(q.dtype, q.shape[-1], device, causal=bool(is_causal), dropout=dropout_p > 0)
+            c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout)
         else:
-            c = attn_bwd_tile(q.dtype, q.shape[-1], device, eager=True, causal=bool(is_causal),
-                              dropout=dropout_p > 0)
+            c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
@@ -247,6 +388,46 @@ def _tiles(kind, q, config, is_causal, dropout_p):
         raise ValueError(f"{kind} config {c}: tiles must be powers of two >= 16 (tl.dot's K >= 16), with "
                          f"{'BLOCK_M % BLOCK_N' if kind == 'fwd' else 'BLOCK_N % BLOCK_M'} == 0")
     return tile
+
+
+class _Plan:
+    """Everything a launch derives from its configuration alone (constexprs, tile, options), made once per
+    configuration (`_plan`'s cache) and used by identity as FastLaunch's `meta` (Note [eager launch path]): the
+    configuration names every pointer argument's dtype and None-ness."""
+
+    __slots__ = ("rows", "block_m", "block_n", "num_warps", "num_stages", "dropout_scale", "constexprs",
+                 "delta_constexprs")
+
+    def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
+                 device, config=None):
+        opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
+        tile = _tile(kind, config, dtype, head_dim, "interpreter" if interpret else device, is_causal,
+                     dropout_p > 0)
+        self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
+        block_d = max(16, triton.next_power_of_2(head_dim))
+        mask_kind = (MASK_NONE if mask_dtype is None else MASK_BOOL if mask_dtype == torch.bool else MASK_ADDITIVE)
+        self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d,
+                               BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind, IS_CAUSAL=is_causal,
+                               HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap, **opts)
+        if kind == "fwd":
+            pair = tile[4] and is_causal
+            self.rows = 2 * self.block_m if pair else self.block_m  # pairs: cdiv(cdiv(Sq, BM), 2) row blocks
+            self.constexprs["PAIR"] = pair
+        else:
+            # Note [masked tiles first]: causal backward programs visit their masked tiles first, as the templates do
+            # (H200, B4 H16 S2048 D128 p = 0.1: 844 -> 738 us; B8 H16 S1024 D64: 258 -> 247).
+            self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal)
+            self.delta_constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_M=_DELTA_BLOCK_M,
+                                         ACC_DTYPE=opts["ACC_DTYPE"])
+
+
+_plan = functools.lru_cache(maxsize=None)(_Plan)
+
+
+def _plan_for(kind, q, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
+    args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
+            softcap > 0, mask_grad, interpreting(), q.device.type)
+    return _plan(*args) if config is None else _Plan(*args, config=config)
 
 
 def _mask_strides(mask4d):
@@ -279,25 +460,34 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     num_warps, num_stages) overriding the heuristic tile (powers of two >= 16, BLOCK_M % BLOCK_N == 0).
     softcap > 0: scores capped to softcap * tanh(scale qkᵀ / softcap) before the mask (Note [soft-capping]).
     """
-    B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
-    softcap = _check_softcap(softcap)
-    qk_scale2, softcap_scale = score_scales(scale, softcap)
+    scale, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    return launch_fwd(q, k, v, mask4d, dropout_p, is_causal, scale, seed, _check_softcap(softcap), config)
+
+
+def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
+               config=None):
+    """attention_fwd without its argument checks, for callers that made them (the ops): mask4d is the mask expanded
+    to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
     out = torch.empty_like(q)
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
         return out, lse.fill_(float("-inf"))
-    opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
-    block_m, block_n, num_warps, num_stages, pair = _tiles("fwd", q, config, is_causal, dropout_p)
-    pair = pair and bool(is_causal)
-    grid = (triton.cdiv(Sq, 2 * block_m if pair else block_m) * B * Hq,)  # pairs: cdiv(cdiv(Sq, BM), 2)
-    _attn_fwd_kernel[grid](
-        q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse,
-        *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(),
-        H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2,
-        dropout_threshold=threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale,
-        HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
-        MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, PAIR=pair, SOFTCAP=softcap > 0,
-        num_warps=num_warps, num_stages=num_stages, **opts)
+    plan = _plan_for("fwd", q, mask4d, is_causal, dropout_p, softcap, False, config)
+    qk_scale2, softcap_scale = score_scales(scale, softcap)
+    grid = (cdiv(Sq, plan.rows) * B * Hq,)
+    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse)
+    strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride())
+    floats = (qk_scale2, plan.dropout_scale, softcap_scale)
+    shape = (Hq, Hq // Hkv, Sq, Sk)  # H_Q, GROUP, SEQ_Q, SEQ_K
+    if _static(plan, shape):
+        _FWD_STATIC(grid, (plan, shape), ptrs, strides, floats,
+                    dict(plan.constexprs, H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk),
+                    num_warps=plan.num_warps, num_stages=plan.num_stages)
+    else:
+        _FWD(grid, plan, ptrs, strides + shape, floats, plan.constexprs, num_warps=plan.num_warps,
+             num_stages=plan.num_stages)
     return out, lse
 
 
@@ -312,42 +502,53 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
     softcap: as in attention_fwd, the same value.
     """
     del deterministic
-    B, Hq, Hkv, Sq, Sk, D, scale, mask_kind, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
+    scale, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
     softcap = _check_softcap(softcap)
-    if mask_grad and mask_kind != MASK_ADDITIVE:
+    if mask_grad and _mask_kind(mask4d) != MASK_ADDITIVE:
         raise ValueError("mask_grad=True needs a floating-point attn_mask")
+    B, Hq, Sq, _ = q.shape
+    if dout.dtype != q.dtype or out.dtype != q.dtype:
+        raise TypeError(f"dout and out must have q's dtype {q.dtype}, got {dout.dtype} and {out.dtype}")
     if dout.shape != q.shape or out.shape != q.shape or lse.shape != (B, Hq, Sq):
         raise ValueError(f"dout {tuple(dout.shape)} / out {tuple(out.shape)} must be {tuple(q.shape)}, "
                          f"lse {tuple(lse.shape)} must be {(B, Hq, Sq)}")
+    dq, dk, dv, ds = launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
+                                softcap, config)
+    return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+
+
+def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad: bool,
+               softcap: float = 0.0, config=None):
+    """attention_bwd without its argument checks (as launch_fwd): returns (dq, dk, dv, dS [B, Hq, Sq, Sk] fp32 or
+    None); dS is not yet summed over the mask's broadcast dims (_reduce_dmask)."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     ds_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
     ds = torch.zeros((B, Hq, Sq, Sk), device=q.device, dtype=ds_dtype) if mask_grad else None
     if q.numel() == 0 or k.numel() == 0:
         dq.zero_(), dk.zero_(), dv.zero_()
-        return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+        return dq, dk, dv, ds
     lse = lse.contiguous()  # (B, Hq, Sq) fp32 rows, written contiguous by attention_fwd
-    opts, threshold, dropout_scale = _kernel_options(q.dtype, dropout_p)
-    block_m, block_n, num_warps, num_stages = _tiles("bwd", q, config, is_causal, dropout_p)
-    block_d = max(16, triton.next_power_of_2(D))
-    common = dict(HEAD_DIM=D, BLOCK_D=block_d, MASK_KIND=mask_kind, IS_CAUSAL=bool(is_causal),
-                  HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap > 0, num_warps=num_warps, num_stages=num_stages, **opts)
-    seed = seed if dropout_p > 0 else None
+    plan = _plan_for("bwd", q, mask4d, is_causal, dropout_p, softcap, mask_grad, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
-
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
-    _attn_bwd_delta_kernel[(triton.cdiv(Sq, 64) * B * Hq,)](
-        out, dout, delta, *out.stride(), *dout.stride(), H_Q=Hq, SEQ_Q=Sq, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=64,
-        ACC_DTYPE=opts["ACC_DTYPE"])
-    grid = ((triton.cdiv(Sk, block_n) + (Hq // Hkv) * triton.cdiv(Sq, block_n)) * B * Hkv,)
-    _attn_bwd_kernel[grid](
-        q, k, v, mask4d, seed, dout, lse, delta, dq, dk, dv, ds,
-        *q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
-        *dk.stride(), *dv.stride(),
-        H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk, qk_scale2=qk_scale2, scale=scale,
-        dropout_threshold=threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale, BLOCK_M=block_m,
-        BLOCK_N=block_n, STORE_DS=mask_grad, KV_FIRST=Hq > Hkv,
-        MASKED_FIRST=False, **common)  # Note [masked tiles first]
-    return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+    _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
+           (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
+    grid = ((cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
+    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds)
+    strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
+               *dk.stride(), *dv.stride())
+    floats = (qk_scale2, scale, plan.dropout_scale, softcap_scale)
+    shape = (Hq, Hkv, Hq // Hkv, Sq, Sk)  # H_Q, H_KV, GROUP, SEQ_Q, SEQ_K
+    if _static(plan, shape):
+        _BWD_STATIC(grid, (plan, shape), ptrs, strides, floats,
+                    dict(plan.constexprs, KV_FIRST=Hq > Hkv, H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk),
+                    num_warps=plan.num_warps, num_stages=plan.num_stages)
+    else:
+        _BWD(grid, plan, ptrs, strides + shape, floats, dict(plan.constexprs, KV_FIRST=Hq > Hkv),
+             num_warps=plan.num_warps, num_stages=plan.num_stages)
+    return dq, dk, dv, ds
 
 
 def _reduce_dmask(ds, attn_mask):

@@ -24,6 +24,7 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels import interpreting
+from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.kernels.conv_math import (
     bwd_cols, bwd_rows, delta_cols, delta_rows, dinit_tile, drop_rows, fwd_cols, fwd_rows, load_cols, load_rows,
     param_grad_rows, slide_rows, store_cols, store_rows, weight_rows, x_rows, x_tilde_cols, zero_cols,
@@ -225,10 +226,10 @@ def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, confi
 def conv_chunks(B: int, C: int, L: int, g: ConvGeometry, num_sms: int) -> tuple[int, int]:
     """(tiles_per_prog, n_chunks): each program loops over tiles along L so that about waves x #SMs programs
     remain (in the backward: few dw / dbeta partial rows, B * n_chunks)."""
-    n_tiles = triton.cdiv(L, g.block_t)
-    n_chunks = max(1, min(n_tiles, triton.cdiv(g.waves * num_sms, B * triton.cdiv(C, g.block_c))))
-    tiles_per_prog = triton.cdiv(n_tiles, n_chunks)
-    return tiles_per_prog, triton.cdiv(n_tiles, tiles_per_prog)
+    n_tiles = cdiv(L, g.block_t)
+    n_chunks = max(1, min(n_tiles, cdiv(g.waves * num_sms, B * cdiv(C, g.block_c))))
+    tiles_per_prog = cdiv(n_tiles, n_chunks)
+    return tiles_per_prog, cdiv(n_tiles, tiles_per_prog)
 
 
 @functools.lru_cache(maxsize=None)
@@ -306,8 +307,44 @@ def _index_dtype(*tensors):
     return tl.int64 if big else tl.int32
 
 
-def _rows(t, b0, b1):
-    return t[b0:b1] if t is not None else None
+def _rows(t, b0, b1, B):
+    return t if t is None or b1 - b0 == B else t[b0:b1]
+
+
+# Note [eager launch path] in kernels/launch.py: FastLaunch with a per-configuration plan as the key's meta.
+_FWD = FastLaunch(causal_conv1d_fwd_kernel)
+_BWD = FastLaunch(causal_conv1d_bwd_kernel)
+_PARAM_GRAD = FastLaunch(causal_conv1d_param_grad_kernel)
+_PARAM_GRAD_BLOCK = 128  # values of the partial rows a program (part is contiguous: row i at i * C * (K + 1))
+
+
+class _Plan:
+    """What a launch derives from its configuration alone: the geometry and the constexprs, made once per
+    configuration (`_plan`'s cache) and used by identity as FastLaunch's meta: the configuration names every
+    pointer argument's dtype (x, weight, bias, initial_states; a missing optional input is x standing in)."""
+
+    __slots__ = ("g", "constexprs", "param_grad_constexprs")
+
+    def __init__(self, direction, layout, dtype, w_dtype, b_dtype, has_seq, i_dtype, K, activation, idx64,
+                 deterministic, fast, config=None):
+        self.g = g = conv_geometry(layout, dtype, K, direction, config)
+        self.constexprs = dict(K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=b_dtype is not None,
+                               HAS_SEQ=has_seq, HAS_INIT=i_dtype is not None, SILU=activation == "silu", ROWS=g.rows,
+                               IDX_DTYPE=tl.int64 if idx64 else tl.int32, FAST=fast)
+        if direction == "bwd":
+            self.constexprs.update(KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
+                                   ATOMIC=not deterministic, UNROLL=g.unroll)
+            self.param_grad_constexprs = dict(K=K, BF=_PARAM_GRAD_BLOCK, HAS_BIAS=b_dtype is not None)
+
+
+_plan = functools.lru_cache(maxsize=None)(_Plan)
+
+
+def _plan_for(direction, x, weight, bias, seq_idx, initial_states, activation, idx64, deterministic, config):
+    args = (direction, _layout(x), x.dtype, weight.dtype, None if bias is None else bias.dtype, seq_idx is not None,
+            None if initial_states is None else initial_states.dtype, weight.shape[1], activation, idx64 is tl.int64,
+            deterministic, fast_math())
+    return _plan(*args) if config is None else _Plan(*args, config=config)
 
 
 def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str, *, out=None, config=None):
@@ -317,25 +354,30 @@ def causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, activation: str,
     initial_states [B, C, K - 1] | None; activation "none" | "silu"; out: optional [B, C, L] output;
     config: optional ConvTile / dict overriding the tile (tests).
     """
-    B, C, L, K = _check_args(x, weight, bias, seq_idx, initial_states, activation)
+    _check_args(x, weight, bias, seq_idx, initial_states, activation)
+    if out is not None and (out.shape != x.shape or out.dtype != x.dtype):
+        raise ValueError(f"out must be {tuple(x.shape)} {x.dtype}, got {tuple(out.shape)} {out.dtype}")
+    return launch_fwd(x, weight, bias, seq_idx, initial_states, activation, out, config)
+
+
+def launch_fwd(x, weight, bias, seq_idx, initial_states, activation: str, out=None, config=None):
+    """causal_conv1d_fwd without its argument checks, for callers that made them (the ops)."""
+    B, C, L = x.shape
     y = torch.empty_like(x) if out is None else out
-    if y.shape != x.shape or y.dtype != x.dtype:
-        raise ValueError(f"out must be {tuple(x.shape)} {x.dtype}, got {tuple(y.shape)} {y.dtype}")
     if x.numel() == 0:
         return y
-    g = conv_geometry(_layout(x), x.dtype, K, "fwd", config)
-    n_c = triton.cdiv(C, g.block_c)
+    plan = _plan_for("fwd", x, weight, bias, seq_idx, initial_states, activation,
+                     _index_dtype(x, y, initial_states), True, config)
+    g = plan.g
+    n_c = cdiv(C, g.block_c)
     tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))
     for b0, b1 in _batch_slices(B):
-        x_s, y_s = x[b0:b1], y[b0:b1]
-        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1), _rows(initial_states, b0, b1))
-        causal_conv1d_fwd_kernel[(n_c, n_chunks, b1 - b0)](
-            x_s, weight, p_b, p_s, p_i, y_s,
-            C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride(),
-            K=K, BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-            HAS_INIT=initial_states is not None, SILU=activation == "silu", ROWS=g.rows, num_warps=g.num_warps,
-            IDX_DTYPE=_index_dtype(x, y, initial_states), FAST=fast_math(),
-        )
+        x_s, y_s = (x, y) if b1 - b0 == B else (x[b0:b1], y[b0:b1])
+        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1, B),
+                                                  _rows(initial_states, b0, b1, B))
+        _FWD((n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, y_s),
+             (C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride()), (), plan.constexprs,
+             num_warps=g.num_warps)
     return y
 
 
@@ -343,10 +385,17 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
                       config=None):
     """Gradients of causal_conv1d_fwd: (dx [B, C, L] x.dtype, dweight [C, K] weight.dtype, dbias [C] | None,
     dinitial_states [B, C, K - 1] | None), in one fused pass plus a small fixed-order reduction of dw / dbias."""
-    B, C, L, K = _check_args(x, weight, bias, seq_idx, initial_states, activation)
+    _check_args(x, weight, bias, seq_idx, initial_states, activation)
     if dy.shape != x.shape:
         raise ValueError(f"dy must be {tuple(x.shape)}, got {tuple(dy.shape)}")
-    if _layout(dy) != _layout(x) and x.numel() > 0:
+    return launch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, deterministic, config)
+
+
+def launch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: str, deterministic=True, config=None):
+    """causal_conv1d_bwd without its argument checks (as launch_fwd)."""
+    B, C, L = x.shape
+    K = weight.shape[1]
+    if dy.dtype != x.dtype or (_layout(dy) != _layout(x) and x.numel() > 0):
         # One tile reads x and dy alike; a dy across the grain (a contiguous dy with the channel-last view as x) is
         # copied into x's layout first: on the H200 (B8 C5120 L2048) the kernel took 417 us reading it strided and
         # 216 in x's layout, and the copy ~85.  (The compiled backward reads such a dy in place: DY_T.)
@@ -362,33 +411,28 @@ def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: 
         if dinit is not None:
             dinit.zero_()
         return dx, dw, db, dinit
-    g = conv_geometry(_layout(x), x.dtype, K, "bwd", config)
-    n_c = triton.cdiv(C, g.block_c)
+    plan = _plan_for("bwd", x, weight, bias, seq_idx, initial_states, activation,
+                     _index_dtype(x, dy, dx, initial_states, dinit), deterministic, config)
+    g = plan.g
+    n_c = cdiv(C, g.block_c)
     tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))  # few chunks along L: few partial rows
     n_rows = 1 if not deterministic else B * n_chunks
     part = (torch.zeros if not deterministic else torch.empty)(n_rows, C, K + 1, dtype=torch.float32,
                                                                 device=x.device)
     s_di = dinit.stride() if dinit is not None else (0, 0, 0)
     for b0, b1 in _batch_slices(B):
-        x_s = x[b0:b1]
-        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1), _rows(initial_states, b0, b1))
-        part_s = part[b0 * n_chunks:b1 * n_chunks] if deterministic else part  # the slice's partial rows
-        dinit_s = dinit[b0:b1] if dinit is not None else x_s
-        causal_conv1d_bwd_kernel[(n_c, n_chunks, b1 - b0)](
-            x_s, weight, p_b, p_s, p_i, dy[b0:b1], dx[b0:b1], part_s, dinit_s,
-            C, L, tiles_per_prog, n_chunks,
-            *x_s.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(), part.stride(0), part.stride(1),
-            *s_di,
-            K=K, KW=triton.next_power_of_2(K), KP=triton.next_power_of_2(max(K - 1, 1)),
-            BC=g.block_c, N=g.lanes, V=g.vec, HAS_BIAS=bias is not None, HAS_SEQ=seq_idx is not None,
-            HAS_INIT=initial_states is not None, SILU=activation == "silu", ATOMIC=not deterministic, ROWS=g.rows,
-            num_warps=g.num_warps, IDX_DTYPE=_index_dtype(x, dy, dx, initial_states, dinit), FAST=fast_math(),
-            UNROLL=g.unroll,
-        )
-    block_f = 128  # values of the partial rows a program (part is contiguous: row i at i * C * (K + 1))
-    causal_conv1d_param_grad_kernel[(triton.cdiv(C * (K + 1), block_f),)](
-        part, dw, db if db is not None else dw, n_rows, C, part.stride(0), *dw.stride(),
-        db.stride(0) if db is not None else 0,
-        K=K, BF=block_f, BP=min(32, triton.next_power_of_2(n_rows)), HAS_BIAS=db is not None, num_warps=4,
-    )
+        whole = b1 - b0 == B
+        x_s = x if whole else x[b0:b1]
+        (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1, B),
+                                                  _rows(initial_states, b0, b1, B))
+        part_s = part if whole or not deterministic else part[b0 * n_chunks:b1 * n_chunks]  # the slice's rows
+        dinit_s = _rows(dinit, b0, b1, B) if dinit is not None else x_s
+        dy_s, dx_s = (dy, dx) if whole else (dy[b0:b1], dx[b0:b1])
+        _BWD((n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, dy_s, dx_s, part_s, dinit_s),
+             (C, L, tiles_per_prog, n_chunks, *x_s.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(),
+              part.stride(0), part.stride(1), *s_di), (), plan.constexprs, num_warps=g.num_warps)
+    _PARAM_GRAD((cdiv(C * (K + 1), _PARAM_GRAD_BLOCK),), plan,
+                (part, dw, db if db is not None else dw),
+                (n_rows, C, part.stride(0), *dw.stride(), db.stride(0) if db is not None else 0), (),
+                dict(plan.param_grad_constexprs, BP=min(32, 1 << (n_rows - 1).bit_length())), num_warps=4)
     return dx, dw, db, dinit

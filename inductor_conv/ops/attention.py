@@ -24,18 +24,15 @@ import torch
 from torch import Tensor
 
 from inductor_conv import config
-from inductor_conv.kernels import interpreting
+from inductor_conv._compat import raw_function_apply
+from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
+
+_use_triton = use_triton  # the name other modules of the package import
 from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Seeds are drawn in [0, 2**31); the dropout hash reads all 64 bits (attn_math's Note [dropout replay]).
 _SEED_HIGH = 2**31 - 1
-
-
-def _use_triton(q: Tensor) -> bool:
-    if q.device.type == "cuda":
-        return True
-    return q.device.type == "cpu" and interpreting() and q.dtype != torch.float64
 
 
 def _empty_mask_grad(q: Tensor) -> Tensor:
@@ -59,7 +56,7 @@ def attention_fwd(
 ) -> tuple[Tensor, Tensor]:
     """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok).
     softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
-    if _use_triton(q):
+    if use_triton(q):
         from inductor_conv.kernels.attention import attention_fwd as launch
 
         return launch(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=softcap)
@@ -91,7 +88,7 @@ def attention_bwd(
     softcap: float = 0.0,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above."""
-    if _use_triton(q):
+    if use_triton(q):
         from inductor_conv.kernels.attention import attention_bwd as launch
 
         dq, dk, dv, dmask = launch(
@@ -212,9 +209,47 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     seed = None
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
+    if fast_path(q, k, v, attn_mask):  # Note [eager fast path] in ops/eager.py
+        args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
+        if needs_grad(q, k, v, attn_mask):
+            return _eager_attention(*args)
+        from inductor_conv.kernels.attention import launch_fwd
+
+        return launch_fwd(*args)[0]
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,
                                                    **softcap_kwargs(softcap))
     return out
+
+
+class _EagerAttention(torch.autograd.Function):
+    """The public function's eager path (Note [eager fast path] in ops/eager.py): the op's forward and backward launchers, without
+    the custom op's dispatch.  Saves what the op's autograd saves (Note [attention backward recomputes P])."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
+        from inductor_conv.kernels.attention import launch_fwd
+
+        out, lse = launch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
+        ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed)
+        ctx.args = (dropout_p, is_causal, scale, softcap)
+        ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        from inductor_conv.kernels.attention import _reduce_dmask, launch_bwd
+
+        q, k, v, attn_mask, out, lse, seed = ctx.saved_tensors
+        dropout_p, is_causal, scale, softcap = ctx.args
+        if dout.dtype != q.dtype:
+            dout = dout.to(q.dtype)
+        dq, dk, dv, ds = launch_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
+                                    ctx.mask_grad, softcap)
+        dmask = _reduce_dmask(ds, attn_mask) if ctx.mask_grad else None
+        return dq, dk, dv, dmask, None, None, None, None, None
+
+
+_eager_attention = raw_function_apply(_EagerAttention)
 
 
 def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap=None) -> None:

@@ -17,17 +17,13 @@ import torch
 from torch import Tensor
 
 from inductor_conv import config
-from inductor_conv.kernels import interpreting
+from inductor_conv._compat import raw_function_apply
+from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
+
+_use_triton = use_triton  # the name other modules of the package import
 
 _ACTIVATIONS = {None: "none", "silu": "silu", "swish": "silu"}
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-
-
-def _use_triton(x: Tensor) -> bool:
-    """GPU tensors run the Triton kernels; CPU tensors run them through the Triton interpreter when it is on."""
-    if x.device.type == "cuda":
-        return True
-    return x.device.type == "cpu" and interpreting() and x.dtype != torch.float64
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -48,7 +44,7 @@ def causal_conv1d_fwd(
     y is laid out like x (what a channel-last block consumes next), or contiguous with contiguous_out: the layout
     eager's conv1d returns, which the pattern rewrite keeps where y leaves a compiled graph (Note [conv output
     layout] in patterns/causal_conv1d_silu.py)."""
-    if _use_triton(x):
+    if use_triton(x):
         from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd as launch
 
         y = launch(x, weight, bias, seq_idx, initial_states, activation)
@@ -80,7 +76,7 @@ def causal_conv1d_bwd(
     dbias has shape (C,) even when bias is None (then it is unused); dinitial_states has shape (0,) when
     initial_states is None.
     """
-    if _use_triton(x):
+    if use_triton(x):
         from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd as launch
 
         dx, dw, db, dinit = launch(
@@ -204,10 +200,43 @@ def causal_conv1d(
         raise ValueError("return_final_states cannot be combined with seq_idx (as in causal_conv1d_fn)")
     if weight.dim() == 3:
         weight = weight.squeeze(1)
-    y = torch.ops.inductor_conv.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, act)
+    if fast_path(x, weight, bias, seq_idx, initial_states):  # Note [eager fast path] in ops/eager.py
+        if needs_grad(x, weight, bias, initial_states):
+            y = _eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
+        else:
+            from inductor_conv.kernels.causal_conv1d import launch_fwd
+
+            y = launch_fwd(x, weight, bias, seq_idx, initial_states, act)
+    else:
+        y = torch.ops.inductor_conv.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, act)
     if not return_final_states:
         return y
     return y, _final_states(x, initial_states, weight.shape[-1])
+
+
+class _EagerCausalConv1d(torch.autograd.Function):
+    """The public function's eager path (Note [eager fast path] in ops/eager.py): the op's launchers without the
+    custom op's dispatch; saves the inputs only, as the op (Note [conv backward recomputes z])."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, seq_idx, initial_states, activation):
+        from inductor_conv.kernels.causal_conv1d import launch_fwd
+
+        ctx.save_for_backward(x, weight, bias, seq_idx, initial_states)
+        ctx.activation = activation
+        return launch_fwd(x, weight, bias, seq_idx, initial_states, activation)
+
+    @staticmethod
+    def backward(ctx, dy):
+        from inductor_conv.kernels.causal_conv1d import launch_bwd
+
+        x, weight, bias, seq_idx, initial_states = ctx.saved_tensors
+        dx, dw, db, dinit = launch_bwd(x, weight, bias, seq_idx, initial_states, dy, ctx.activation,
+                                       config.deterministic)
+        return dx, dw, db, None, dinit, None
+
+
+_eager_causal_conv1d = raw_function_apply(_EagerCausalConv1d)
 
 
 def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor:

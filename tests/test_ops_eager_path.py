@@ -1,0 +1,143 @@
+"""The public functions' eager fast path (Note [eager fast path] in ops/eager.py) and the kernels' cached launches
+(Note [eager launch path] in kernels/launch.py): the same results as the custom ops, bit for bit, and the custom ops
+wherever something must see them."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv.kernels import launch
+from inductor_conv.ops import eager
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _attention_inputs(device, dtype=torch.bfloat16, gqa=False, mask=False):
+    B, Hq, Hkv, S, D = 1, 2, 1 if gqa else 2, 21, 16
+    q = torch.randn(B, Hq, S, D, device=device, dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, S, D, device=device, dtype=dtype, requires_grad=True) for _ in range(2))
+    bias = torch.randn(1, Hq, S, S, device=device, dtype=dtype, requires_grad=True) if mask else None
+    return q, k, v, bias
+
+
+def _via_op(q, k, v, bias, p, causal, seed_state):
+    """The custom op's path: what the public function did before the fast path (same seed draw)."""
+    torch.manual_seed(seed_state)
+    seed = torch.randint(0, 2**31 - 1, (1,), dtype=torch.int64, device=q.device) if p > 0 else None
+    mask = bias.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2]) if bias is not None else None
+    out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, mask, p, causal, q.shape[-1] ** -0.5, seed)
+    return out
+
+
+@pytest.mark.parametrize("p, causal, gqa, mask", [(0.1, True, True, False), (0.0, False, False, True)])
+def test_attention_fast_path_equals_custom_op(p, causal, gqa, mask):
+    q, k, v, bias = _attention_inputs(DEVICE, gqa=gqa, mask=mask)
+    leaves = [t for t in (q, k, v, bias) if t is not None]
+    assert eager.fast_path(q, k, v, bias)
+    torch.manual_seed(3)
+    fast = inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=p, is_causal=causal, enable_gqa=gqa)
+    assert type(fast.grad_fn).__name__ == "_EagerAttentionBackward"
+    dout = torch.randn_like(fast)
+    fast_grads = torch.autograd.grad(fast, leaves, dout)
+    ref = _via_op(q, k, v, bias, p, causal, 3)
+    ref_grads = torch.autograd.grad(ref, leaves, dout)
+    assert torch.equal(fast, ref)
+    for a, b in zip(fast_grads, ref_grads):
+        assert torch.equal(a, b)
+    with torch.no_grad():  # inference: the launcher alone, no autograd node
+        torch.manual_seed(3)
+        assert torch.equal(inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=p, is_causal=causal,
+                                                   enable_gqa=gqa), ref)
+
+
+def test_conv_fast_path_equals_custom_op():
+    x = torch.randn(2, 24, 45, device=DEVICE, dtype=torch.bfloat16).transpose(1, 2).contiguous().transpose(1, 2)
+    x.requires_grad_()
+    w = torch.randn(24, 4, device=DEVICE, requires_grad=True)  # fp32 weight with bf16 x, as Mamba under autocast
+    b = torch.randn(24, device=DEVICE, requires_grad=True)
+    fast = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    assert type(fast.grad_fn).__name__ == "_EagerCausalConv1dBackward"
+    dy = torch.randn_like(fast)
+    ref = torch.ops.inductor_conv.causal_conv1d_fwd(x, w, b, None, None, "silu")
+    assert torch.equal(fast, ref) and fast.stride() == ref.stride()
+    for a, c in zip(torch.autograd.grad(fast, (x, w, b), dy), torch.autograd.grad(ref, (x, w, b), dy)):
+        assert torch.equal(a, c)
+
+
+def test_custom_ops_wherever_something_must_see_them():
+    q, k, v, _ = _attention_inputs(DEVICE)
+    x = torch.randn(2, 8, 16, device=DEVICE)
+    assert eager.fast_path(q, k, v, None) == eager.use_triton(q)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():  # a dispatch mode: tracing must see the op
+        assert not eager.fast_path(torch.empty(2, 4, 8, 16, device=DEVICE))
+    assert not eager.fast_path(torch.randn(2, 4, 8, 16, dtype=torch.float64))  # the torch fallback's dtype
+    seen = []
+    torch.vmap(lambda t: seen.append(eager.fast_path(t)) or t)(x)
+    assert seen == [False]
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert not eager.fast_path(x.as_subclass(Sub))
+    # under torch.compile the public functions trace into the custom ops
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm.code)
+        return gm
+
+    torch._dynamo.reset()
+    torch.compile(lambda q, k, v: inductor_conv.attention(q, k, v), backend=backend, fullgraph=True)(q, k, v)
+    assert "inductor_conv.attention_fwd" in graphs[0]
+
+
+@pytest.mark.gpu
+def test_cached_launches_equal_triton_generic_launches(monkeypatch):
+    """A cache hit launches what Triton's generic path would: the same results for aligned and misaligned inputs
+    (the key tells them apart), and with the cache off."""
+    q, k, v, bias = _attention_inputs("cuda", mask=True)
+    x = torch.randn(2, 24, 46, device="cuda", dtype=torch.bfloat16)[..., 1:]  # 2-byte offset: not 16-byte aligned
+    w, b = torch.randn(24, 4, device="cuda"), torch.randn(24, device="cuda")
+
+    def run():
+        torch.manual_seed(0)
+        o = inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=0.1)
+        grads = torch.autograd.grad(o, (q, k, v, bias), torch.ones_like(o))
+        return (o, *grads, inductor_conv.causal_conv1d(x, w, b, activation="silu"),
+                inductor_conv.causal_conv1d(x.contiguous(), w, b, activation="silu"))
+
+    first, second = run(), run()  # the second call hits the cache
+    monkeypatch.setattr(launch, "_KNOWN_TRITON", False)
+    generic = run()
+    for a, c, g in zip(first, second, generic):
+        assert torch.equal(a, c) and torch.equal(a, g)
+
+
+@pytest.mark.parametrize("gqa, mask", [(True, False), (False, True)])
+def test_static_shape_kernels_are_bit_identical(monkeypatch, gqa, mask):
+    """Note [static shapes]: the kernels compiled for one shape give the any-shape kernels' results bit for bit, and
+    a shape gets them at the config.eager_static_shapes-th launch."""
+    import inductor_conv.kernels.attention as kernels
+
+    q, k, v, bias = _attention_inputs(DEVICE, gqa=gqa, mask=mask)
+    leaves = [t for t in (q, k, v, bias) if t is not None]
+    dout = torch.randn_like(q)
+
+    def step():
+        torch.manual_seed(5)
+        o = inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=0.1, is_causal=not mask, enable_gqa=gqa)
+        return (o, *torch.autograd.grad(o, leaves, dout))
+
+    monkeypatch.setattr(inductor_conv.config, "eager_static_shapes", 0)
+    dynamic = step()
+    monkeypatch.setattr(kernels, "_static_state", {})
+    monkeypatch.setattr(inductor_conv.config, "eager_static_shapes", 2)
+    first = step()
+    assert not any(v is True for v in kernels._static_state.values())
+    second = step()  # the shape's second launch: static kernels
+    assert sum(v is True for v in kernels._static_state.values()) == 2  # forward and backward
+    for a, b, c in zip(dynamic, first, second):
+        assert torch.equal(a, b) and torch.equal(a, c)

@@ -162,6 +162,13 @@ def _pattern_conv_pad_act_transpose_slice(x, w, b, act):
     return act(z).transpose(1, 2)[:, : x.shape[-1]]
 
 
+def _pattern_conv_pad_transpose_act_slice(x, w, b, act):
+    # Mamba2Simple (mamba2_simple.py, and Mamba-2's torch path without causal-conv1d in some releases):
+    # act(conv1d(xBC.transpose(1, 2)).transpose(1, 2))[:, :L] — the activation on the transposed, padded output.
+    z = F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=w.shape[0])
+    return act(z.transpose(1, 2))[:, : x.shape[-1]]
+
+
 def _replacement_causal_conv1d_transposed(x, w, b, activation):
     return _replacement_causal_conv1d(x, w, b, activation).transpose(1, 2)
 
@@ -187,6 +194,8 @@ CANDIDATES = (
     Candidate(
         _pattern_conv_pad_act_transpose_slice, _replacement_causal_conv1d_transposed, ("silu", "silu_mul_sigmoid")
     ),
+    # The activation between the transpose and the slice; as models write it, F.silu / nn.SiLU only (27 variants).
+    Candidate(_pattern_conv_pad_transpose_act_slice, _replacement_causal_conv1d_transposed, ("silu",)),
 )
 
 
@@ -194,7 +203,11 @@ CANDIDATES = (
 # extra_check
 # ---------------------------------------------------------------------------------------------------------------
 def _extra_check(match: Match) -> bool:
-    """The matched subgraph is a causal depthwise conv1d (+ the candidate's activation) our op computes exactly."""
+    """The matched subgraph is a causal depthwise conv1d (+ the candidate's activation) our op computes exactly.
+
+    Where the activation runs on the padded output (act(z)[..., :L], act(zᵀ)[:, :L]), the op never computes the
+    K - 1 rows past L: is_causal_padding admits exactly one slice, keeping the first L, and no_outside_users admits
+    no other reader of the padded tensor (size queries aside)."""
     if not checks.conv_rewrite_enabled():
         return False
     x, w, b = checks.tensors(match, ("x", "w", "b"))

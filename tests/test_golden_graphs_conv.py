@@ -464,6 +464,94 @@ class Graph:
         return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
 """)
 
+    def test_mamba2_simple_transpose_silu_slice_inference(self):
+        self.assertExpectedInline(recognised("mamba2_simple_transpose_silu_slice", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[4, 4]", arg1_1: "f32[4]", arg2_1: "f32[2, 10, 4]", arg3_1: "f32[4, 1, 4]", arg4_1: "f32[4]"):
+        view: "f32[20, 4]" = torch.ops.aten.view.default(arg2_1, [20, 4]);  arg2_1 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(arg0_1, [1, 0]);  arg0_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(arg1_1, view, permute);  arg1_1 = view = permute = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(arg3_1, 1);  arg3_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, arg4_1, None, None, 'silu', contiguous_out = True);  permute_1 = squeeze_dim = arg4_1 = None
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        return (permute_default,)
+""")
+
+    def test_mamba2_simple_transpose_silu_slice_training(self):
+        self.assertExpectedInline(recognised("mamba2_simple_transpose_silu_slice", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[4, 4]"; primals_2: "f32[4]"; primals_3: "f32[2, 10, 4]"; primals_4: "f32[4, 1, 4]"; primals_5: "f32[4]"; tangents_1: "f32[2, 10, 4]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        view: "f32[20, 4]" = torch.ops.aten.view.default(primals_3, [20, 4]);  primals_3 = None
+        permute: "f32[4, 4]" = torch.ops.aten.permute.default(primals_1, [1, 0]);  primals_1 = None
+        addmm: "f32[20, 4]" = torch.ops.aten.addmm.default(primals_2, view, permute);  primals_2 = None
+        view_1: "f32[2, 10, 4]" = torch.ops.aten.view.default(addmm, [2, 10, 4]);  addmm = None
+        permute_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(view_1, [0, 2, 1]);  view_1 = None
+        squeeze_dim: "f32[4, 4]" = torch.ops.aten.squeeze.dim(primals_4, 1);  primals_4 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute_1, squeeze_dim, primals_5, None, None, 'silu', contiguous_out = True)
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        permute_default_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute_1, squeeze_dim, primals_5, None, None, permute_default_1, 'silu', True);  permute_1 = squeeze_dim = primals_5 = permute_default_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0]
+        getitem_4: "f32[4, 4]" = causal_conv1d_bwd_default[1]
+        getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
+        unsqueeze_default: "f32[4, 1, 4]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
+        permute_4: "f32[2, 10, 4]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1]);  getitem_3 = None
+        clone: "f32[2, 10, 4]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_2: "f32[20, 4]" = torch.ops.aten.view.default(clone, [20, 4]);  clone = None
+        permute_5: "f32[4, 4]" = torch.ops.aten.permute.default(permute, [1, 0]);  permute = None
+        mm: "f32[20, 4]" = torch.ops.aten.mm.default(view_2, permute_5);  permute_5 = None
+        permute_6: "f32[4, 20]" = torch.ops.aten.permute.default(view_2, [1, 0])
+        mm_1: "f32[4, 4]" = torch.ops.aten.mm.default(permute_6, view);  permute_6 = view = None
+        sum_1: "f32[1, 4]" = torch.ops.aten.sum.dim_IntList(view_2, [0], True);  view_2 = None
+        view_3: "f32[4]" = torch.ops.aten.view.default(sum_1, [4]);  sum_1 = None
+        view_4: "f32[2, 10, 4]" = torch.ops.aten.view.default(mm, [2, 10, 4]);  mm = None
+        return pytree.tree_unflatten([permute_default, mm_1, view_3, view_4, unsqueeze_default, getitem_5], self._out_spec)
+""")
+
+    def test_transpose_f_silu_then_slice_inference(self):
+        self.assertExpectedInline(recognised("transpose_f_silu_then_slice", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[2, 10, 4]", arg1_1: "f32[4, 1, 3]", arg2_1: "f32[4]"):
+        permute: "f32[2, 4, 10]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1]);  arg0_1 = None
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg1_1, 1);  arg1_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute, squeeze_dim, arg2_1, None, None, 'silu', contiguous_out = True);  permute = squeeze_dim = arg2_1 = None
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        return (permute_default,)
+""")
+
+    def test_transpose_f_silu_then_slice_training(self):
+        self.assertExpectedInline(recognised("transpose_f_silu_then_slice", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[2, 10, 4]"; primals_2: "f32[4, 1, 3]"; primals_3: "f32[4]"; tangents_1: "f32[2, 10, 4]"; 
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[2, 4, 10]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1]);  primals_1 = None
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(primals_2, 1);  primals_2 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(permute, squeeze_dim, primals_3, None, None, 'silu', contiguous_out = True)
+        permute_default: "f32[2, 10, 4]" = torch.ops.aten.permute.default(causal_conv1d_fwd_default, [0, 2, 1]);  causal_conv1d_fwd_default = None
+        permute_default_1: "f32[2, 4, 10]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1]);  tangents_1 = None
+        causal_conv1d_bwd_default = torch.ops.inductor_conv.causal_conv1d_bwd.default(permute, squeeze_dim, primals_3, None, None, permute_default_1, 'silu', True);  permute = squeeze_dim = primals_3 = permute_default_1 = None
+        getitem_3: "f32[2, 4, 10]" = causal_conv1d_bwd_default[0]
+        getitem_4: "f32[4, 3]" = causal_conv1d_bwd_default[1]
+        getitem_5: "f32[4]" = causal_conv1d_bwd_default[2];  causal_conv1d_bwd_default = None
+        unsqueeze_default: "f32[4, 1, 3]" = torch.ops.aten.unsqueeze.default(getitem_4, 1);  getitem_4 = None
+        permute_3: "f32[2, 10, 4]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1]);  getitem_3 = None
+        return pytree.tree_unflatten([permute_default, permute_3, unsqueeze_default, getitem_5], self._out_spec)
+""")
+
+    def test_nn_silu_then_slice_inference(self):
+        self.assertExpectedInline(recognised("nn_silu_then_slice", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[4, 1, 3]", arg1_1: "f32[4]", arg2_1: "f32[2, 4, 10]"):
+        squeeze_dim: "f32[4, 3]" = torch.ops.aten.squeeze.dim(arg0_1, 1);  arg0_1 = None
+        causal_conv1d_fwd_default: "f32[2, 4, 10]" = torch.ops.inductor_conv.causal_conv1d_fwd.default(arg2_1, squeeze_dim, arg1_1, None, None, 'silu');  arg2_1 = squeeze_dim = arg1_1 = None
+        return (causal_conv1d_fwd_default,)
+""")
+
     def test_no_act_inference(self):
         self.assertExpectedInline(recognised("no_act", train=False), """\
 class Graph:
@@ -626,6 +714,53 @@ class Graph:
         add: "f32[2, 4, 9]" = torch.ops.aten.add.Tensor(exp, 1);  exp = None
         div: "f32[2, 4, 9]" = torch.ops.aten.div.Tensor(slice_1, add);  slice_1 = add = None
         return (div,)
+""")
+
+    def test_transpose_act_padded_also_read(self):
+        self.assertExpectedInline(left_alone("transpose_act_padded_also_read"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[2, 10, 4]", arg1_1: "f32[4, 1, 3]", arg2_1: "f32[4]"):
+        permute: "f32[2, 4, 10]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1]);  arg0_1 = None
+        convolution: "f32[2, 4, 12]" = torch.ops.aten.convolution.default(permute, arg1_1, arg2_1, [1], [2], [1], False, [0], 4);  permute = arg1_1 = arg2_1 = None
+        permute_1: "f32[2, 12, 4]" = torch.ops.aten.permute.default(convolution, [0, 2, 1]);  convolution = None
+        neg: "f32[2, 12, 4]" = torch.ops.aten.neg.default(permute_1)
+        exp: "f32[2, 12, 4]" = torch.ops.aten.exp.default(neg);  neg = None
+        add: "f32[2, 12, 4]" = torch.ops.aten.add.Tensor(exp, 1);  exp = None
+        div: "f32[2, 12, 4]" = torch.ops.aten.div.Tensor(permute_1, add);  permute_1 = add = None
+        slice_1: "f32[2, 10, 4]" = torch.ops.aten.slice.Tensor(div, 1, 0, 10)
+        mean: "f32[2, 1, 4]" = torch.ops.aten.mean.dim(div, [1], True);  div = None
+        mul: "f32[2, 10, 4]" = torch.ops.aten.mul.Tensor(slice_1, mean);  slice_1 = mean = None
+        return (mul,)
+""")
+
+    def test_transpose_act_slice_keeps_more(self):
+        self.assertExpectedInline(left_alone("transpose_act_slice_keeps_more"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[2, 10, 4]", arg1_1: "f32[4, 1, 3]", arg2_1: "f32[4]"):
+        permute: "f32[2, 4, 10]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1]);  arg0_1 = None
+        convolution: "f32[2, 4, 12]" = torch.ops.aten.convolution.default(permute, arg1_1, arg2_1, [1], [2], [1], False, [0], 4);  permute = arg1_1 = arg2_1 = None
+        permute_1: "f32[2, 12, 4]" = torch.ops.aten.permute.default(convolution, [0, 2, 1]);  convolution = None
+        neg: "f32[2, 12, 4]" = torch.ops.aten.neg.default(permute_1)
+        exp: "f32[2, 12, 4]" = torch.ops.aten.exp.default(neg);  neg = None
+        add: "f32[2, 12, 4]" = torch.ops.aten.add.Tensor(exp, 1);  exp = None
+        div: "f32[2, 12, 4]" = torch.ops.aten.div.Tensor(permute_1, add);  permute_1 = add = None
+        slice_1: "f32[2, 11, 4]" = torch.ops.aten.slice.Tensor(div, 1, 0, 11);  div = None
+        return (slice_1,)
+""")
+
+    def test_transpose_act_slice_starts_late(self):
+        self.assertExpectedInline(left_alone("transpose_act_slice_starts_late"), """\
+class Graph:
+    def forward(self, arg0_1: "f32[2, 10, 4]", arg1_1: "f32[4, 1, 3]", arg2_1: "f32[4]"):
+        permute: "f32[2, 4, 10]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1]);  arg0_1 = None
+        convolution: "f32[2, 4, 12]" = torch.ops.aten.convolution.default(permute, arg1_1, arg2_1, [1], [2], [1], False, [0], 4);  permute = arg1_1 = arg2_1 = None
+        permute_1: "f32[2, 12, 4]" = torch.ops.aten.permute.default(convolution, [0, 2, 1]);  convolution = None
+        neg: "f32[2, 12, 4]" = torch.ops.aten.neg.default(permute_1)
+        exp: "f32[2, 12, 4]" = torch.ops.aten.exp.default(neg);  neg = None
+        add: "f32[2, 12, 4]" = torch.ops.aten.add.Tensor(exp, 1);  exp = None
+        div: "f32[2, 12, 4]" = torch.ops.aten.div.Tensor(permute_1, add);  permute_1 = add = None
+        slice_1: "f32[2, 10, 4]" = torch.ops.aten.slice.Tensor(div, 1, 1, 11);  div = None
+        return (slice_1,)
 """)
 
     def test_stride_2(self):

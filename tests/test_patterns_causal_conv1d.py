@@ -98,6 +98,19 @@ def _mamba2_mul_sigmoid_first(m, h):  # the same with SiLU written out and a neg
     return (z * torch.sigmoid(z)).transpose(1, 2)[:, : -(m.K - 1)]
 
 
+def _mamba2_simple(m, h):  # mamba2_simple.py: the activation on the padded conv output, then [:, :seqlen, :]
+    xBC = m.act(m.conv(m.linear(h).transpose(1, 2)).transpose(1, 2))
+    return xBC[:, : h.shape[1], :]
+
+
+def _transpose_f_silu_then_slice(m, h):  # the same with F.silu, the channel-last view of the input, a negative end
+    return F.silu(m.conv(h.transpose(1, 2)).transpose(1, 2))[:, : -(m.K - 1)]
+
+
+def _nn_silu_then_slice(m, x):  # the plain (B, C, L) form: nn.SiLU on the padded output, then [:, :, :L]
+    return m.act(m.conv(x))[:, :, : x.shape[2]]
+
+
 def _no_act(m, x):
     return m.conv(x)[..., : x.shape[-1]]
 
@@ -122,6 +135,10 @@ RECOGNISED = {
     "silu_then_transpose_slice": (dict(spelling=_mamba2_silu_first, linear=True, **PAD), "BLC", 1, "silu"),
     "mul_sigmoid_then_transpose_slice": (dict(spelling=_mamba2_mul_sigmoid_first, linear=True, K=4, padding=3),
                                          "BLC", 1, "silu"),
+    "mamba2_simple_transpose_silu_slice": (dict(spelling=_mamba2_simple, linear=True, K=4, padding=3), "BLC", 1,
+                                           "silu"),
+    "transpose_f_silu_then_slice": (dict(spelling=_transpose_f_silu_then_slice, **PAD), "BLC", 1, "silu"),
+    "nn_silu_then_slice": (dict(spelling=_nn_silu_then_slice, **PAD), "BCL", 1, "silu"),
     "no_act": (dict(spelling=_no_act, **PAD), "BCL", 1, "none"),
     "no_bias": (dict(spelling=_mamba1, bias=False, **PAD), "BCL", 1, "silu"),
     "two_convs": (dict(spelling=_two_convs, **PAD), "BCL", 2, "silu"),
@@ -145,6 +162,21 @@ def _slice_too_short(m, x):
     return F.silu(m.conv(x)[..., : -m.K])
 
 
+# The activation on the transposed padded output (Mamba2Simple's order), where more than its first L rows are read:
+# the rows past L exist only in the padded tensor, so the rewrite (which never computes them) must not happen.
+def _transpose_act_padded_also_read(m, h):  # a user of the unsliced activated tensor besides the slice
+    y = m.act(m.conv(h.transpose(1, 2)).transpose(1, 2))
+    return y[:, : h.shape[1]] * y.mean(1, keepdim=True)
+
+
+def _transpose_act_slice_keeps_more(m, h):
+    return m.act(m.conv(h.transpose(1, 2)).transpose(1, 2))[:, : h.shape[1] + 1]
+
+
+def _transpose_act_slice_starts_late(m, h):
+    return m.act(m.conv(h.transpose(1, 2)).transpose(1, 2))[:, 1 : h.shape[1] + 1]
+
+
 # name: (Block kwargs, input layout)
 LEFT_ALONE = {
     "groups_2": (dict(spelling=_mamba1, groups=2, **PAD), "BCL"),
@@ -153,6 +185,9 @@ LEFT_ALONE = {
     "right_pad": (dict(spelling=_right_pad), "BCL"),
     "keep_last": (dict(spelling=_keep_last, **PAD), "BCL"),
     "slice_too_short": (dict(spelling=_slice_too_short, **PAD), "BCL"),
+    "transpose_act_padded_also_read": (dict(spelling=_transpose_act_padded_also_read, **PAD), "BLC"),
+    "transpose_act_slice_keeps_more": (dict(spelling=_transpose_act_slice_keeps_more, **PAD), "BLC"),
+    "transpose_act_slice_starts_late": (dict(spelling=_transpose_act_slice_starts_late, **PAD), "BLC"),
     "stride_2": (dict(spelling=_mamba1, stride=2, **PAD), "BCL"),
     "dilation_2": (dict(spelling=_mamba1, dilation=2, padding=4), "BCL"),
     "circular": (dict(spelling=_mamba1, padding_mode="circular", **PAD), "BCL"),
@@ -298,6 +333,42 @@ def test_recognised_under_autocast(name):
                              [out_eager, *_grads(eager, x_eager, out_eager, dy.to(out_eager.dtype))],
                              [expected, *_grads(ref, x64, expected, dy)], name)
     assert counts["causal_conv1d"] == count, "".join(graphs)
+
+
+class Mamba2SimpleConv(nn.Module):
+    """The conv step of state-spaces mamba's Mamba2Simple (mamba_ssm/modules/mamba2_simple.py) as its torch path
+    writes it, with mamba's parameter names: in_proj -> split into z and xBC (B, L, conv_dim), a strided view of
+    the projection -> conv1d(padding=d_conv - 1) on its channel-last transpose -> act -> [:, :seqlen, :] -> split
+    into x, B, C. A gate and a product stand in for the SSM scan (dt and A omitted)."""
+
+    def __init__(self, d_model=4, d_inner=4, d_state=2, ngroups=1, d_conv=4):
+        super().__init__()
+        self.d_inner, self.bc_dim = d_inner, ngroups * d_state
+        conv_dim = d_inner + 2 * self.bc_dim
+        self.in_proj = nn.Linear(d_model, d_inner + conv_dim, bias=False)
+        self.conv1d = nn.Conv1d(conv_dim, conv_dim, d_conv, groups=conv_dim, padding=d_conv - 1)
+        self.act = nn.SiLU()
+
+    def forward(self, u):  # u (B, L, d_model) -> (B, L, d_inner)
+        batch, seqlen, dim = u.shape
+        z, xBC = torch.split(self.in_proj(u), [self.d_inner, self.d_inner + 2 * self.bc_dim], dim=-1)
+        xBC = self.act(self.conv1d(xBC.transpose(1, 2)).transpose(1, 2))  # (B, L + d_conv - 1, conv_dim)
+        xBC = xBC[:, :seqlen, :]
+        x, B, C = torch.split(xBC, [self.d_inner, self.bc_dim, self.bc_dim], dim=-1)
+        return x * F.silu(z) + (B * C).sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("train,dynamic", MODES + [pytest.param(True, False, id="training-static")])
+def test_mamba2_simple_module(train, dynamic):
+    """Mamba2Simple's activation before the slice, in a module shaped like mamba's: one rewrite with SiLU fused, no
+    convolution left after partitioning, outputs and the gradients of u, in_proj, conv weight and bias as float64
+    eager's."""
+    torch.manual_seed(0)
+    model, u = Mamba2SimpleConv(), torch.randn(B, L, 4)
+    counts, graphs, partitioned = run_and_compare(model, u, train=train, dynamic=dynamic)
+    assert counts["causal_conv1d"] == 1 and fused_activations(graphs) == ["silu"], graphs
+    assert ops_in("".join(graphs)).count("causal_conv1d_bwd") == int(train)
+    assert not any(n.target in _CONVS for g in partitioned for n in g.nodes)
 
 
 def _mamba1_inplace_silu(m, x):  # nn.SiLU(inplace=True) on the slice: a view of the conv output
@@ -504,6 +575,10 @@ def _functional_mamba2(x, w, b):
     return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C).transpose(1, 2)[:, : x.shape[-1]])
 
 
+def _functional_mamba2_simple(x, w, b):
+    return F.silu(F.conv1d(x, w, b, padding=w.shape[-1] - 1, groups=C).transpose(1, 2))[:, : x.shape[-1]]
+
+
 def _functional_left_pad(x, w, b):
     return F.silu(F.conv1d(F.pad(x, (w.shape[-1] - 1, 0)), w, b, groups=C))
 
@@ -516,7 +591,7 @@ _HALF_TOL = {torch.float32: TOL, torch.bfloat16: dict(atol=3e-2, rtol=3e-2), tor
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("fn", [_functional_mamba1, _functional_mamba1_inplace, _functional_mamba2,
-                                _functional_left_pad])
+                                _functional_mamba2_simple, _functional_left_pad])
 def test_cuda_style_training_graph(fn, dtype, monkeypatch):
     """On CUDA, Inductor takes dβ out of convolution_backward (a sum over batch and time). Such a joint graph is
     built here on CPU (joint_fwd_bwd_gpu), normalised as the pass does, and our patterns are applied to it directly:
@@ -564,7 +639,9 @@ def test_half_precision_inference_fuses_silu(dtype):
 # Every LEFT_ALONE form is compiled for inference (count 0, eager results, pinned graph) by
 # test_golden_graphs_conv.py; here the ones closest to a recognised form are compiled as training graphs too, where a
 # forward-only or partial match could hide.
-@pytest.mark.parametrize("name", ["groups_2", "keep_last", "slice_too_short", "dilation_2", "circular"])
+@pytest.mark.parametrize("name", ["groups_2", "keep_last", "slice_too_short", "dilation_2", "circular",
+                                  "transpose_act_padded_also_read", "transpose_act_slice_keeps_more",
+                                  "transpose_act_slice_starts_late"])
 def test_left_alone_training(name):
     """Gradients are skipped: nothing of ours runs when the count is 0, and each backward is one more C++ compile."""
     model, x = make_case(*LEFT_ALONE[name])

@@ -129,7 +129,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--layers", type=int, default=None, help="decoder layers (default: each model's)")
     parser.add_argument("--seq", type=int, default=None, help="sequence length (default: each model's)")
     parser.add_argument("--batch", type=int, default=None, help="batch size (default: each model's)")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps per variant (median reported)")
+    parser.add_argument("--steps", type=int, default=None, help="timed steps per variant, median reported (20)")
     parser.add_argument("--quick", action="store_true", help="2 layers, half the sequence, 5 timed steps")
     parser.add_argument("--compile", choices=("block", "model"), default="block",
                         help="compile each decoder layer (default) or the whole model")
@@ -187,7 +187,7 @@ def trace_patterns() -> float:
     from inductor_conv.patterns import graph_pass
 
     start = time.perf_counter()
-    for module, _, _ in graph_pass._CAPABILITIES:
+    for module, *_ in graph_pass._CAPABILITIES:
         importlib.import_module(module).register(graph_pass.PATTERNS)
     return time.perf_counter() - start
 
@@ -234,7 +234,7 @@ def run_variant(spec: Spec, variant: str, args, n_layers: int, batch: int, seq: 
             step()
         if args.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        times = [timed_step() for _ in range(1 if args.tiny else args.steps)]
+        times = [timed_step() for _ in range(args.steps)]
         peak = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else float("nan")
         gpu = gpu_ms(step, iters=3) if args.device == "cuda" else float("nan")
     finally:
@@ -260,8 +260,7 @@ def fmt_rewrites(counts: dict) -> str:
 
 def main() -> None:
     args = parse_args()
-    if args.tiny:
-        args.steps = 1
+    args.steps = 1 if args.tiny else args.steps or (5 if args.quick else 20)
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
     kernels = [m for m in ("causal_conv1d", "mamba_ssm") if importlib.util.find_spec(m)]
     lines = [f"# models benchmark {datetime.date.today()} on {device_name}, torch {torch.__version__}, "

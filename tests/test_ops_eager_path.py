@@ -141,3 +141,21 @@ def test_static_shape_kernels_are_bit_identical(monkeypatch, gqa, mask):
     assert sum(v is True for v in kernels._static_state.values()) == 2  # forward and backward
     for a, b, c in zip(dynamic, first, second):
         assert torch.equal(a, b) and torch.equal(a, c)
+
+
+def test_few_queries_take_flash_decoding(monkeypatch):
+    """The forward launcher hands few queries (Sq <= 16, no dropout) to the flash-decoding kernels
+    (kernels/attention_decode.py), eagerly and through the op; the result is the forward's."""
+    import inductor_conv.kernels.attention_decode as decode
+    from inductor_conv.reference.attention import attention_ref
+
+    calls = []
+    real = decode.attention_decode_fwd
+    monkeypatch.setattr(decode, "attention_decode_fwd", lambda *a, **k: calls.append(1) or real(*a, **k))
+    q = torch.randn(1, 4, 3, 16, device=DEVICE, dtype=torch.bfloat16)
+    k, v = (torch.randn(1, 2, 70, 16, device=DEVICE, dtype=torch.bfloat16) for _ in range(2))
+    mask = torch.rand(1, 1, 3, 70, device=DEVICE) > 0.3
+    out = inductor_conv.attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    assert calls == [1]
+    ref = attention_ref(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), mask)
+    torch.testing.assert_close(out.double(), ref, atol=2e-2, rtol=2e-2)

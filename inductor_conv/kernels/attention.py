@@ -272,6 +272,7 @@ _DELTA = FastLaunch(_attn_bwd_delta_kernel)
 _BWD = FastLaunch(_attn_bwd_kernel)
 _BWD_STATIC = FastLaunch(_attn_bwd_kernel_static)
 _DELTA_BLOCK_M = 64
+_DECODE_MAX_QUERIES = 16  # attention_decode.MAX_QUERIES (that module imports this one)
 # Note [static shapes]: the eager kernels exist twice, for any shape (lengths and head counts are runtime values)
 # and compiled for one shape (they are constexprs, as in Inductor's templates, which see static shapes).  Known
 # lengths let the compiler drop bounds checks and fold the loop arithmetic: on the H200 at B4 H16 S2048 D128 p = 0.1
@@ -470,6 +471,12 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
     to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
+    if config is None and Sq <= _DECODE_MAX_QUERIES and dropout_p == 0.0:
+        # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
+        from inductor_conv.kernels.attention_decode import attention_decode_fwd, use_decode
+
+        if use_decode(q, k):
+            return attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap)
     out = torch.empty_like(q)
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:

@@ -33,6 +33,7 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels import interpreting
+from inductor_conv.kernels.launch import FastLaunch, cdiv
 
 from .attention import score_scales
 from .attn_math import attn_fwd_inner, lse_pack, tile_source
@@ -171,6 +172,10 @@ def _decode_combine_kernel(
 
 
 # ================================================================ launchers
+_SPLIT = FastLaunch(_decode_split_kernel)  # Note [eager launch path] in kernels/launch.py
+_COMBINE = FastLaunch(_decode_combine_kernel)
+
+
 def use_decode(q: torch.Tensor, k: torch.Tensor, dropout_p: float = 0.0, needs_grad: bool = False) -> bool:
     """Whether attention_fwd should run attention_decode_fwd: few queries (Sq <= 16), no dropout, no gradient
     wanted (decode is inference; the training path keeps the kernels its backward was tuned with), a dtype and head
@@ -199,40 +204,52 @@ def attention_decode_fwd(q, k, v, attn_mask, is_causal: bool, scale, softcap: fl
     else > 0; softcap > 0: cap(x) = softcap * tanh(x / softcap) on the scaled scores before the mask.  Any Sq works
     (use_decode says when it pays).  lse: natural log; -inf and O = 0 for a row with no allowed key; attn_math's
     floor sentinel for a row whose keys all carry a mask <= -2^24.  num_splits / tile override the plan (tests,
-    benchmarks).  Everything derived from the shapes is cached (_plan), so a call costs two allocations and one or
-    two launches.
+    benchmarks).  Everything derived from the shapes is cached (_plan) and the kernels launch through FastLaunch
+    (Note [eager launch path]), so a call costs two or three allocations and one or two launches.
     """
-    mask_key = None if attn_mask is None else (attn_mask.dtype, attn_mask.device, attn_mask.shape, attn_mask.stride())
-    p = _plan(q.shape, q.dtype, q.device, k.shape, k.dtype, k.device, v.shape, v.dtype, v.device, mask_key,
-              bool(is_causal), scale, softcap, num_splits, tile)
+    p = plan_for(q, k, v, attn_mask, is_causal, scale, softcap, num_splits, tile)
     out = torch.empty_like(q)
     lse = torch.empty(p.lse_shape, device=q.device, dtype=torch.float32)
     if p.empty:  # no rows, or no keys (then every row has no allowed key)
         return out.zero_(), lse.fill_(float("-inf"))
     ws = None if p.n_splits == 1 else torch.empty(p.ws_numel, device=q.device, dtype=torch.float32)
-    _decode_split_kernel[p.grid](
-        q, k, v, attn_mask, ws, out, lse, *q.stride(), *k.stride(), *v.stride(), *p.mask_strides, *out.stride(),
-        *p.split_args, **p.split_constexprs)
+    _SPLIT(p.grid, p, (q, k, v, attn_mask, ws, out, lse),
+           (*q.stride(), *k.stride(), *v.stride(), *p.mask_strides, *out.stride(), *p.split_ints), p.split_floats,
+           p.split_constexprs, num_warps=p.num_warps, num_stages=p.num_stages)
     if p.n_splits > 1:
-        _decode_combine_kernel[(p.n_rows,)](ws, out, lse, *out.stride(), *p.combine_args, **p.combine_constexprs)
+        _COMBINE((p.n_rows,), p, (ws, out, lse), (*out.stride(), *p.combine_ints), (), p.combine_constexprs,
+                 num_warps=p.combine_warps)
     return out, lse
+
+
+def plan_for(q, k, v, attn_mask, is_causal, scale, softcap=0.0, num_splits=None, tile=None) -> _Plan:
+    """The cached plan of a call (its n_splits: benchmarks/attention_decode.py)."""
+    mask_key = None if attn_mask is None else (attn_mask.dtype, attn_mask.device, attn_mask.shape, attn_mask.stride())
+    return _plan(q.shape, q.dtype, q.device, k.shape, k.dtype, k.device, v.shape, v.dtype, v.device, mask_key,
+                 bool(is_causal), scale, softcap, num_splits, tile)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class _Plan:
-    """One configuration's launch arguments (_plan); hashed by identity."""
+    """One configuration's launch arguments (_plan), used by identity as FastLaunch's meta (Note [eager launch path]
+    in kernels/launch.py): it names q's dtype (Q, K, V, OUT), the mask's dtype or None, and whether the workspace
+    exists (n_splits > 1)."""
 
     lse_shape: tuple
     empty: bool
-    n_splits: int
-    n_rows: int
-    ws_numel: int
-    grid: tuple
-    mask_strides: tuple
-    split_args: tuple
-    split_constexprs: dict
-    combine_args: tuple
-    combine_constexprs: dict
+    n_splits: int = 0
+    n_rows: int = 0
+    ws_numel: int = 0
+    grid: tuple = ()
+    mask_strides: tuple = ()
+    split_ints: tuple = ()
+    split_floats: tuple = ()
+    split_constexprs: dict = dataclasses.field(default_factory=dict)
+    num_warps: int = 4
+    num_stages: int = 1
+    combine_ints: tuple = ()
+    combine_constexprs: dict = dataclasses.field(default_factory=dict)
+    combine_warps: int = 1
 
 
 @functools.lru_cache(maxsize=512)
@@ -270,17 +287,17 @@ def _plan(q_shape, q_dtype, q_device, k_shape, k_dtype, k_device, v_shape, v_dty
     n_rows = B * Hq * Sq
     lse_shape = (B, Hq, Sq)
     if n_rows == 0 or n_keys == 0:
-        return _Plan(lse_shape, True, 0, n_rows, 0, (), (), (), {}, (), {})
+        return _Plan(lse_shape, True)
     block_d = max(16, triton.next_power_of_2(D))
     tile = tile or decode_tile(q_dtype, block_d)
     group_rows = (Hq // Hkv) * Sq
     block_m = min(tile.max_block_m, max(16, triton.next_power_of_2(group_rows)))
-    n_mb = triton.cdiv(group_rows, block_m)
-    n_tiles = triton.cdiv(n_keys, tile.block_n)
+    n_mb = cdiv(group_rows, block_m)
+    n_tiles = cdiv(n_keys, tile.block_n)
     if num_splits is None:
         num_splits = _num_splits(B * Hkv * n_mb, n_tiles, q_device)
-    tiles_per_split = triton.cdiv(n_tiles, min(num_splits, n_tiles))
-    n_splits = triton.cdiv(n_tiles, tiles_per_split)  # no empty split
+    tiles_per_split = cdiv(n_tiles, min(num_splits, n_tiles))
+    n_splits = cdiv(n_tiles, tiles_per_split)  # no empty split
     ml_off = n_rows * n_splits * D
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     dot_dtype = _TL_DTYPES[q_dtype]
@@ -289,16 +306,15 @@ def _plan(q_shape, q_dtype, q_device, k_shape, k_dtype, k_device, v_shape, v_dty
     split_constexprs = dict(
         HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=block_m, BLOCK_N=tile.block_n, MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), SOFTCAP=softcap > 0, FINAL=n_splits == 1, DOT_DTYPE=dot_dtype,
-        PRECISION="ieee" if q_dtype == torch.float32 or interpreting() else "tf32",
-        num_warps=tile.num_warps, num_stages=tile.num_stages)
-    split_args = (Hkv, Hq // Hkv, Sq, n_keys, n_splits, tiles_per_split * tile.block_n, ml_off, n_rows, qk_scale2,
-                  softcap_scale)
+        PRECISION="ieee" if q_dtype == torch.float32 or interpreting() else "tf32")
     block_s = max(2, triton.next_power_of_2(n_splits))
-    combine_constexprs = dict(HEAD_DIM=D, BLOCK_D=block_d, BLOCK_S=block_s,
-                              num_warps=max(1, min(4, block_s * block_d // 1024)))
-    return _Plan(lse_shape, False, n_splits, n_rows, ml_off + 2 * n_rows * n_splits,
-                 (n_mb * n_splits * B * Hkv,), mask_strides, split_args, split_constexprs,
-                 (Hq, Sq, n_splits, ml_off, n_rows), combine_constexprs)
+    return _Plan(
+        lse_shape, False, n_splits, n_rows, ml_off + 2 * n_rows * n_splits, (n_mb * n_splits * B * Hkv,), mask_strides,
+        split_ints=(Hkv, Hq // Hkv, Sq, n_keys, n_splits, tiles_per_split * tile.block_n, ml_off, n_rows),
+        split_floats=(qk_scale2, softcap_scale), split_constexprs=split_constexprs, num_warps=tile.num_warps,
+        num_stages=tile.num_stages, combine_ints=(Hq, Sq, n_splits, ml_off, n_rows),
+        combine_constexprs=dict(HEAD_DIM=D, BLOCK_D=block_d, BLOCK_S=block_s),
+        combine_warps=max(1, min(4, block_s * block_d // 1024)))
 
 
 def _mask_layout(mask_key, device, target):
@@ -325,7 +341,7 @@ def _num_splits(slices: int, n_tiles: int, device: torch.device) -> int:
     """Key splits per (b, kv head, row block): enough programs for WAVES per SM, each with >= MIN_SPLIT_TILES key
     tiles, at most MAX_SPLITS; 1 when the slices alone fill the GPU."""
     sms = _sm_count(device)
-    wanted = triton.cdiv(WAVES * sms, slices)
+    wanted = cdiv(WAVES * sms, slices)
     return max(1, min(wanted, n_tiles // MIN_SPLIT_TILES, MAX_SPLITS))
 
 

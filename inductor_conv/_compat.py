@@ -346,3 +346,10 @@ def pin_compiled_frames(guard, description: str, pinned) -> int:
 
 
 __all__ += ["pin_compiled_frames"]
+
+
+# --- the functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py,
+# Note [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
+auto_functionalized = torch.ops.higher_order.auto_functionalized
+
+__all__ += ["auto_functionalized"]

@@ -6,7 +6,8 @@ Inductor had installed before enable(), if any).
 """
 import importlib
 
-_MODULES = ("inductor_conv.lowerings.causal_conv1d_silu", "inductor_conv.lowerings.attention")
+_MODULES = ("inductor_conv.lowerings.causal_conv1d_silu", "inductor_conv.lowerings.attention",
+            "inductor_conv.lowerings.causal_conv1d_update")
 
 
 def _modules():

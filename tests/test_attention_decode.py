@@ -104,7 +104,9 @@ def test_kv_cache_mask_and_floor_rows(num_splits):
     mask[1, 2, 1, :40] = float("-inf")  # later splits hold its floor keys, earlier ones nothing
     mask[1, 2, 1, 40:] = fmin
     out, lse = attention_decode_fwd(q, k, v, mask, False, None, num_splits=num_splits)
-    want_out, want_lse = attention_fwd(q, k, v, mask, 0.0, False, None, None)
+    # the forward kernel (a tile given: its launcher would hand these few queries to the decode kernels)
+    want_out, want_lse = attention_fwd(q, k, v, mask, 0.0, False, None, None,
+                                       config=dict(BLOCK_M=16, BLOCK_N=16, num_warps=4, num_stages=1))
     ref = attention_ref(q, k, v, attn_mask=mask)
     torch.testing.assert_close(out.double(), ref, **FP32_TOL)
     torch.testing.assert_close(out[0, 1, 0], v[0, 0].mean(0), **FP32_TOL)  # uniform over the 70 keys
@@ -275,12 +277,21 @@ def test_kernels_compile_for_sm90():
 
 
 # ---------------------------------------------------------------- Hugging Face generate() over a static cache
-def test_hf_llama_static_cache_generate():
+def test_hf_llama_static_cache_generate(monkeypatch):
     """A tiny HF Llama (GQA 4/2, eager attention) generating with a static cache and a compiled forward: the prefill
     and the decode graph (one query against every cache slot, compiled once for every step) are both rewritten, the
     decode one with HF's additive finfo.min mask over the cache slots as a graph input (expanded to [B, Hq, 1,
-    slots]), and the greedy tokens are eager's."""
+    slots]), its op runs the decode kernels (on CPU the lowering keeps the eager op), and the greedy tokens are
+    eager's."""
     transformers = pytest.importorskip("transformers")
+    queries = []  # Sq of each attention_decode_fwd call
+
+    def counted(q, *args, **kwargs):
+        queries.append(q.shape[2])
+        return launcher(q, *args, **kwargs)
+
+    launcher = attention_decode.attention_decode_fwd
+    monkeypatch.setattr(attention_decode, "attention_decode_fwd", counted)
     config = transformers.AutoConfig.for_model(
         "llama", vocab_size=64, hidden_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=128, max_position_embeddings=64)
@@ -302,6 +313,7 @@ def test_hf_llama_static_cache_generate():
     mask = re.search(r'"f32\[2, 4, 1, (\d+)\]" = torch\.ops\.aten\.expand\.default\((\w+),', graphs[1])
     assert mask and re.search(rf'{mask.group(2)}: "f32\[2, 1, 1, {mask.group(1)}\]"', graphs[1]), graphs[1]
     assert int(mask.group(1)) == ids.shape[1] + generate["max_new_tokens"] - 1  # every slot but the last token's
+    assert queries.count(1) == generate["max_new_tokens"] - 1  # each decode step (the prefill gives the first token)
 
 
 # ---------------------------------------------------------------- GPU
@@ -320,3 +332,23 @@ def test_gpu_kv_cache_shapes(B, Sq):
     torch.testing.assert_close(lse.double(), lse_ref(q, k, attn_mask=mask), atol=1e-3, rtol=1e-4)
     sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
     torch.testing.assert_close(out, sdpa, atol=1e-2, rtol=2e-2)
+
+
+@pytest.mark.gpu
+def test_gpu_cached_launches_equal_generic_launches(monkeypatch):
+    """Note [eager launch path]: a FastLaunch cache hit launches what Triton's generic path would, for one split and
+    for several (the plan is the meta), aligned and misaligned q (a 2-byte offset), with a bool mask."""
+    from inductor_conv.kernels import launch
+
+    q, k, v = _inputs(2, 8, 2, 3, 1000, 64, dtype=torch.bfloat16)
+    q_odd = torch.empty(q.numel() + 1, device=DEVICE, dtype=q.dtype)[1:].view(q.shape).copy_(q)
+    mask = _mask("bool", 2, 8, 3, 1000)
+
+    def run():
+        return [t for query in (q, q_odd) for splits in (1, 5)
+                for t in attention_decode_fwd(query, k, v, mask, False, None, num_splits=splits)]
+
+    first, second = run(), run()
+    monkeypatch.setattr(launch, "_KNOWN_TRITON", False)
+    for a, b, c in zip(first, second, run()):
+        assert torch.equal(a, b) and torch.equal(a, c)

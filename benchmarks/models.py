@@ -167,16 +167,14 @@ def build(spec: Spec, n_layers: int, seq: int, args) -> torch.nn.Module:
     return model.to(device=args.device, dtype=dtype).train()
 
 
-def compile_model(model, spec: Spec, mode, whole: bool) -> int:
-    """Compile each decoder layer in place (or the whole model); returns the number of layers."""
+def compile_model(model, spec: Spec, mode, whole: bool) -> None:
+    """Compile each decoder layer in place (or the whole model)."""
     kwargs = dict(dynamic=False) if mode is None else dict(dynamic=False, mode=mode)
     if whole:
         model.compile(**kwargs)
-        return 0
-    layers = operator.attrgetter(spec.layers)(model)
-    for layer in layers:
+        return
+    for layer in operator.attrgetter(spec.layers)(model):
         layer.compile(**kwargs)
-    return len(layers)
 
 
 def trace_patterns() -> float:
@@ -242,7 +240,7 @@ def run_variant(spec: Spec, variant: str, args, n_layers: int, batch: int, seq: 
     dynamo = torch._dynamo.utils.counters
     return dict(compile_s=compile_s, wall=statistics.median(times), gpu=gpu, peak=peak,
                 rewrites=dict(inductor_conv.counters()), graphs=dynamo["stats"]["unique_graphs"],
-                cg_skips=dynamo["inductor"]["cudagraph_skips"], tokens=batch * seq, layers=n_layers)
+                cg_skips=dynamo["inductor"]["cudagraph_skips"], tokens=batch * seq)
 
 
 def release() -> None:

@@ -11,11 +11,11 @@ bytes).  Implementations:
   ours-op        inductor_conv.attention called eagerly (no grad): the op's own dispatch
   sdpa-flash / sdpa-cudnn / sdpa-efficient   F.scaled_dot_product_attention pinned to one backend, enable_gqa
   flex           FlexAttention compiled, no block mask (Sq < 128 takes its flex_decoding kernel)
-Columns: wall = do_bench's median (CUDA events around back-to-back calls, L2 flushed before each: host-bound calls
-show their host time here); GPU = the calls' kernel time alone (torch.profiler, each call after an L2 flush, the
-flush's own time subtracted); floor = the time to read K and V once at the copy bandwidth measured in this run
-(a 1 GiB device-to-device copy moves 2 GiB); "% floor" = floor / time, for the wall and the GPU time.  Target:
->= 80% of the floor (issue 26).
+Calls run as a model's decode step runs them: back to back, each layer with its own K/V cache (as many layers as
+make 512 MiB, so no call finds its cache in L2), q and the mask shared.  Columns: wall = CUDA events around 200
+such calls, per call (a host-bound call shows its host time); GPU = the kernels' time alone (torch.profiler);
+floor = the time to read K and V once at the copy bandwidth measured in this run (a 1 GiB device-to-device copy
+moves 2 GiB); "% floor" = floor / time, for the wall and the GPU time.  Target: >= 80% of the floor (issue 26).
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import inductor_conv
-from inductor_conv.kernels import attention_decode
 from inductor_conv.kernels.attention_decode import DecodeTile, attention_decode_fwd, plan_for
 
 from common import bench, gpu_ms, pick, pick_impls, write_table
@@ -75,11 +74,12 @@ def implementations():
     }
 
 
-def sweep_runs():
-    """ours at every tile and split count of the sweep (name, fn, splits)."""
+def sweep_runs(q, k, v):
+    """ours at every tile and split count of the sweep: (name, fn, the split count the plan makes of it)."""
     return [(f"ours {t.block_n}k {t.num_warps}w {t.num_stages}s",
              lambda q, k, v, mask, t=t, s=s: attention_decode_fwd(q, k, v, None, False, None, num_splits=s,
-                                                                  tile=t)[0], s)
+                                                                  tile=t)[0],
+             plan_for(q, k, v, None, False, None, 0.0, s, t).n_splits)
             for t, s in itertools.product(SWEEP_TILES, SWEEP_SPLITS)]
 
 
@@ -93,43 +93,51 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-class Timer:
-    """Wall and GPU time of a call, and the copy bandwidth its floor is measured against."""
-
-    def __init__(self):
-        self.flush_buf = torch.empty(512 * 2**20, dtype=torch.int8, device="cuda")  # > L2 (50-60 MB)
-        src = torch.empty(2**30, dtype=torch.int8, device="cuda")
-        dst = torch.empty_like(src)
-        self.copy_gbps = 2 * src.numel() / (bench(lambda: dst.copy_(src)) * 1e-3) / 1e9
-        del src, dst
-        self.flush_ms = gpu_ms(self.flush)
-
-    def flush(self):
-        self.flush_buf.zero_()
-
-    def wall_ms(self, fn):
-        return bench(fn)  # do_bench flushes L2 before each run itself
-
-    def gpu_ms(self, fn):
-        return gpu_ms(lambda: (self.flush(), fn())) - self.flush_ms
-
-    def floor_ms(self, nbytes):
-        return nbytes / (self.copy_gbps * 1e9) * 1e3
+LAYER_BYTES = 512 * 2**20  # K/V of all layers together at least this (> 2x the L2): a call never finds its cache there
 
 
-def _inputs(B, Sk, Sq):
+def copy_gbps() -> float:
+    """Device copy bandwidth (GB/s of reads + writes): a 1 GiB copy, do_bench's median."""
+    src = torch.empty(2**30, dtype=torch.int8, device="cuda")
+    dst = torch.empty_like(src)
+    return 2 * src.numel() / (bench(lambda: dst.copy_(src)) * 1e-3) / 1e9
+
+
+def layers(B, Sk, Sq):
+    """Per-layer inputs (q, k, v, mask) as a model's decode step sees them: one K/V cache per layer, as many layers
+    as make LAYER_BYTES (at least one); q and HF's mask are shared."""
     q = torch.randn(B, HQ, Sq, D, device="cuda", dtype=torch.bfloat16)
-    k, v = (torch.randn(B, HKV, Sk, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-    return q, k, v
+    mask = _hf_mask(B, Sq, Sk, q.dtype)
+    kv_bytes = 2 * B * HKV * Sk * D * q.element_size()
+    return [(q, *(torch.randn(B, HKV, Sk, D, device="cuda", dtype=q.dtype) for _ in range(2)), mask)
+            for _ in range(max(1, -(-LAYER_BYTES // kv_bytes)))]
+
+
+def measure(fn, inputs, reps: int = 200):
+    """(wall, GPU) milliseconds a call: wall = CUDA events around `reps` back-to-back calls cycling through the
+    layers (a host-bound call shows its host time), GPU = the kernels' time alone (torch.profiler)."""
+    def every_layer():
+        for args in inputs:
+            fn(*args)
+
+    every_layer()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for i in range(reps):
+        fn(*inputs[i % len(inputs)])
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps, gpu_ms(every_layer, iters=max(1, 20 // len(inputs))) / len(inputs)
 
 
 def main():
     args = parse_args()
     torch.manual_seed(0)
-    timer = Timer()
+    gbps = copy_gbps()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     lines = [f"# attention decode benchmark {datetime.date.today()} on {torch.cuda.get_device_name()} ({sms} SMs), "
-             f"torch {torch.__version__}; copy bandwidth {timer.copy_gbps:.0f} GB/s (1 GiB device copy, read + write)",
+             f"torch {torch.__version__}; copy bandwidth {gbps:.0f} GB/s (1 GiB device copy, read + write)",
              "", "| B Sk Sq | impl | wall us | GPU us | floor us | % floor wall | % floor GPU | splits |",
              "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
@@ -137,25 +145,22 @@ def main():
     wanted = pick_impls(impls, args)
     for B, Sk, Sq in pick(CASES, args):
         torch._dynamo.reset()  # flex recompiles per shape: past Dynamo's recompile limit it would run eagerly
-        q, k, v = _inputs(B, Sk, Sq)
-        mask = _hf_mask(B, Sq, Sk, q.dtype)
-        floor = timer.floor_ms(2 * k.numel() * k.element_size())
-        splits = plan_for(q, k, v, None, False, None).n_splits
-        runs = sweep_runs() if args.sweep else [(name, fn, splits if name.startswith("ours") else "")
+        inputs = layers(B, Sk, Sq)
+        floor = 2 * B * HKV * Sk * D * 2 / (gbps * 1e9) * 1e3  # ms to read K and V once
+        splits = plan_for(*inputs[0][:3], None, False, None).n_splits
+        runs = sweep_runs(*inputs[0][:3]) if args.sweep else [(name, fn, splits if name.startswith("ours") else "")
                                                  for name, fn in impls.items() if name in wanted]
         for name, fn, n_splits in runs:
-            call = lambda: fn(q, k, v, mask)  # noqa: E731
             try:
                 with torch.no_grad():
-                    call()
-                    wall, gpu = timer.wall_ms(call), timer.gpu_ms(call)
+                    wall, gpu = measure(fn, inputs)
             except Exception as e:  # one failing implementation must not hide the others
                 lines.append(f"| {B} {Sk} {Sq} | {name} | n/a ({type(e).__name__}: {str(e)[:80]}) | | | | | |")
             else:
                 lines.append(f"| {B} {Sk} {Sq} | {name} | {wall * 1e3:.1f} | {gpu * 1e3:.1f} | {floor * 1e3:.1f} | "
                              f"{100 * floor / wall:.0f} | {100 * floor / gpu:.0f} | {n_splits} |")
             print(lines[-1], flush=True)
-        del q, k, v, mask
+        del inputs
     write_table(lines, args.out)
 
 

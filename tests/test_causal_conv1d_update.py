@@ -98,6 +98,35 @@ def test_one_token_and_contiguous_layouts():
     assert torch.equal(state, want_state)
 
 
+def test_custom_op_contract_and_paths_agree():
+    """opcheck (schema with the mutation declared, fake impl, AOT dispatch) on a circular, indexed call; the custom
+    op and the public function's eager path (Note [eager fast path]) give the same bits."""
+    args = _case(4, 3, 5, True, True)
+    op_args = [args[k] for k in ("x", "conv_state", "weight", "bias", "activation", "cache_seqlens",
+                                 "conv_state_indices")]
+    torch.library.opcheck(torch.ops.inductor_conv.causal_conv1d_update.default, op_args)
+    state_op, state_fn = args["conv_state"].clone(), args["conv_state"].clone()
+    y_op = torch.ops.inductor_conv.causal_conv1d_update(op_args[0], state_op, *op_args[2:])
+    y_fn = inductor_conv.causal_conv1d_update(**{**args, "conv_state": state_fn})
+    assert torch.equal(y_op, y_fn) and torch.equal(state_op, state_fn)
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_call_takes_fast_launch():
+    """A configuration's second call launches the kernel Triton compiled for its first one (FastLaunch, Note [eager
+    launch path] in kernels/launch.py) and computes the same bits."""
+    from inductor_conv.kernels import causal_conv1d_update as kernels
+
+    args = _case(4, 3, 2, True, True, torch.bfloat16, "cuda")
+    kernels._UPDATE.signatures.clear()
+    runs = []
+    for _ in range(2):
+        state = args["conv_state"].clone()
+        runs.append((inductor_conv.causal_conv1d_update(**{**args, "conv_state": state}), state))
+    assert len(kernels._UPDATE.signatures) == 1
+    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+
+
 @pytest.mark.parametrize("change, error, words", [
     (dict(x=torch.randn(3, 40, 1, 1)), ValueError, "x must have shape"),
     (dict(conv_state=torch.randn(3, 40, 2)), ValueError, "at least K - 1 = 3 columns"),

@@ -24,8 +24,9 @@ import triton.language as tl
 
 from inductor_conv.kernels.causal_conv1d import fast_math, num_sms
 from inductor_conv.kernels.conv_math import silu
+from inductor_conv.kernels.launch import FastLaunch, cdiv
 
-__all__ = ["causal_conv1d_update", "update_tile"]
+__all__ = ["causal_conv1d_update"]
 
 
 @triton.jit
@@ -46,9 +47,9 @@ def causal_conv1d_update_kernel(
     else:
         i_r = i_b
     m_live = m_c & (i_r >= 0)  # a negative cache row is a padding slot: its state is neither read nor written
-    if CIRCULAR:
-        i_n = tl.load(seqlens + i_b).to(tl.int64) % S
-        i_n = tl.where(i_n < 0, i_n + S, i_n)  # the column of token 0
+    if CIRCULAR:  # int32 column arithmetic (an int64 remainder is a long instruction sequence)
+        i_n = tl.load(seqlens + i_b) % S
+        i_n = tl.where(i_n < 0, i_n + S, i_n)  # the column of token 0, in [0, S)
     p_x = x + i_b * s_xb + o_c[:, None] * s_xc
     p_s = state + tl.maximum(i_r, 0) * s_sb + o_c[:, None] * s_sc
     p_y = y + i_b * s_yb + o_c[:, None] * s_yc
@@ -65,8 +66,9 @@ def causal_conv1d_update_kernel(
         b_z = b_bias + tl.zeros([BC, BT], tl.float32)
         for k in tl.static_range(K):
             o_p = o_tt + (k - (K - 1))                 # position in x; -K + 1 .. -1: the window
-            if CIRCULAR:
-                o_col = (i_n + S + o_p) % S            # i_n + S + o_p >= 0 since S >= K - 1
+            if CIRCULAR:  # a window tap: -K + 1 <= o_p < 0, so -S <= i_n + o_p < S
+                o_col = i_n + o_p
+                o_col = tl.where(o_col < 0, o_col + S, o_col)
             else:
                 o_col = S + o_p
             b_xk = tl.load(p_x + o_p * s_xt, mask=m_c & m_t & (o_p >= 0), other=0.0)
@@ -102,32 +104,46 @@ def causal_conv1d_update_kernel(
 # ---------------------------------------------------------------------------------------------------------------
 # Launcher
 # ---------------------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1024)
-def update_tile(B: int, C: int, T: int, S: int, sms: int) -> tuple[int, int, int, int]:
-    """(BC, BT, BS, num_warps) for a call: about 4 programs a multiprocessor (the step moves a few bytes a channel,
-    so the grid, not the tile, hides latency), BC between 32 and 256 channels; BT up to 16 tokens and BS up to 32
-    state columns a tile (decode has T 1..4 and S = K - 1 or K: one tile each).  Chosen without a GPU measurement."""
-    block_c = min(256, max(32, triton.next_power_of_2(triton.cdiv(B * C, 4 * sms))))
-    block_t = min(16, triton.next_power_of_2(T))
-    block_s = min(32, triton.next_power_of_2(S))
-    return block_c, block_t, block_s, max(1, min(4, block_c // 32))
+# Note [eager launch path] in kernels/launch.py: FastLaunch with a per-configuration plan as the key's meta.
+_UPDATE = FastLaunch(causal_conv1d_update_kernel)
+
+
+class _Plan:
+    """What a launch derives from its configuration alone, made once per configuration (``_plan``'s cache) and used
+    by identity as FastLaunch's meta: the configuration names every pointer argument's dtype and None-ness (x's
+    dtype is the state's and y's; a missing optional input is x or the weight standing in).
+
+    The tile: about 4 programs a multiprocessor (a step moves a few bytes a channel, so the grid, not the tile, hides
+    latency), BC 32..256 channels; BT up to 16 tokens and BS up to 32 state columns a tile (decode has T 1..4 and
+    S = K - 1 or K: one tile each).  Chosen without a GPU measurement."""
+
+    __slots__ = ("block_c", "num_warps", "constexprs")
+
+    def __init__(self, B, C, T, S, K, device, dtype, w_dtype, b_dtype, circular, indexed, activation, fast):
+        sms = num_sms(device.index or 0) if device.type == "cuda" else 1
+        self.block_c = min(256, max(32, triton.next_power_of_2(cdiv(B * C, 4 * sms))))
+        self.num_warps = max(1, min(4, self.block_c // 32))
+        self.constexprs = dict(K=K, BC=self.block_c, BT=min(16, triton.next_power_of_2(T)),
+                               BS=min(32, triton.next_power_of_2(S)), HAS_BIAS=b_dtype is not None,
+                               CIRCULAR=circular, HAS_INDICES=indexed, SILU=activation == "silu", FAST=fast)
+
+
+_plan = functools.lru_cache(maxsize=1024)(_Plan)
 
 
 def causal_conv1d_update(x, conv_state, weight, bias, activation: str, cache_seqlens, conv_state_indices):
     """y [B, C, T] like x; conv_state [B_cache, C, S] updated in place.  Arguments as checked by the public
-    ``inductor_conv.causal_conv1d_update`` (this launcher checks nothing: the op's callers have)."""
+    ``inductor_conv.causal_conv1d_update`` (this launcher checks nothing: its callers have)."""
     B, C, T = x.shape
     y = torch.empty_like(x)
     if y.numel() == 0:
         return y
-    S, K = conv_state.shape[2], weight.shape[1]
-    block_c, block_t, block_s, num_warps = update_tile(B, C, T, S, num_sms(x.device.index or 0) if x.is_cuda else 1)
-    causal_conv1d_update_kernel[(B, triton.cdiv(C, block_c))](
-        x, conv_state, weight, bias if bias is not None else weight,
-        cache_seqlens if cache_seqlens is not None else x, conv_state_indices if conv_state_indices is not None else x,
-        y, C, T, S, *x.stride(), *conv_state.stride(), *weight.stride(), bias.stride(0) if bias is not None else 0,
-        *y.stride(),
-        K=K, BC=block_c, BT=block_t, BS=block_s, HAS_BIAS=bias is not None, CIRCULAR=cache_seqlens is not None,
-        HAS_INDICES=conv_state_indices is not None, SILU=activation == "silu", FAST=fast_math(), num_warps=num_warps,
-    )
+    S = conv_state.shape[2]
+    plan = _plan(B, C, T, S, weight.shape[1], x.device, x.dtype, weight.dtype, None if bias is None else bias.dtype,
+                 cache_seqlens is not None, conv_state_indices is not None, activation, fast_math())
+    _UPDATE((B, cdiv(C, plan.block_c)), plan,
+            (x, conv_state, weight, weight if bias is None else bias, x if cache_seqlens is None else cache_seqlens,
+             x if conv_state_indices is None else conv_state_indices, y),
+            (C, T, S, *x.stride(), *conv_state.stride(), *weight.stride(), 0 if bias is None else bias.stride(0),
+             *y.stride()), (), plan.constexprs, num_warps=plan.num_warps)
     return y

@@ -7,8 +7,11 @@ entries before the new tokens, then x.  The op mutates conv_state (``mutates_arg
 torch.compile it is functionalised into ``auto_functionalized`` and Inductor's reinplacing pass lets it write the
 cache in place again (Note [decode state write-back] in patterns/causal_conv1d_update.py).
 
-Inference only: the op has no backward (Dao's ``causal_conv1d_update`` has none either); the public function
-refuses inputs that require a gradient while grad mode is on, and the op called directly raises at its autograd key.
+Inference only: the op has no backward (Dao's ``causal_conv1d_update`` has none either, and torch.library takes no
+autograd formula for a mutating op); the public function refuses inputs that require a gradient while grad mode is
+on, and a backward through the op called directly raises torch.library's "no autograd formula" error.  Called
+eagerly, the public function launches the kernel without the custom op's dispatch where it may (Note [eager fast
+path] in ops/eager.py).
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from inductor_conv.ops.causal_conv1d import _ACTIVATIONS, _FLOAT_DTYPES, _use_triton
+from inductor_conv.ops.causal_conv1d import _ACTIVATIONS, _FLOAT_DTYPES
+from inductor_conv.ops.eager import fast_path, use_triton
 
 
 @torch.library.custom_op("inductor_conv::causal_conv1d_update", mutates_args=("conv_state",))
@@ -32,7 +36,7 @@ def causal_conv1d_update_op(
 ) -> Tensor:
     """y [B, C, T] like x; conv_state [B_cache, C, S] updated in place.  x 3-D, weight [C, K], activation "none" or
     "silu" (the public function normalises its arguments)."""
-    if _use_triton(x):
+    if use_triton(x):
         from inductor_conv.kernels.causal_conv1d_update import causal_conv1d_update as launch
 
         return launch(x, conv_state, weight, bias, activation, cache_seqlens, conv_state_indices)
@@ -113,9 +117,14 @@ def causal_conv1d_update(
     if weight.dim() == 3:
         weight = weight.squeeze(1)
     one_token = x.dim() == 2
-    y = torch.ops.inductor_conv.causal_conv1d_update(
-        x.unsqueeze(-1) if one_token else x, conv_state, weight, bias, act, cache_seqlens, conv_state_indices
-    )
+    x3 = x.unsqueeze(-1) if one_token else x
+    if fast_path(x, conv_state, weight, bias, cache_seqlens, conv_state_indices):  # Note [eager fast path]
+        from inductor_conv.kernels.causal_conv1d_update import causal_conv1d_update as launch
+
+        y = launch(x3, conv_state, weight, bias, act, cache_seqlens, conv_state_indices)
+    else:
+        y = torch.ops.inductor_conv.causal_conv1d_update(x3, conv_state, weight, bias, act, cache_seqlens,
+                                                         conv_state_indices)
     return y.squeeze(-1) if one_token else y
 
 

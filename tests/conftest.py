@@ -22,6 +22,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     # module, every later interpreted launch would fail ("Cannot call @triton.jit'd outside of the scope of a
     # kernel", seen with `-k dynamic`). So decorate our kernels here, in interpreter mode.
     import inductor_conv.kernels.attention  # noqa: F401
+    import inductor_conv.kernels.attention_decode  # noqa: F401
     import inductor_conv.kernels.causal_conv1d  # noqa: F401
     import inductor_conv.reference.attention_dropout  # noqa: F401
 

@@ -11,7 +11,8 @@ attention the plugin rewrites); Mamba/Mamba2 run HF's torch path (no causal_conv
 
 Compilation is per decoder layer (``layer.compile()``, as torchtitan compiles each block): identical layers reuse one
 compiled graph, so compile time does not grow with depth; the graphs column (Dynamo's unique graphs) shows it
-(Gemma 2 has two: sliding-window and full layers). Embedding, final norm, LM head and loss run eagerly in every
+(1 for every model on the CPU smoke test: Gemma 2's sliding-window and full layers differ only in the mask tensor
+they receive). Embedding, final norm, LM head and loss run eagerly in every
 variant. One consequence: HF builds the attention mask outside the layers, so each layer receives it as an input
 tensor and the plugin cannot prove it causal (patterns/attention_causal.py): attention runs with an explicit mask.
 ``--compile model`` compiles the whole model instead (the mask is then built in the graph).
@@ -103,7 +104,7 @@ MODELS = {
                                   expand=2, conv_kernel=4, chunk_size=256), "backbone.layers", 4, 2048, 8,
                    dict(hidden_size=32, num_heads=4, head_dim=16, state_size=8, chunk_size=16)),
     # Gemma 2 narrowed: Gemma-2-2B's heads (8 of 256, 4 KV heads, logit soft-capping 50, final 30), alternating
-    # sliding-window and full layers
+    # sliding-window (half the sequence) and full layers
     "gemma2": Spec("gemma2", dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=8,
                                   num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256,
                                   attn_logit_softcapping=50.0, final_logit_softcapping=30.0), "model.layers", 4,

@@ -1,55 +1,83 @@
-"""Traced search patterns kept on disk, so that a process does not trace them again.
+"""Traced search patterns shipped with the package, or kept on disk, so that a process does not trace them.
 
 Note [pattern cache]
 Tracing a capability's search patterns (``gen_pattern``: make_fx of each variant's search function, and of its
-joint forward+backward for the training variants) takes 7-13 s a capability on a CPU, paid by every process on its
-first graph with one of the capability's anchor ops.  Inductor avoids the same cost for its own attention patterns
-by shipping them serialised as Python (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/).
-Ours are serialised the same way the first time a process traces them, into a JSON file under Inductor's cache
-directory, and rebuilt from it (~0.1 s) by later processes.
+joint forward+backward for the training variants) takes 40-80 s a capability on a 2-core CPU.  Inductor never pays
+this for its own attention patterns: it ships them serialised as Python (``PatternPrettyPrinter``,
+torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked by a test).  So do we:
 
-* The key is torch's version and the hash of our sources (those of the pass's ``uuid``, which include every
-  file that can change a trace): another torch or an edited search function misses and traces afresh.  A variant
-  is named by its position and name in the capability's list, so a file holds exactly one key's variants.
-* What is stored is ``gen_pattern``'s output, before our own widening (``_generalise`` / ``relax`` mutate the
-  pattern in place); the caller widens the loaded pattern exactly as a fresh one.
-* A file that does not parse or a variant whose Python fails is traced again and the file rewritten (written to a
-  temporary name and renamed: a concurrent reader sees the old file or the new one).  Writing a file removes the
-  capability's files of other sources for the same torch; other torch versions' files stay.
-* The file is Python run with ``exec``, from the per-user directory where Inductor keeps the Python it imports
-  for its own compiled graphs: the same trust.
-* ``config.pattern_cache = False``, or Inductor's ``force_disable_caches`` (``TORCHINDUCTOR_FORCE_DISABLE_CACHES``),
-  traces every time.  tests/test_pattern_cache.py checks that each loaded pattern equals a fresh trace
-  (``PatternExpr.pattern_eq``) for every variant of both capabilities.
+* Shipped: ``patterns/serialized/<capability>.py`` holds every variant's pattern as a function that rebuilds it,
+  for the torch releases listed in its ``TORCH`` (one file serves several releases whose traces are equal;
+  ``<capability>.torch<release>.py`` when they differ).  Written by ``python -m inductor_conv.patterns.serialize``
+  (REGENERATE), checked by tests/test_shipped_patterns.py (the shipped text equals a fresh trace's), installed as
+  package data (pyproject.toml).  Used whatever the cache settings: they are part of the package, not a cache.
+  Imported as a module, so Python's bytecode cache applies (pip compiles it at install): rebuilding every variant of
+  both capabilities takes ~0.1 s.
+* Disk cache, for a torch release with no shipped file, or sources edited since the shipped one was written: the
+  first process traces and writes the same kind of module to ``inductor_conv_patterns/<capability>.torch<version>.py``
+  in Inductor's cache directory (a temporary file renamed: a concurrent reader sees the old file or the new one);
+  later processes import it.  ``config.pattern_cache = False`` or Inductor's ``force_disable_caches`` turn this part
+  off.  It is Python run from the per-user directory where Inductor keeps the Python it imports for its own compiled
+  graphs: the same trust.
+* Otherwise every variant is traced.  The log (``TORCH_LOGS=inductor_conv``) says which source served each
+  capability, and a stale shipped file is a warning that names REGENERATE.
+
+The key.  A stored pattern is paired by its name (index and name in the capability's variant list) with that
+variant's replacement and ``extra_check``, so it must never outlive a change of the search functions or of the
+variant list: ``KEY`` hashes the files that define them (``_DEFINED_IN``; an unlisted capability hashes every file
+of patterns/), and a file whose ``KEY`` differs is not used.  The kernels, lowerings, checks and widening
+(``_generalise`` / ``relax``, applied to a loaded pattern exactly as to a fresh one) are left out: they do not change
+a trace, and editing them must not throw the shipped patterns away.  What else shapes a trace (torch's
+decompositions, the normalisation in the trace functions, ``_compat``'s wrappers) can only change the form a pattern
+is written in, never what it computes: a stale form would miss graphs, not rewrite them wrongly.  Those are what the
+shipped test catches, and the shipped file is chosen by torch release (``TORCH``), the disk file by torch's full
+version.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-import json
+import hashlib
+import importlib.util
+import logging
 import os
 import pathlib
+import re
 import tempfile
+import time
+import types
 
 import torch
 
-from inductor_conv import config
-from inductor_conv._compat import (
-    get_hash_for_files,
-    inductor_cache_dir,
-    inductor_caches_disabled,
-    pattern_namespace,
-    pattern_source,
-)
+from inductor_conv import _compat, config
+from inductor_conv._compat import TORCH_VERSION, inductor_cache_dir, inductor_caches_disabled, pattern_source
 
-FORMAT = 1  # bump when the file's layout changes
+log = logging.getLogger(__name__)
+
+FORMAT = 2  # bump when the generated module's layout changes (it is part of KEY)
+REGENERATE = "python -m inductor_conv.patterns.serialize"
+SHIPPED_DIR = pathlib.Path(__file__).parent / "serialized"
+RELEASE = f"{TORCH_VERSION[0]}.{TORCH_VERSION[1]}"  # what a shipped file's TORCH lists
+# The files (in patterns/) whose text defines a capability's variants: search functions, variant list, example inputs.
+_DEFINED_IN = {
+    "causal_conv1d": ("causal_conv1d_silu.py",),
+    "attention": ("attention.py", "attention_forms.py"),
+    "causal_conv1d_update": ("causal_conv1d_update.py", "causal_conv1d_silu.py"),  # its activations are the conv's
+}
+
+# While serialize.fresh_sources runs: {capability: {variant name: Python}} of every pattern traced (Note above).
+_recording: dict[str, dict[str, str]] | None = None
 
 
 @functools.cache
-def _source_key() -> str:
-    """torch's version and the hash of our sources (the pass's own uuid files: a superset of what a trace reads)."""
-    from inductor_conv.patterns.graph_pass import _source_files
-
-    return f"{FORMAT}-{torch.__version__}-{get_hash_for_files(_source_files()).hex()[:24]}"
+def pattern_key(capability: str) -> str:
+    """FORMAT and the hash of the files that define ``capability``'s variants (Note [pattern cache], the key)."""
+    here = pathlib.Path(__file__).parent
+    names = _DEFINED_IN.get(capability) or sorted(p.name for p in here.glob("*.py"))
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
+    return f"{FORMAT}-{digest.hexdigest()[:24]}"
 
 
 def cache_enabled() -> bool:
@@ -60,67 +88,169 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(config.pattern_cache_dir or os.path.join(inductor_cache_dir(), "inductor_conv_patterns"))
 
 
+def shipped_files(capability: str, directory: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """The shipped pattern files of ``capability`` (one per distinct trace), whatever torch they serve."""
+    directory = directory or SHIPPED_DIR
+    return sorted([*directory.glob(f"{capability}.py"), *directory.glob(f"{capability}.torch*.py")])
+
+
+def load_module(path: pathlib.Path, bytecode: bool = True):
+    """Run a generated pattern module from ``path`` (not entered into ``sys.modules``).  ``bytecode``: through Python's
+    bytecode cache (the shipped files); else compiled from the text (the disk cache, whose files are replaced in place
+    faster than the cache's one-second timestamps tell apart)."""
+    name = f"inductor_conv.patterns.serialized.{path.stem}"
+    if not bytecode:
+        module = types.ModuleType(name)
+        module.__file__ = str(path)
+        exec(compile(path.read_text(), str(path), "exec"), module.__dict__)  # noqa: S102 (Note [pattern cache])
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def shipped(capability: str):
+    """(path, module) of the shipped file whose ``TORCH`` lists this torch's release, or None."""
+    for path in shipped_files(capability):
+        try:
+            module = load_module(path)
+        except Exception as e:  # a file this torch cannot import (a name _compat lacks): not ours to use
+            log.warning("%s: cannot import the shipped %s (%s)", capability, path.name, e)
+            continue
+        if RELEASE in module.TORCH:
+            return path, module
+    return None
+
+
+def render_module(capability: str, key: str, torch_versions: tuple[str, ...], sources: dict[str, str]) -> str:
+    """The text of a generated pattern module: ``PATTERNS`` maps each variant name to a function rebuilding its
+    pattern from ``sources[name]`` (``pattern_source``'s Python, which assigns the pattern to ``output``)."""
+    names = sorted({n for source in sources.values() for n in re.findall(r"\b([A-Z]\w*)\(", source)})
+    missing = [n for n in names if not hasattr(_compat, n)]
+    if missing:
+        raise ValueError(f"the traced patterns use {missing}: import them in inductor_conv/_compat.py")
+    lines = [
+        f"# Traced search patterns of inductor_conv's {capability} capability (Note [pattern cache] in",
+        f"# patterns/pattern_cache.py). Generated by `{REGENERATE}`: do not edit.",
+        "# mypy: ignore-errors",
+        "# ruff: noqa",
+        "# flake8: noqa",
+        "# fmt: off",
+        "import operator",
+        "",
+        "import torch",
+        "",
+        f"from inductor_conv._compat import {', '.join(names)}",
+        "",
+        "aten, prims = torch.ops.aten, torch.ops.prims",
+        f"CAPABILITY = {capability!r}",
+        f"TORCH = {tuple(torch_versions)!r}  # the torch releases whose trace this is",
+        f"KEY = {key!r}  # pattern_key(CAPABILITY) of the sources traced",
+    ]
+    for i, (name, source) in enumerate(sources.items()):
+        lines += ["", "", f"def _p{i}():  # {name}", *(f"    {line}" for line in source.strip().splitlines()),
+                  "    return output"]
+    lines += ["", "", "PATTERNS = {", *(f"    {name!r}: _p{i}," for i, name in enumerate(sources)), "}", ""]
+    return "\n".join(lines)
+
+
+def _disk_module(path: pathlib.Path, capability: str, key: str):
+    try:
+        module = load_module(path, bytecode=False)
+    except FileNotFoundError:
+        return None
+    except Exception as e:  # a damaged file: traced again and rewritten
+        log.info("%s: cannot import %s (%s)", capability, path, e)
+        return None
+    ours = module.__dict__.get("KEY") == key and torch.__version__ in module.__dict__.get("TORCH", ())
+    return module if ours else None
+
+
+@contextlib.contextmanager
+def recording():
+    """Within: every PatternCache ignores shipped and stored patterns, traces every variant and records its Python;
+    yields {capability: {variant name: Python}}, filled as each registration ends (``PatternCache.save``)."""
+    global _recording
+    _recording, previous = {}, _recording
+    try:
+        yield _recording
+    finally:
+        _recording = previous
+
+
 class PatternCache:
-    """The traced patterns of one capability: ``pattern(name, trace)`` returns the stored pattern of ``name``, or
-    ``trace()``'s (then stored); ``save()`` writes the file if anything was traced."""
+    """The traced patterns of one capability: ``pattern(name, trace)`` returns the shipped or stored pattern of
+    ``name``, or ``trace()``'s; ``save()`` stores what was traced and logs where the patterns came from."""
 
     def __init__(self, capability: str) -> None:
-        self.enabled = cache_enabled()
-        self.path = cache_dir() / f"{capability}-{_source_key()}.json"
-        self.sources: dict[str, str] = self._read() if self.enabled else {}
-        self.traced = 0  # variants traced by this object (tests read it)
-        self.changed = False
-        self._namespace: dict | None = None  # the names a stored pattern's Python refers to, built on first use
+        self.capability = capability
+        self.key = pattern_key(capability)
+        self.path = cache_dir() / f"{capability}.torch{torch.__version__}.py"
+        self.disk = cache_enabled() and _recording is None
+        self.kind, self.origin, self.builders = self._builders()
+        self.sources: dict[str, str] = {}  # Python of the patterns this object traced (for the disk or a recording)
+        self.loaded = self.traced = 0
+        self.damaged = False
+        self.start = time.perf_counter()
 
-    def _read(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("key") != _source_key():
-            return {}
-        sources = data.get("patterns")
-        return sources if isinstance(sources, dict) else {}
+    def _builders(self) -> tuple[str, str, dict]:
+        """(kind: "shipped", "disk" or "trace"; where from, in words; {variant name: function rebuilding its pattern})."""
+        if _recording is not None:
+            return "trace", "a fresh trace (recording for the shipped files)", {}
+        found = shipped(self.capability)
+        if found is not None:
+            path, module = found
+            if module.KEY == self.key:
+                return "shipped", f"the shipped {path.name} (torch {', '.join(module.TORCH)})", module.PATTERNS
+            log.warning("%s: the shipped %s was traced from other search functions than these: tracing them instead; "
+                        "regenerate it with `%s`", self.capability, path.name, REGENERATE)
+        else:
+            log.info("%s: no shipped patterns for torch %s", self.capability, RELEASE)
+        module = _disk_module(self.path, self.capability, self.key) if self.disk else None
+        if module is not None:
+            return "disk", f"the disk cache ({self.path})", module.PATTERNS
+        return "trace", "a fresh trace", {}
 
     def pattern(self, name: str, trace):
-        source = self.sources.get(name)
-        if source is not None:
-            if self._namespace is None:
-                self._namespace = pattern_namespace()
-            namespace = dict(self._namespace)  # exec adds the pattern's own names
+        build = self.builders.get(name)
+        if build is not None:
             try:
-                exec(source, namespace)  # noqa: S102 (Note [pattern cache]: Inductor's code-cache trust)
-                return namespace["output"]
-            except Exception:  # a damaged entry: trace it again
-                pass
+                pattern = build()
+                self.loaded += 1
+                return pattern
+            except Exception as e:  # a damaged entry: trace it
+                log.info("%s: cannot rebuild %s (%s)", self.capability, name, e)
+                self.damaged = True
         pattern = trace()
         self.traced += 1
-        if self.enabled:
+        if _recording is not None:
+            self.sources[name] = pattern_source(pattern)  # the shipped file must hold every variant: no fallback
+        elif self.disk:
             try:
                 self.sources[name] = pattern_source(pattern)
-                self.changed = True
             except Exception:  # a pattern Inductor's serialiser cannot write: traced again next time
                 pass
         return pattern
 
     def save(self) -> None:
-        if not (self.enabled and self.changed):
-            return
+        """Store what was traced (a recording, or the disk cache after a clean miss: every variant traced), and log
+        where this registration's patterns came from."""
+        log.info("%s: %d search patterns in %.2f s from %s (%d rebuilt, %d traced)", self.capability,
+                 self.loaded + self.traced, time.perf_counter() - self.start, self.origin, self.loaded, self.traced)
+        if _recording is not None:
+            _recording[self.capability] = dict(self.sources)
+        elif self.disk and self.damaged and self.kind == "disk":
+            self.path.unlink(missing_ok=True)  # the next process traces every variant and writes a whole file
+        elif self.disk and self.traced and not self.loaded and self.sources:
+            self._write(render_module(self.capability, self.key, (torch.__version__,), self.sources))
+
+    def _write(self, text: str) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.stem, suffix=".tmp")
             with os.fdopen(fd, "w") as f:
-                json.dump({"key": _source_key(), "patterns": self.sources}, f)
+                f.write(text)
             os.replace(tmp, self.path)
-            self.changed = False
-            self._prune()
         except OSError:  # a read-only or full disk: the next process traces again
             pass
-
-    def _prune(self) -> None:
-        """Remove this capability's files of earlier sources for the same torch (another torch's files stay: two
-        environments may share the directory)."""
-        same_torch = self.path.name.rsplit("-", 1)[0]  # <capability>-<FORMAT>-<torch version>
-        for old in self.path.parent.glob(f"{same_torch}-*.json"):
-            if old != self.path:
-                old.unlink(missing_ok=True)

@@ -1,13 +1,14 @@
-"""Note [pattern cache]: traced search patterns stored on disk and rebuilt by later processes.
+"""Note [pattern cache]: search patterns rebuilt from the shipped files or the disk cache instead of traced.
 
-The property that matters: a pattern rebuilt from the file equals a fresh trace of the same variant
-(``PatternExpr.pattern_eq``), for every variant of both capabilities; and a warm cache rewrites graphs without
-tracing anything.
+The properties that matter: a registration takes its patterns from the shipped file whatever the cache settings and
+traces nothing; a shipped file of other search functions (another KEY) or of other torch releases is never used,
+and tracing (with the disk cache when it is on) takes over, saying so in the log; the disk cache round-trips and
+survives damage; the serialiser shares one file between releases whose traces are equal.  That the shipped text
+equals a fresh trace is tests/test_shipped_patterns.py's (slow) check.
 """
 from __future__ import annotations
 
-import importlib
-import json
+import logging
 
 import pytest
 import torch
@@ -15,155 +16,176 @@ import torch.nn.functional as F
 
 import inductor_conv
 from inductor_conv import config
-from inductor_conv._compat import PatternMatcherPass, fx_graph_cache_disabled
-from inductor_conv.patterns import graph_pass, pattern_cache
-from inductor_conv.patterns.pattern_cache import PatternCache
+from inductor_conv._compat import CallFunction, KeywordArg, PatternMatcherPass, fx_graph_cache_disabled
+from inductor_conv.patterns import attention, causal_conv1d_silu, graph_pass, pattern_cache, serialize
+from inductor_conv.patterns.pattern_cache import REGENERATE, RELEASE, PatternCache
 
 from helpers import recording_graphs
 
 aten = torch.ops.aten
-CAPABILITIES = ("inductor_conv.patterns.causal_conv1d_silu", "inductor_conv.patterns.attention")
-
-
-@pytest.fixture
-def cache_at(tmp_path, monkeypatch):
-    """The pattern cache switched on (whatever Inductor's cache switches say) in an empty directory."""
-    monkeypatch.setattr(config, "pattern_cache", True)
-    monkeypatch.setattr(config, "pattern_cache_dir", str(tmp_path))
-    monkeypatch.setattr(pattern_cache, "inductor_caches_disabled", lambda: False)
-    return tmp_path
+LOGGER = pattern_cache.__name__
 
 
 def _small_pattern():
-    from inductor_conv._compat import CallFunction, KeywordArg
-
     return CallFunction(aten.mul.Tensor, CallFunction(aten.add.Tensor, KeywordArg("x"), KeywordArg("y")),
                         KeywordArg("y"))
 
 
+def _other_pattern():
+    return CallFunction(aten.mul.Tensor, KeywordArg("x"), KeywordArg("y"))
+
+
 def _untraceable():
-    raise AssertionError("traced although the cache holds the pattern")
+    raise AssertionError("traced although a file holds the pattern")
 
 
-def test_round_trip_through_the_file(cache_at):
+@pytest.fixture
+def shipped_at(tmp_path, monkeypatch):
+    """An empty directory of shipped files, and one for the disk cache (on, whatever Inductor's switches say)."""
+    monkeypatch.setattr(pattern_cache, "SHIPPED_DIR", tmp_path / "serialized")
+    monkeypatch.setattr(config, "pattern_cache", True)
+    monkeypatch.setattr(config, "pattern_cache_dir", str(tmp_path / "disk"))
+    monkeypatch.setattr(pattern_cache, "inductor_caches_disabled", lambda: False)
+    return tmp_path
+
+
+def _ship(release=RELEASE, key=None, pattern=_small_pattern):
+    """Write a shipped file of the "unit" capability holding ``pattern`` as "0:mul_add" for ``release``."""
+    sources = {"0:mul_add": pattern_cache.pattern_source(pattern())}
+    path, _ = serialize.write("unit", sources, release, pattern_cache.SHIPPED_DIR)
+    if key is not None:
+        path.write_text(path.read_text().replace(repr(pattern_cache.pattern_key("unit")), repr(key)))
+    return path
+
+
+def _register(name="0:mul_add", trace=_small_pattern):
+    """One registration of the "unit" capability: (pattern, cache)."""
     cache = PatternCache("unit")
-    first = cache.pattern("0:mul_add", _small_pattern)
-    assert cache.traced == 1
+    pattern = cache.pattern(name, trace)
     cache.save()
-    assert len(list(cache_at.glob("unit-*.json"))) == 1
-    again = PatternCache("unit")
-    loaded = again.pattern("0:mul_add", _untraceable)
-    assert again.traced == 0 and loaded is not first and loaded.pattern_eq(first)
-    # a pattern of another shape is not equal: pattern_eq can fail
-    from inductor_conv._compat import CallFunction, KeywordArg
-
-    assert not loaded.pattern_eq(CallFunction(aten.mul.Tensor, KeywordArg("x"), KeywordArg("y")))
+    return pattern, cache
 
 
-@pytest.mark.parametrize("damage", ["not json", "other key", "bad entry"])
-def test_a_damaged_file_is_traced_again_and_rewritten(cache_at, damage):
-    cache = PatternCache("unit")
-    cache.pattern("0:mul_add", _small_pattern)
-    cache.save()
-    (path,) = cache_at.glob("unit-*.json")
-    data = json.loads(path.read_text())
-    if damage == "not json":
-        path.write_text("{ truncated")
-    elif damage == "other key":
-        path.write_text(json.dumps({**data, "key": "0-other-torch"}))
+@pytest.mark.parametrize("switch", ["none", "config", "inductor"])
+def test_shipped_patterns_are_used_whatever_the_cache_settings(shipped_at, monkeypatch, caplog, switch):
+    _ship()
+    if switch == "config":
+        monkeypatch.setattr(config, "pattern_cache", False)
+    elif switch == "inductor":
+        monkeypatch.setattr(pattern_cache, "inductor_caches_disabled", lambda: True)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        pattern, cache = _register(trace=_untraceable)
+    assert cache.loaded == 1 and cache.traced == 0 and pattern.pattern_eq(_small_pattern())
+    assert not pattern.pattern_eq(_other_pattern())  # pattern_eq can fail
+    assert "from the shipped unit.py" in caplog.text
+    assert not (shipped_at / "disk").exists()  # nothing traced, nothing stored
+
+
+@pytest.mark.parametrize("mismatch", ["release", "key"])
+def test_shipped_patterns_of_another_torch_or_other_sources_are_not_used(shipped_at, caplog, mismatch):
+    """Tracing takes over (its pattern is the one returned), and the log says why."""
+    if mismatch == "release":
+        _ship(release="0.1", pattern=_other_pattern)
     else:
-        path.write_text(json.dumps({**data, "patterns": {"0:mul_add": "output = undefined_name"}}))
-    again = PatternCache("unit")
-    assert again.pattern("0:mul_add", _small_pattern).pattern_eq(_small_pattern())
-    assert again.traced == 1
-    again.save()
-    assert PatternCache("unit").pattern("0:mul_add", _untraceable).pattern_eq(_small_pattern())
+        _ship(key="2-0123456789abcdef01234567", pattern=_other_pattern)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        pattern, cache = _register()
+    assert cache.traced == 1 and cache.loaded == 0 and pattern.pattern_eq(_small_pattern())
+    if mismatch == "release":
+        assert f"no shipped patterns for torch {RELEASE}" in caplog.text
+    else:
+        assert "traced from other search functions" in caplog.text and REGENERATE in caplog.text
+    assert "from a fresh trace" in caplog.text
 
 
-def test_a_pattern_the_serialiser_cannot_write_is_still_used(cache_at, monkeypatch):
-    def fails(pattern):
-        raise NotImplementedError("no pretty_print for this pattern")
-
-    monkeypatch.setattr(pattern_cache, "pattern_source", fails)
-    cache = PatternCache("unit")
-    assert cache.pattern("0:mul_add", _small_pattern).pattern_eq(_small_pattern())
-    cache.save()
-    assert not list(cache_at.iterdir())
+def test_the_disk_cache_round_trips(shipped_at, caplog):
+    _, first = _register()
+    assert first.traced == 1 and first.path.exists()
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        pattern, again = _register(trace=_untraceable)
+    assert again.loaded == 1 and pattern.pattern_eq(_small_pattern())
+    assert "from the disk cache" in caplog.text
 
 
-def test_a_new_source_replaces_the_old_file_of_the_same_torch(cache_at, monkeypatch):
-    """Files of earlier sources for this torch are removed when a new one is written; another torch's file stays."""
-    key = pattern_cache._source_key()
-    stale = cache_at / f"unit-{key.rsplit('-', 1)[0]}-0123456789abcdef01234567.json"
-    other_torch = cache_at / "unit-1-0.0.0-0123456789abcdef01234567.json"
-    for path in (stale, other_torch):
-        path.write_text(json.dumps({"key": path.stem[len("unit-"):], "patterns": {}}))
-    cache = PatternCache("unit")
-    cache.pattern("0:mul_add", _small_pattern)
-    cache.save()
-    assert sorted(p.name for p in cache_at.iterdir()) == sorted([cache.path.name, other_torch.name])
+@pytest.mark.parametrize("damage", ["not python", "other key", "bad entry"])
+def test_a_damaged_disk_file_is_traced_again(shipped_at, damage):
+    """Traced again; the file is then rewritten (or removed, for a bad entry in a file otherwise read), and a later
+    registration reads it whole."""
+    _, cache = _register()
+    text = cache.path.read_text()
+    if damage == "not python":
+        cache.path.write_text(text[: len(text) // 2])
+    elif damage == "other key":
+        cache.path.write_text(text.replace(repr(cache.key), repr("2-0123456789abcdef01234567")))
+    else:
+        cache.path.write_text(text.replace("return output", "return undefined_name"))
+    pattern, again = _register()
+    assert again.traced == 1 and pattern.pattern_eq(_small_pattern())
+    if damage == "bad entry":
+        assert not cache.path.exists()
+        _register()
+    pattern, last = _register(trace=_untraceable)
+    assert last.loaded == 1 and pattern.pattern_eq(_small_pattern())
 
 
-def test_an_unwritable_directory_is_not_an_error(cache_at, monkeypatch):
-    blocker = cache_at / "a_file"
+def test_an_unwritable_cache_directory_is_not_an_error(shipped_at, monkeypatch):
+    blocker = shipped_at / "a_file"
     blocker.write_text("")
     monkeypatch.setattr(config, "pattern_cache_dir", str(blocker / "patterns"))  # mkdir fails: a file is in the way
-    cache = PatternCache("unit")
-    assert cache.pattern("0:mul_add", _small_pattern).pattern_eq(_small_pattern())
-    cache.save()
-    assert cache.changed  # nothing written; the next process traces again
+    pattern, cache = _register()
+    assert cache.traced == 1 and pattern.pattern_eq(_small_pattern())
 
 
 @pytest.mark.parametrize("switch", ["config", "inductor"])
-def test_switched_off_traces_and_writes_nothing(cache_at, monkeypatch, switch):
+def test_the_disk_cache_switched_off_traces_and_writes_nothing(shipped_at, monkeypatch, switch):
     if switch == "config":
         monkeypatch.setattr(config, "pattern_cache", False)
     else:
         monkeypatch.setattr(pattern_cache, "inductor_caches_disabled", lambda: True)
     for _ in range(2):
-        cache = PatternCache("unit")
-        cache.pattern("0:mul_add", _small_pattern)
-        cache.save()
+        _, cache = _register()
         assert cache.traced == 1
-    assert not list(cache_at.iterdir())
+    assert not (shipped_at / "disk").exists()
 
 
-def test_inductor_force_disable_caches_switches_it_off():
+def test_inductor_force_disable_caches_switches_the_disk_cache_off():
     with fx_graph_cache_disabled():
         assert not pattern_cache.cache_enabled()
 
 
-@pytest.mark.parametrize("module", CAPABILITIES)
-def test_every_cached_variant_equals_a_fresh_trace(cache_at, monkeypatch, module):
-    """Register the capability twice into fresh pass dicts: the first traces every variant and writes the file, the
-    second rebuilds each from the file, and each rebuilt pattern is compared with a fresh trace of its variant before
-    the capability widens it (_generalise / relax mutate the pattern in place)."""
-    register = importlib.import_module(module).register.__wrapped__  # past functools.cache: a real registration
-    register(PatternMatcherPass())
-    assert len(list(cache_at.glob("*.json"))) == 1
+def test_releases_with_equal_traces_share_one_file(tmp_path):
+    """Regenerating under each release: an equal trace joins the file, a different one splits it into one file per
+    trace, and a file that serves no release any more goes."""
+    small = {"0:mul_add": pattern_cache.pattern_source(_small_pattern())}
+    other = {"0:mul_add": pattern_cache.pattern_source(_other_pattern())}
 
-    original, checked = PatternCache.pattern, []
+    def files():
+        return {p.name: serialize._releases(p.read_text()) for p in tmp_path.iterdir()}
 
-    def pattern(self, name, trace):
-        hit = name in self.sources
-        loaded = original(self, name, trace)
-        assert hit, f"{name} missing from the file"
-        assert loaded.pattern_eq(trace()), f"{name}: the rebuilt pattern differs from a fresh trace"
-        checked.append(name)
-        return loaded
-
-    monkeypatch.setattr(PatternCache, "pattern", pattern)
-    register(PatternMatcherPass())
-    assert len(checked) > 50, checked  # conv: 300 variants, attention: 69
+    assert serialize.write("unit", small, "2.11", tmp_path) == (tmp_path / "unit.py", True)
+    assert serialize.write("unit", small, "2.13", tmp_path) == (tmp_path / "unit.py", True)
+    assert serialize.write("unit", small, "2.13", tmp_path) == (tmp_path / "unit.py", False)
+    assert files() == {"unit.py": ("2.11", "2.13")}
+    assert serialize.write("unit", other, "2.13", tmp_path) == (tmp_path / "unit.torch2.13.py", True)
+    assert files() == {"unit.torch2.11.py": ("2.11",), "unit.torch2.13.py": ("2.13",)}
+    assert serialize.write("unit", other, "2.11", tmp_path) == (tmp_path / "unit.py", True)
+    assert files() == {"unit.py": ("2.11", "2.13")}
+    assert "0:mul_add" in pattern_cache.load_module(tmp_path / "unit.py").PATTERNS
 
 
-def test_a_warm_cache_rewrites_without_tracing(cache_at, monkeypatch):
-    """A process whose cache holds the conv patterns rewrites a training graph with them and traces nothing."""
-    from inductor_conv.patterns import causal_conv1d_silu
+def test_registration_with_the_shipped_patterns_traces_nothing_and_rewrites(monkeypatch):
+    """Both real capabilities register from the shipped files with every cache off and tracing made impossible, and
+    the conv patterns so registered rewrite a training graph (forward and gradients against float64 eager)."""
+    def no_tracing(*args, **kwargs):
+        raise AssertionError(f"traced although the shipped patterns hold it: run `{REGENERATE}`")
 
-    causal_conv1d_silu.register.__wrapped__(PatternMatcherPass())  # the earlier process: writes the file
-    monkeypatch.setattr(causal_conv1d_silu, "gen_pattern", lambda *a, **k: _untraceable())
-    monkeypatch.setattr(graph_pass, "PATTERNS", PatternMatcherPass(pass_name="inductor_conv"))  # nothing registered
+    monkeypatch.setattr(config, "pattern_cache", False)
+    patterns = PatternMatcherPass(pass_name="inductor_conv")
+    for module in (causal_conv1d_silu, attention):
+        monkeypatch.setattr(module, "gen_pattern", no_tracing)
+        with fx_graph_cache_disabled():
+            module.register.__wrapped__(patterns)  # past functools.cache: a real registration
+    monkeypatch.setattr(graph_pass, "PATTERNS", patterns)
 
     C, K, L = 6, 4, 11
     x = torch.randn(2, C, L, dtype=torch.float64, requires_grad=True)
@@ -175,12 +197,11 @@ def test_a_warm_cache_rewrites_without_tracing(cache_at, monkeypatch):
 
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    # Inductor's own caches off (a hit would skip the pass), the pattern cache on (the fixture ignores that switch)
     with fx_graph_cache_disabled(), inductor_conv.enabled(("cpu",)), recording_graphs() as graphs:
         y = torch.compile(fn, backend="inductor", fullgraph=True)(x, w, b)
     assert inductor_conv.counters()["causal_conv1d"] == 1, graphs
-    grads = torch.autograd.grad(y, (x, w, b), torch.ones_like(y))
     expected = fn(x, w, b)
     torch.testing.assert_close(y, expected)
+    grads = torch.autograd.grad(y, (x, w, b), torch.ones_like(y))
     for got, want in zip(grads, torch.autograd.grad(expected, (x, w, b), torch.ones_like(expected))):
         torch.testing.assert_close(got, want)

@@ -353,3 +353,21 @@ __all__ += ["pin_compiled_frames"]
 auto_functionalized = torch.ops.higher_order.auto_functionalized
 
 __all__ += ["auto_functionalized"]
+
+
+# --- the CPU demo (inductor_conv/demo.py) ---------------------------------------------------------------------------
+def aten_fallbacks():
+    """A config patch under which Inductor lowers every ATen op to a call of the op itself (``fallback_by_default``,
+    its "lite mode" switch, in 2.11 and 2.13): no C++ is generated and compiled for them, while the joint-graph passes,
+    ours included, run as usual.  The CPU demo uses it: g++ on the rest of the graph would take most of its time."""
+    return inductor_config.patch(fallback_by_default=True)
+
+
+def run_and_get_code(fn, *args, **kwargs):
+    """(fn's result, the Python of every graph Inductor compiled while fn ran) (``torch._inductor.utils``)."""
+    from torch._inductor.utils import run_and_get_code as run
+
+    return run(fn, *args, **kwargs)
+
+
+__all__ += ["aten_fallbacks", "run_and_get_code"]

@@ -2,12 +2,20 @@
 
 A small Mamba/Llama-style block written in plain eager PyTorch — in_proj Linear, causal depthwise ``nn.Conv1d``
 sliced back to length L, SiLU, then hand-written causal attention — compiled by Inductor with inductor_conv
-enabled. Prints which patterns were rewritten, the max error against eager (forward and gradients), and on GPU the
-time and peak memory against the same model compiled with the plugin disabled.
+enabled, one training step.  Prints as it goes: where the search patterns came from (Note [pattern cache]), what
+each graph was rewritten into, what each compiled graph runs (our ops, Inductor's generated kernels; on a GPU the
+kernel times too), the largest difference from eager (forward and gradients), and on a GPU the time and peak memory
+of a training step against the same model compiled without the plugin.  On a CPU the ops around ours are left to
+ATen (no C++ to compile: the demo answers in seconds), and our ops run their torch fallback unless
+TRITON_INTERPRET=1 runs their Triton kernels through Triton's interpreter.  Exits non-zero when either pattern is
+not rewritten.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import re
 import time
 
 import torch
@@ -15,7 +23,9 @@ import torch.nn.functional as F
 from torch import nn
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv._compat import aten_fallbacks, fx_graph_cache_disabled, run_and_get_code
+from inductor_conv.kernels import interpreting
+from inductor_conv.patterns import graph_pass, pattern_cache
 
 
 class ShortConvAttentionBlock(nn.Module):
@@ -80,12 +90,95 @@ def gpu_ms(fn, iters: int = 10) -> float:
     return sum(us for _, us, _ in kernel_times(fn, iters)) / 1e3
 
 
+def kernels_in(code: str) -> tuple[list[str], list[str], list[str]]:
+    """(our ops, kernels Inductor generated, other calls) in the Python of one compiled graph, in order."""
+    calls = list(dict.fromkeys(re.findall(r"\b(torch\.ops\.\w+\.\w+|extern_kernels\.\w+)", code)))
+    ours = [c.split(".")[-1] for c in calls if c.startswith("torch.ops.inductor_conv.")]
+    generated = re.findall(r"^(\w+) = async_compile\.\w+\(", code, re.M)
+    return ours, generated, [c for c in calls if not c.startswith("torch.ops.inductor_conv.")]
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+# The arguments of our ops worth showing in a rewritten graph: they tell which form was matched.
+_SHOWN = {"causal_conv1d_fwd": ("activation",), "attention_fwd": ("attn_mask", "is_causal", "dropout_p")}
+
+
+def _describe(node) -> str:
+    name = node.target._schema.name.split("::")[1]
+    values = {**dict(zip((a.name for a in node.target._schema.arguments), node.args)), **node.kwargs}
+    shown = [f"{k}={'a tensor' if isinstance(values.get(k), torch.fx.Node) else repr(values.get(k))}"
+             for k in _SHOWN.get(name, ()) if k in values]
+    return f"{name}({', '.join(shown)})" if shown else name
+
+
+@contextlib.contextmanager
+def narrated():
+    """Print, as compilation goes, where each capability's search patterns came from (pattern_cache's log) and
+    which of our ops each graph was rewritten into."""
+    class Say(logging.Handler):
+        def emit(self, record):
+            say(f"   patterns: {record.getMessage()}")
+
+    def observe(graph):
+        calls = [_describe(n) for n in graph.nodes
+                 if n.op == "call_function" and getattr(n.target, "namespace", None) == "inductor_conv"]
+        say(f"   graph rewritten into: {', '.join(calls) or 'nothing of ours'}")
+
+    logger, handler = logging.getLogger(pattern_cache.__name__), Say(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    if not logger.isEnabledFor(logging.INFO):
+        logger.setLevel(logging.INFO)
+    graph_pass.GRAPH_OBSERVERS.append(observe)
+    try:
+        yield
+    finally:
+        graph_pass.GRAPH_OBSERVERS.remove(observe)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _compile_step(step, model, device: str, plugin: bool):
+    """(compiled model, its first training step's results, the Python of each graph compiled), with Inductor's caches
+    off so that the pass runs (a cache hit would skip it), and on a CPU with every other op left to ATen
+    (``aten_fallbacks``: g++ on the rest of the block would take most of the demo's time; the rewrite is the same)."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(fx_graph_cache_disabled())
+        if device != "cuda":
+            stack.enter_context(aten_fallbacks())
+        if plugin:
+            stack.enter_context(inductor_conv.enabled(device_types=(device,)))
+            stack.enter_context(narrated())
+        compiled = torch.compile(model)
+        out, codes = run_and_get_code(step, compiled)  # Dynamo reset first: a fresh compile
+    return compiled, out, codes
+
+
+def _say_kernels(codes: list[str], device: str) -> None:
+    """What each compiled graph runs: our ops, the kernels Inductor generated (our templates among them on a GPU),
+    and how many other ops it calls."""
+    for code in codes:
+        ours, generated, other = kernels_in(code)
+        shown = ", ".join(generated[:6]) + ("..." if len(generated) > 6 else "")
+        say(f"   {'backward' if 'tangents_' in code else 'forward'} graph runs: our ops {', '.join(ours) or 'none'}; "
+            f"{len(generated)} kernels Inductor generated{': ' + shown if generated else ''}; {len(other)} other ops")
+    if device != "cuda":
+        say("   (on a CPU our ops run " + ("their Triton kernels through Triton's interpreter)" if interpreting() else
+            "their torch fallback, the same math; TRITON_INTERPRET=1 runs their Triton kernels, through Triton's "
+            "interpreter, slower)"))
+
+
 def run_demo(device: str) -> int:
     torch.manual_seed(0)
     if device == "cuda":
         B, L, dim, heads, dtype, iters = 8, 1024, 1024, 8, torch.bfloat16, 20
     else:
         B, L, dim, heads, dtype, iters = 2, 16, 32, 2, torch.float32, 1
+    say(f"inductor_conv demo on {device}: a block of in_proj, causal depthwise conv1d + SiLU, hand-written causal "
+        f"attention and out_proj; one training step, {dtype}, B={B} L={L} dim={dim} heads={heads}")
     model = ShortConvAttentionBlock(dim, heads).to(device=device, dtype=dtype)
     x = torch.randn(B, L, dim, device=device, dtype=dtype, requires_grad=True)
 
@@ -99,29 +192,33 @@ def run_demo(device: str) -> int:
 
     eager = step(model)
     results = {}
-    for label, on in (("inductor_conv", True), ("plain Inductor", False)):
-        torch._dynamo.reset()
+    # On a GPU the block is compiled again without the plugin, for the timings; a CPU has nothing to time.
+    for label, plugin in (("inductor_conv", True), ("plain Inductor", False))[: 2 if device == "cuda" else 1]:
+        start = time.perf_counter()
+        say(f"compiling with {label} (Inductor's caches off, so that the pass runs"
+            + ("; on a CPU the ops around ours are left to ATen" if device != "cuda" else "") + ")...")
         inductor_conv.reset_counters()
-        with fx_graph_cache_disabled():
-            if on:
-                inductor_conv.enable(device_types=(device,))
-            compiled = torch.compile(model)
-            out = step(compiled)
-            inductor_conv.disable()
+        compiled, out, codes = _compile_step(step, model, device, plugin)
+        counts = dict(inductor_conv.counters())
+        say(f"   compiled and ran a training step in {time.perf_counter() - start:.1f} s")
+        if plugin:
+            _say_kernels(codes, device)
         ms, mib = _timed(lambda: step(compiled), device, iters)
         gpu = gpu_ms(lambda: step(compiled), iters) if device == "cuda" else float("nan")
-        results[label] = (out, dict(inductor_conv.counters()), ms, gpu, mib)
+        results[label] = (out, counts, ms, gpu, mib, compiled)
 
-    out, counts, *_ = results["inductor_conv"]
-    print(f"device: {device}, dtype: {dtype}, B={B} L={L} dim={dim} heads={heads}")
-    print(f"patterns rewritten: {counts}")
+    out, counts, *_, compiled = results["inductor_conv"]
+    say(f"patterns rewritten: {counts}")
+    if device == "cuda":
+        say("GPU kernels of a compiled training step with inductor_conv (µs per step, launches):")
+        for name, us, count in kernel_times(lambda: step(compiled), iters)[:10]:
+            say(f"   {us:9.1f} x{count} {name[:100]}")
     for name, a, b in zip(("output", "dx", "dconv_weight"), out, eager):
         err = (a.float() - b.float()).abs().max().item()
-        print(f"max |compiled - eager| {name}: {err:.3e}")
+        say(f"max |compiled - eager| {name}: {err:.3e}")
     if device == "cuda":
-        for label, (_, _, t, g, m) in results.items():
-            print(f"{label:>15}: {t:7.3f} ms / training step (wall; GPU kernels {g:6.3f} ms), "
-                  f"peak memory {m:8.1f} MiB")
+        for label, (_, _, t, g, m, _) in results.items():
+            say(f"{label:>15}: {t:7.3f} ms / training step (wall; GPU kernels {g:6.3f} ms), peak memory {m:8.1f} MiB")
     ok = counts["causal_conv1d"] >= 1 and counts["attention"] >= 1
-    print("OK" if ok else "FAILED: a pattern was not rewritten")
+    say("OK" if ok else "FAILED: a pattern was not rewritten")
     return 0 if ok else 1

@@ -201,13 +201,13 @@ SPELLINGS = {
 }
 
 
-def run_step(name, dtype=torch.float32, dynamic=False, batch=2):
+def run_step(name, dtype=torch.float32, dynamic=False):
     """Compile spelling ``name`` with our pass (no grad) and compare y with float64 eager and the cache with eager's
     (exactly); return (rewrite count, recorded graphs)."""
     fn, x_shape, S, w_shape, has_bias = SPELLINGS[name]
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(batch, *x_shape[1:], generator=g).to(dtype)
-    state = torch.randn(batch, x_shape[1], S, generator=g).to(dtype)
+    x = torch.randn(*x_shape, generator=g).to(dtype)
+    state = torch.randn(x_shape[0], x_shape[1], S, generator=g).to(dtype)
     w, b = torch.randn(*w_shape, generator=g).to(dtype), torch.randn(w_shape[0], generator=g).to(dtype)
     want_state = state.double()
     want_y = fn(x.double(), want_state, w.double(), b.double())
@@ -219,17 +219,22 @@ def run_step(name, dtype=torch.float32, dynamic=False, batch=2):
     return dynamo_counters["inductor_conv"][COUNTER], graphs
 
 
-@pytest.mark.parametrize("name, dtype, dynamic", [
-    ("hf", torch.float32, False), ("hf", torch.bfloat16, False), ("hf", torch.float32, True),
-    ("mamba_ssm", torch.float32, False), ("mamba_ssm", torch.float16, False), ("dao_ref_3_tokens", torch.float32, False),
-])
-def test_spelling_is_rewritten(name, dtype, dynamic):
+def rewritten_graph(name, dtype=torch.float32, dynamic=False) -> str:
+    """The graph our pass hands on for spelling ``name``, which must have been rewritten once (run_step checks the
+    values)."""
     count, graphs = run_step(name, dtype, dynamic)
     assert count == 1
     assert ops_in(graphs[-1]) == ["causal_conv1d_update"]
-    if dynamic:  # the same graph serves another batch size
-        count, _ = run_step(name, dtype, dynamic, batch=3)
-        assert count == 1
+    return graphs[-1]
+
+
+@pytest.mark.parametrize("name, dtype, dynamic", [  # fp32 static shapes: TestGoldenGraphs
+    ("hf", torch.bfloat16, False), ("hf", torch.float32, True), ("mamba_ssm", torch.float16, False),
+])
+def test_spelling_is_rewritten(name, dtype, dynamic):
+    """Half precision (SiLU computes in fp32 between casts), and dynamic=True: B, C and S symbolic, the state's
+    slice start a symbolic -S."""
+    rewritten_graph(name, dtype, dynamic)
 
 
 @pytest.mark.parametrize("name", ["roll_by_two", "first_outputs"])
@@ -253,8 +258,11 @@ def test_cache_is_written_in_place():
 
 
 class TestGoldenGraphs(expecttest.TestCase):
+    """Each spelling at fp32, static shapes: the graph after our pass (regenerate with EXPECTTEST_ACCEPT=1 and review
+    the diff)."""
+
     def test_hf(self):
-        self.assertExpectedInline(run_step("hf")[1][-1], """\
+        self.assertExpectedInline(rewritten_graph("hf"), """\
 class Graph:
     def forward(self, arg0_1: "f32[2, 6, 1]", arg1_1: "f32[2, 6, 4]", arg2_1: "f32[6, 4]", arg3_1: "f32[6]"):
         auto_functionalized = torch.ops.higher_order.auto_functionalized(torch.ops.inductor_conv.causal_conv1d_update.default, x = arg0_1, conv_state = arg1_1, weight = arg2_1, bias = arg3_1, activation = 'silu', cache_seqlens = None, conv_state_indices = None);  arg0_1 = arg2_1 = arg3_1 = None
@@ -266,7 +274,7 @@ class Graph:
 """)
 
     def test_mamba_ssm(self):
-        self.assertExpectedInline(run_step("mamba_ssm")[1][-1], """\
+        self.assertExpectedInline(rewritten_graph("mamba_ssm"), """\
 class Graph:
     def forward(self, arg0_1: "f32[2, 6, 4]", arg1_1: "f32[2, 6]", arg2_1: "f32[6, 4]", arg3_1: "f32[6]"):
         unsqueeze_default: "f32[2, 6, 1]" = torch.ops.aten.unsqueeze.default(arg1_1, -1);  arg1_1 = None
@@ -279,7 +287,7 @@ class Graph:
 """)
 
     def test_dao_ref_3_tokens(self):
-        self.assertExpectedInline(run_step("dao_ref_3_tokens")[1][-1], """\
+        self.assertExpectedInline(rewritten_graph("dao_ref_3_tokens"), """\
 class Graph:
     def forward(self, arg0_1: "f32[2, 6, 5]", arg1_1: "f32[2, 6, 3]", arg2_1: "f32[6, 1, 4]"):
         squeeze_dim: "f32[6, 4]" = torch.ops.aten.squeeze.dim(arg2_1, 1);  arg2_1 = None

@@ -70,7 +70,8 @@ def causal_conv1d_update_ref(
     """T decode steps of the causal depthwise conv with its state (``causal_conv1d_update``), in float64.
 
     Notation: batch row b reads and writes cache row r = conv_state_indices[b] (b when None); the line of row b is
-    its K - 1 state entries before the new tokens (window), then x[b, :, 0 .. T - 1]; output t reads line[t .. t + K - 1].
+    its K - 1 state entries before the new tokens (the window), then x[b, :, 0 .. T - 1]; output t reads
+    line[t .. t + K - 1].
 
     * linear (cache_seqlens None): the window is the last K - 1 state columns, and the state becomes the last S
       entries of cat(state, x) (shifted by T);

@@ -43,7 +43,6 @@ from inductor_conv._compat import (
     MULTIPLE,
     CallFunction,
     FakeTensorMode,
-    Ignored,
     Match,
     MultiOutputPattern,
     auto_functionalized,
@@ -77,26 +76,26 @@ def _weight_3d(w):
     return w  # the conv module's own [C, 1, K] weight
 
 
-def _pattern_cat(x, s, w, b, act, weight3d):
+def _pattern_cat(x, s, w, b, act, conv_weight):
     line = torch.cat([s, x], dim=-1)  # [B, C, S + T]
-    y = act(F.conv1d(line, weight3d(w), b, groups=line.shape[1])[..., -x.shape[-1]:])
+    y = act(F.conv1d(line, conv_weight(w), b, groups=line.shape[1])[..., -x.shape[-1]:])
     return y, line[..., -s.shape[-1]:]
 
 
-def _replacement_cat(x, s, w, b, activation, weight3d):
-    out = auto_functionalized(OP, x=x, conv_state=s, weight=w if weight3d is _weight_2d else w.squeeze(1), bias=b,
+def _replacement_cat(x, s, w, b, activation, conv_weight):
+    out = auto_functionalized(OP, x=x, conv_state=s, weight=w if conv_weight is _weight_2d else w.squeeze(1), bias=b,
                               activation=activation, cache_seqlens=None, conv_state_indices=None)
     return out[0], out[1]
 
 
-def _pattern_roll(x, s, w, b, act, weight3d):
+def _pattern_roll(x, s, w, b, act, conv_weight):
     rolled = torch.roll(s, -1, -1)  # s.copy_(torch.roll(s, shifts=-1, dims=-1)), its copy_ a no-op once functional
     new_s = aten.select_scatter.default(rolled, aten.copy.default(rolled.select(-1, -1), x), -1, -1)  # s[..., -1] = x
     z = torch.sum(new_s * w, dim=-1)
     return act(z + b if b is not None else z), new_s
 
 
-def _replacement_roll(x, s, w, b, activation, weight3d):
+def _replacement_roll(x, s, w, b, activation, conv_weight):
     out = auto_functionalized(OP, x=x.unsqueeze(-1), conv_state=s, weight=w, bias=b, activation=activation,
                               cache_seqlens=None, conv_state_indices=None)
     return out[0].squeeze(-1), out[1]
@@ -210,11 +209,11 @@ def _is_last_index(index, S) -> bool:
 
 @dataclass(frozen=True)
 class Candidate:
-    search: Callable  # search(x, s, w, b, act, weight3d) -> (y, new state)
-    replace: Callable  # replace(x, s, w, b, activation: str, weight3d) -> (y, new state)
+    search: Callable  # search(x, s, w, b, act, conv_weight) -> (y, new state)
+    replace: Callable  # replace(x, s, w, b, activation: str, conv_weight) -> (y, new state)
     check: Callable  # extra_check(match)
     x_dims: int  # x's rank: 3 ([B, C, T]) or 2 (one token, [B, C])
-    weight_forms: tuple  # how the weight reaches the conv
+    weight_forms: tuple  # conv_weight functions: how a [C, K] / [C, 1, K] w reaches the conv (roll: w is [C, K])
 
 
 CANDIDATES = (
@@ -226,37 +225,37 @@ CANDIDATES = (
 # ---------------------------------------------------------------------------------------------------------------
 # Registration
 # ---------------------------------------------------------------------------------------------------------------
-def _example_inputs(candidate: Candidate, weight3d, has_bias: bool, dtype) -> list[torch.Tensor]:
+def _example_inputs(candidate: Candidate, conv_weight, has_bias: bool, dtype) -> list[torch.Tensor]:
     # Distinct sizes (B=2, C=6, S=4, K=4, T=1): the match ignores them and the checks read the real ones.
     x = torch.randn(2, 6, 1, dtype=dtype) if candidate.x_dims == 3 else torch.randn(2, 6, dtype=dtype)
     s = torch.randn(2, 6, 4, dtype=dtype)
-    w = torch.randn(6, 1, 4, dtype=dtype) if weight3d is _weight_3d else torch.randn(6, 4, dtype=dtype)
+    w = torch.randn(6, 1, 4, dtype=dtype) if conv_weight is _weight_3d else torch.randn(6, 4, dtype=dtype)
     return [x, s, w, torch.randn(6, dtype=dtype)] if has_bias else [x, s, w]
 
 
 def _variants():
     """(search, replace, example inputs, extra_check) for every candidate x weight form x activation x bias x dtype."""
     for candidate in CANDIDATES:
-        for weight3d in candidate.weight_forms:
+        for conv_weight in candidate.weight_forms:
             for act_name in ("silu", "silu_mul_sigmoid", "none"):
                 act, activation = ACTIVATIONS[act_name]
                 for has_bias in (True, False):
                     for dtype in (torch.float32, torch.bfloat16, torch.float16):
                         if dtype != torch.float32 and act_name == "none":
                             continue  # no activation: nothing is upcast, the fp32 trace serves every dtype
-                        search, replace = _specialise(candidate, weight3d, act, activation, has_bias)
-                        search.__name__ = (f"{candidate.search.__name__}_{weight3d.__name__[1:]}_{act_name}"
+                        search, replace = _specialise(candidate, conv_weight, act, activation, has_bias)
+                        search.__name__ = (f"{candidate.search.__name__}_{conv_weight.__name__[1:]}_{act_name}"
                                            f"{'' if has_bias else '_nobias'}_{str(dtype)[6:]}")
-                        yield search, replace, _example_inputs(candidate, weight3d, has_bias, dtype), candidate.check
+                        yield search, replace, _example_inputs(candidate, conv_weight, has_bias, dtype), candidate.check
 
 
-def _specialise(candidate: Candidate, weight3d, act, activation: str, has_bias: bool):
+def _specialise(candidate: Candidate, conv_weight, act, activation: str, has_bias: bool):
     search, replace = candidate.search, candidate.replace
     if has_bias:
-        return (lambda x, s, w, b: search(x, s, w, b, act, weight3d),
-                lambda x, s, w, b: replace(x, s, w, b, activation, weight3d))
-    return (lambda x, s, w: search(x, s, w, None, act, weight3d),
-            lambda x, s, w: replace(x, s, w, None, activation, weight3d))
+        return (lambda x, s, w, b: search(x, s, w, b, act, conv_weight),
+                lambda x, s, w, b: replace(x, s, w, b, activation, conv_weight))
+    return (lambda x, s, w: search(x, s, w, None, act, conv_weight),
+            lambda x, s, w: replace(x, s, w, None, activation, conv_weight))
 
 
 def _generalise(pattern):

@@ -21,6 +21,8 @@ torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked 
   graphs: the same trust.
 * Otherwise every variant is traced.  The log (``TORCH_LOGS=inductor_conv``) says which source served each
   capability, and a stale shipped file is a warning that names REGENERATE.
+* A variant is stored only if its Python rebuilds an equal pattern (``PatternExpr.pattern_eq``): Inductor's printer
+  cannot write every pattern (``rebuilding_source``).  One it cannot is traced by every process, with a warning.
 
 The key.  A stored pattern is paired by its name (index and name in the capability's variant list) with that
 variant's replacement and ``extra_check``, so it must never outlive a change of the search functions or of the
@@ -50,7 +52,13 @@ import types
 import torch
 
 from inductor_conv import _compat, config
-from inductor_conv._compat import TORCH_VERSION, inductor_cache_dir, inductor_caches_disabled, pattern_source
+from inductor_conv._compat import (
+    TORCH_VERSION,
+    inductor_cache_dir,
+    inductor_caches_disabled,
+    pattern_namespace,
+    pattern_source,
+)
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +175,19 @@ def _disk_module(path: pathlib.Path, capability: str, key: str):
     return module if ours else None
 
 
+def rebuilding_source(pattern) -> str | None:
+    """``pattern_source``'s Python for ``pattern``, or None where it does not rebuild an equal pattern: Inductor's
+    printer cannot write every pattern (one inside a list argument, as ``aten.index``'s indices, comes out as its
+    repr, which is not Python)."""
+    try:
+        source = pattern_source(pattern)
+        namespace = pattern_namespace()
+        exec(source, namespace)  # noqa: S102 (the printer's own output)
+        return source if namespace["output"].pattern_eq(pattern) else None
+    except Exception:
+        return None
+
+
 @contextlib.contextmanager
 def recording():
     """Within: every PatternCache ignores shipped and stored patterns, traces every variant and records its Python;
@@ -192,6 +213,7 @@ class PatternCache:
         self.sources: dict[str, str] = {}  # Python of the patterns this object traced (for the disk or a recording)
         self.loaded = self.traced = 0
         self.damaged = False
+        self.unwritable: list[str] = []  # traced variants whose Python does not rebuild them (rebuilding_source)
         self.start = time.perf_counter()
 
     def _builders(self) -> tuple[str, str, dict]:
@@ -224,13 +246,12 @@ class PatternCache:
                 self.damaged = True
         pattern = trace()
         self.traced += 1
-        if _recording is not None:
-            self.sources[name] = pattern_source(pattern)  # the shipped file must hold every variant: no fallback
-        elif self.disk:
-            try:
-                self.sources[name] = pattern_source(pattern)
-            except Exception:  # a pattern Inductor's serialiser cannot write: traced again next time
-                pass
+        if _recording is not None or self.disk:
+            source = rebuilding_source(pattern)
+            if source is None:  # not stored: traced by every process
+                self.unwritable.append(name)
+            else:
+                self.sources[name] = source
         return pattern
 
     def save(self) -> None:
@@ -238,6 +259,9 @@ class PatternCache:
         where this registration's patterns came from."""
         log.info("%s: %d search patterns in %.2f s from %s (%d rebuilt, %d traced)", self.capability,
                  self.loaded + self.traced, time.perf_counter() - self.start, self.origin, self.loaded, self.traced)
+        if self.unwritable:
+            log.warning("%s: Inductor's pattern printer cannot write %d variants, traced by every process: %s",
+                        self.capability, len(self.unwritable), ", ".join(self.unwritable))
         if _recording is not None:
             _recording[self.capability] = dict(self.sources)
         elif self.disk and self.damaged and self.kind == "disk":

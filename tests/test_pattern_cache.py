@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import inductor_conv
 from inductor_conv import config
-from inductor_conv._compat import CallFunction, KeywordArg, PatternMatcherPass, fx_graph_cache_disabled
+from inductor_conv._compat import CallFunction, Ignored, KeywordArg, PatternMatcherPass, fx_graph_cache_disabled
 from inductor_conv.patterns import attention, causal_conv1d_silu, graph_pass, pattern_cache, serialize
 from inductor_conv.patterns.pattern_cache import REGENERATE, RELEASE, PatternCache
 
@@ -126,6 +126,26 @@ def test_a_damaged_disk_file_is_traced_again(shipped_at, damage):
         _register()
     pattern, last = _register(trace=_untraceable)
     assert last.loaded == 1 and pattern.pattern_eq(_small_pattern())
+
+
+def test_a_pattern_the_printer_cannot_write_is_traced_and_not_stored(shipped_at, caplog):
+    """Inductor's printer writes a pattern inside a list argument as its repr (``*`` for an Ignored()): that variant
+    is left out of the file (and traced by every process, with a warning), the others are stored."""
+    def index_pattern():
+        return CallFunction(aten.index.Tensor, KeywordArg("x"),
+                            [None, CallFunction(aten.add.Tensor, KeywordArg("i"), Ignored())])
+
+    def register_both(trace_small=_small_pattern):
+        cache = PatternCache("unit")
+        patterns = cache.pattern("0:index", index_pattern), cache.pattern("1:mul_add", trace_small)
+        cache.save()
+        return patterns, cache
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        (index, _), first = register_both()
+    assert index.pattern_eq(index_pattern()) and first.unwritable == ["0:index"] and "0:index" in caplog.text
+    (index, small), again = register_both(trace_small=_untraceable)
+    assert (again.loaded, again.traced) == (1, 1) and small.pattern_eq(_small_pattern())
 
 
 def test_an_unwritable_cache_directory_is_not_an_error(shipped_at, monkeypatch):

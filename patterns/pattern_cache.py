@@ -11,8 +11,8 @@ torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked 
   ``<capability>.torch<release>.py`` when they differ).  Written by ``python -m inductor_conv.patterns.serialize``
   (REGENERATE), checked by tests/test_shipped_patterns.py (the shipped text equals a fresh trace's), installed as
   package data (pyproject.toml).  Used whatever the cache settings: they are part of the package, not a cache.
-  Imported as a module, so Python's bytecode cache applies (pip compiles it at install): rebuilding every variant of
-  both capabilities takes ~0.1 s.
+  Imported as a module, so Python's bytecode cache applies (pip compiles it at install): importing and rebuilding
+  every variant of both capabilities takes a few tenths of a second, their whole registration ~1.5 s of CPU.
 * Disk cache, for a torch release with no shipped file, or sources edited since the shipped one was written: the
   first process traces and writes the same kind of module to ``inductor_conv_patterns/<capability>.torch<version>.py``
   in Inductor's cache directory (a temporary file renamed: a concurrent reader sees the old file or the new one);
@@ -22,7 +22,7 @@ torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked 
 * Otherwise every variant is traced.  The log (``TORCH_LOGS=inductor_conv``) says which source served each
   capability, and a stale shipped file is a warning that names REGENERATE.
 * A variant is stored only if its Python rebuilds an equal pattern (``PatternExpr.pattern_eq``): Inductor's printer
-  cannot write every pattern (``rebuilding_source``).  One it cannot is traced by every process, with a warning.
+  cannot write every pattern (``rebuilding_source``).  One it cannot is traced by every process (the serialiser warns).
 
 The key.  A stored pattern is paired by its name (index and name in the capability's variant list) with that
 variant's replacement and ``extra_check``, so it must never outlive a change of the search functions or of the
@@ -149,8 +149,7 @@ def render_module(capability: str, key: str, torch_versions: tuple[str, ...], so
         "",
         "import torch",
         "",
-        f"from inductor_conv._compat import {', '.join(names)}",
-        "",
+        *([f"from inductor_conv._compat import {', '.join(names)}", ""] if names else []),
         "aten, prims = torch.ops.aten, torch.ops.prims",
         f"CAPABILITY = {capability!r}",
         f"TORCH = {tuple(torch_versions)!r}  # the torch releases whose trace this is",
@@ -217,7 +216,7 @@ class PatternCache:
         self.start = time.perf_counter()
 
     def _builders(self) -> tuple[str, str, dict]:
-        """(kind: "shipped", "disk" or "trace"; where from, in words; {variant name: function rebuilding its pattern})."""
+        """(kind: "shipped", "disk" or "trace"; where from, in words; {variant name: function rebuilding it})."""
         if _recording is not None:
             return "trace", "a fresh trace (recording for the shipped files)", {}
         found = shipped(self.capability)
@@ -259,9 +258,10 @@ class PatternCache:
         where this registration's patterns came from."""
         log.info("%s: %d search patterns in %.2f s from %s (%d rebuilt, %d traced)", self.capability,
                  self.loaded + self.traced, time.perf_counter() - self.start, self.origin, self.loaded, self.traced)
-        if self.unwritable:
-            log.warning("%s: Inductor's pattern printer cannot write %d variants, traced by every process: %s",
-                        self.capability, len(self.unwritable), ", ".join(self.unwritable))
+        if self.unwritable:  # a warning where it is news: when the shipped files are written
+            log.log(logging.INFO if _recording is None else logging.WARNING,
+                    "%s: Inductor's pattern printer cannot write %d variants, traced by every process: %s",
+                    self.capability, len(self.unwritable), ", ".join(self.unwritable))
         if _recording is not None:
             _recording[self.capability] = dict(self.sources)
         elif self.disk and self.damaged and self.kind == "disk":

@@ -27,6 +27,49 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     import inductor_conv.reference.attention_dropout  # noqa: F401
 
 
+def _patch_language_once_per_launch():
+    """Note [interpreter language patch]
+    Triton 3.6's interpreter patches ``triton.language`` for a launch (GridExecutor.__call__: ``_patch_lang``, undone
+    when the grid is done), and again at every call of a @triton.jit helper inside a program
+    (InterpretedFunction.__call__), never undone.  The second patch finds the language already patched (its builtins
+    are the launch's wrappers, which it skips) and sets the same tensor and core attributes again: no effect, but
+    ``inspect.getmembers`` over the language for every helper call of every program was ~30% of the interpreter's
+    time in our kernels (they call a dozen helpers per program).  So while a launch holds the patch, a helper call
+    patches nothing.  The launch patches the language modules its helpers may name (``tl`` and ``tl.core``) whichever
+    its own module imports.  Only where the interpreter has exactly this structure (triton 3.6); elsewhere nothing
+    changes."""
+    import types
+
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    if not (hasattr(interpreter, "_patch_lang") and hasattr(interpreter, "_LangPatchScope")
+            and hasattr(interpreter, "GridExecutor") and hasattr(interpreter, "InterpretedFunction")):
+        return
+    patch_lang, active = interpreter._patch_lang, []
+    both_langs = types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core})
+
+    def once_per_launch(fn):
+        if active:  # a helper called inside a program: the launch's patch is in place
+            return interpreter._LangPatchScope()
+        scope = patch_lang(both_langs)
+        active.append(True)
+        restore = scope.restore
+
+        def restore_and_end():
+            active.clear()
+            restore()
+
+        scope.restore = restore_and_end
+        return scope
+
+    interpreter._patch_lang = once_per_launch
+
+
+if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("INDUCTOR_CONV_TEST_PATCH_ONCE", "1") == "1":
+    _patch_language_once_per_launch()
+
+
 def pytest_collection_modifyitems(config, items):
     if _HAS_CUDA:
         return

@@ -1,7 +1,10 @@
 """Shared test helpers: compile with our passes on CPU, count rewrites, record and normalise rewritten graphs.
 
-Like ``TestPatternMatcher.common`` in PyTorch's test_pattern_matcher.py: caches off (a cache hit skips custom
-passes), counters cleared, eager vs compiled compared, exact rewrite counts asserted by the caller.
+Like ``TestPatternMatcher.common`` in PyTorch's test_pattern_matcher.py: Inductor's FX graph and AOTAutograd caches
+off (a hit skips custom passes), counters cleared, eager vs compiled compared, exact rewrite counts asserted by the
+caller.  Inductor's C++ kernel cache and our pattern cache stay on (``compiled_graph_caches_disabled``): neither can
+skip our pass, and ``force_disable_caches`` would compile every C++ kernel of every test afresh (a new cache folder
+per compile, ~3-8 s a kernel on the 2-core CI machine).
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import re
 import torch
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled, inductor_lowerings, remove_lowering
+from inductor_conv._compat import compiled_graph_caches_disabled, inductor_lowerings, remove_lowering
 from inductor_conv.patterns import graph_pass
 
 
@@ -67,7 +70,7 @@ def compile_and_run(fn, *args, dynamic=False, device_types=("cpu",), fullgraph=T
     """Run fn compiled with our passes (caches off); return (output, counters, recorded graph texts)."""
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types), recording_graphs() as graphs:
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types), recording_graphs() as graphs:
         out = torch.compile(fn, backend="inductor", dynamic=dynamic, fullgraph=fullgraph)(*args)
     return out, inductor_conv.counters(), graphs
 

@@ -40,8 +40,15 @@ def test_template_api_shape():
 
 
 def test_cache_switch_patches_config():
+    from torch._functorch import config as functorch_config
+
     with _compat.fx_graph_cache_disabled():
         assert _compat.inductor_config.force_disable_caches
+    before = (_compat.inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache)
+    with _compat.compiled_graph_caches_disabled():  # what the tests compile under (tests/helpers.py)
+        assert not _compat.inductor_config.fx_graph_cache and not functorch_config.enable_autograd_cache
+        assert not _compat.inductor_config.force_disable_caches
+    assert (_compat.inductor_config.fx_graph_cache, functorch_config.enable_autograd_cache) == before
     assert _compat.TORCH_VERSION >= (2, 11)
 
 

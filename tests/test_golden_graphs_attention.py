@@ -12,12 +12,16 @@ import expecttest
 
 import test_patterns_attention as forms
 
+pytestmark = forms.GOLDEN  # one pytest-xdist worker with the tests that share these compilations
+
 
 def recognised(name: str, train: bool) -> str:
+    assert (name, train) in forms.GOLDEN_RECOGNISED, "list the case in GOLDEN_RECOGNISED (its xdist group)"
     return "".join(forms.check_recognised(name, train=train, dynamic=False))
 
 
 def left_alone(name: str) -> str:
+    assert name in forms.GOLDEN_LEFT_ALONE, "list the case in GOLDEN_LEFT_ALONE (its xdist group)"
     text = "".join(forms.check_left_alone(name))
     assert "aten.bmm.default" in text and "inductor_conv" not in text
     return text

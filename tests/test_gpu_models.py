@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv._compat import compiled_graph_caches_disabled
 
 from helpers import fused_activations, recording_graphs
 
@@ -100,7 +100,7 @@ def test_mamba_conv_and_llama_attention(dtype):
         eager = _run(model, inputs, dtype)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
-        with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)), recording_graphs() as graphs:
+        with compiled_graph_caches_disabled(), inductor_conv.enabled(("cuda",)), recording_graphs() as graphs:
             from torch._inductor.utils import run_and_get_code
 
             ours, code = run_and_get_code(lambda: _run(torch.compile(model), inputs, dtype))
@@ -130,7 +130,7 @@ def test_mamba_conv_and_llama_attention_under_autocast():
         eager = _run(model, inputs, torch.float32, autocast=torch.bfloat16)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
-        with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)):
+        with compiled_graph_caches_disabled(), inductor_conv.enabled(("cuda",)):
             ours = _run(torch.compile(model), inputs, torch.float32, autocast=torch.bfloat16)
         assert inductor_conv.counters()[key] == 1, inductor_conv.counters()
         for i, (o, e, r) in enumerate(zip(ours, eager, ref)):
@@ -153,7 +153,7 @@ def test_dynamic_shapes_serve_two_lengths():
             ref = _run(model.double(), [t.double() for t in inputs], torch.float64)
             model.load_state_dict(state)
             eager = _run(model, inputs, torch.bfloat16)
-            with fx_graph_cache_disabled(), inductor_conv.enabled(("cuda",)), \
+            with compiled_graph_caches_disabled(), inductor_conv.enabled(("cuda",)), \
                     torch._dynamo.config.patch(error_on_recompile=step > 0):
                 ours = _run(compiled, inputs, torch.bfloat16)
             assert inductor_conv.counters()[key] == 1, (key, step, inductor_conv.counters())

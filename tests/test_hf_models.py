@@ -20,7 +20,7 @@ import torch
 
 import inductor_conv
 from helpers import assert_as_close_as_eager
-from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv._compat import compiled_graph_caches_disabled
 
 transformers = pytest.importorskip("transformers")
 
@@ -140,7 +140,7 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
 
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=(device,)):
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=(device,)):
         got, got_grads = _run(model, inputs, train=train, compiled=True)
     assert inductor_conv.counters() == expected
     torch.testing.assert_close(got, want, **TOL[device])
@@ -164,7 +164,7 @@ def test_model_under_autocast(name, device):
     ref, ref_grads = _run(model64, inputs, train=True, compiled=False)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=(device,)):
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=(device,)):
         got, got_grads = _run(model, inputs, train=True, compiled=True, autocast=True)
     assert inductor_conv.counters() == AUTOCAST[name]
     assert got.dtype == want.dtype
@@ -179,7 +179,7 @@ def test_llama_generate_with_kv_cache():
     want = model.generate(ids, max_new_tokens=4, do_sample=False)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=("cpu",)):
         model.forward = torch.compile(model.forward)
         got = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert inductor_conv.counters()["attention"] >= 2  # one rewrite per compiled graph: prefill, decode
@@ -193,7 +193,7 @@ def test_llama_output_attentions_is_left_alone():
     want = model(input_ids=ids, output_attentions=True)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=("cpu",)):
         got = torch.compile(lambda i: model(input_ids=i, output_attentions=True))(ids)
     assert inductor_conv.counters()["attention"] == 0
     torch.testing.assert_close(got.logits, want.logits, **TOL["cpu"])

@@ -17,7 +17,7 @@ import triton.language as tl
 from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
-from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
+from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
 from inductor_conv.kernels.attention import score_scales
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
@@ -209,7 +209,7 @@ def test_cpu_compile_keeps_the_fallback_kernel():
     q, k, v = (_randn(1, 2, 9, 16, seed=i) for i in range(3))
     fn = lambda q, k, v: OPS.attention_fwd(q, k, v, None, 0.0, True, 0.25, None)[0]  # noqa: E731
     torch._dynamo.reset()
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         out, code = run_and_get_code(torch.compile(fn, fullgraph=True), q, k, v)
     assert "inductor_conv.attention_fwd" in "\n".join(code)
     assert "attn_fwd_rows" not in "\n".join(code)
@@ -365,7 +365,7 @@ def _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=False, dynam
         out = fwd(q, k, v, mask, seed)
         return (out, *torch.autograd.grad(out, [q, k, v] + ([mask] if mask_grad else []), do))
 
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         result, code = run_and_get_code(run)
     return result, "\n".join(code)
 
@@ -548,7 +548,7 @@ def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask
             out = fwd(q, k, v, mask, seed)
             return (out, *torch.autograd.grad(out, leaves, do))
 
-        with fx_graph_cache_disabled(), torch._dynamo.config.patch(error_on_recompile=step > 0), \
+        with compiled_graph_caches_disabled(), torch._dynamo.config.patch(error_on_recompile=step > 0), \
                 inductor_config.patch(max_autotune=kind == "max_autotune"):
             got, code = run_and_get_code(run)
         if step == 0:
@@ -659,7 +659,7 @@ def test_cudnn_and_template_mix_across_passes(monkeypatch, forward_cudnn):
         monkeypatch.setattr(inductor_conv.config, "attention_cudnn", not forward_cudnn)
         return (out, *torch.autograd.grad(out, (q, k, v), do))
 
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         got, code = run_and_get_code(run)
     forward, backward = _modules("\n".join(code))
     assert ("_scaled_dot_product_cudnn_attention" in forward) == forward_cudnn

@@ -19,7 +19,7 @@ import triton
 from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
-from inductor_conv._compat import fx_graph_cache_disabled, has_lowering, inductor_lowerings
+from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
 from inductor_conv.kernels import conv_math
 from inductor_conv.kernels.causal_conv1d import conv_geometry
 from inductor_conv.lowerings import causal_conv1d_silu as lowering
@@ -194,7 +194,7 @@ def compile_and_run(fn, *args, mode=None):
     from torch._inductor.utils import run_and_get_code
 
     torch._dynamo.reset()
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         out, code = run_and_get_code(torch.compile(fn, mode=mode, fullgraph=True), *args)
     return out, "\n".join(code)
 
@@ -284,7 +284,7 @@ def test_gpu_dynamic_shapes(registered, layout):
 
     torch._dynamo.reset()
     counter = CompileCounterWithBackend("inductor")
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         compiled = torch.compile(_bwd, backend=counter, dynamic=True, fullgraph=True)
         for L in (700, 1100):
             args, dy = make_inputs(2, 64, L, 4, dtype=torch.bfloat16, layout=layout, seed=L)
@@ -345,7 +345,7 @@ def test_gpu_backward_deterministic_and_max_autotune(registered):
     args, dy = make_inputs(4, 256, 2048, 4, dtype=torch.bfloat16, seed=4)
     x, w, b = args["x"], args["weight"], args["bias"]
     torch._dynamo.reset()
-    with fx_graph_cache_disabled():
+    with compiled_graph_caches_disabled():
         compiled = torch.compile(_bwd, fullgraph=True)
         first = compiled(x, w, b, dy)
         for _ in range(3):

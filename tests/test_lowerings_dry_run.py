@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from helpers import saved_lowerings
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled, inductor_config
+from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config
 from inductor_conv.lowerings import attention as attn_lowering
 from inductor_conv.lowerings import causal_conv1d_silu as conv_lowering
 
@@ -33,7 +33,7 @@ def dry_run(monkeypatch):
                 calls.setdefault(_name, []).append(kwargs)
             monkeypatch.setattr(template, "maybe_append_choice", record)
     monkeypatch.setattr(conv_lowering, "num_sms", lambda index: 132)
-    with saved_lowerings(attn_lowering.OPS + conv_lowering.OPS), fx_graph_cache_disabled():
+    with saved_lowerings(attn_lowering.OPS + conv_lowering.OPS), compiled_graph_caches_disabled():
         attn_lowering.register()
         conv_lowering.register()
         torch._dynamo.reset()

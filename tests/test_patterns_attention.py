@@ -28,7 +28,7 @@ from helpers import assert_as_close_as_eager, compile_and_run, ops_in, recording
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
-from inductor_conv._compat import dynamo_counters, fx_graph_cache_disabled, inductor_config
+from inductor_conv._compat import compiled_graph_caches_disabled, dynamo_counters, inductor_config
 from inductor_conv.patterns import attention_checks as checks
 
 # fp32 compiled (the op: S = 8 keys, D = 16 products per score, fp32 accumulate) against float64 eager: rounding
@@ -404,6 +404,24 @@ def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_
     return counts, graphs
 
 
+# tests/test_golden_graphs_attention.py pins the graphs of these compilations, which check_recognised's and
+# check_left_alone's caches serve to both files: under pytest-xdist (README's ``-n 2 --dist loadgroup``) the tests of
+# both files that read them run in one worker (the group), so each case is compiled once.
+GOLDEN = pytest.mark.xdist_group("attention_golden")
+GOLDEN_RECOGNISED = {  # (name, train)
+    *((name, train) for name in ("bert_additive_mask", "bert_no_mask", "nanogpt", "hf_gpt2", "hf_llama_repeat_kv",
+                                 "hf_gemma2_softcap", "t5_learned_bias", "t5_v5_bias_then_padding", "bmm_additive_mask",
+                                 "masked_fill_finfo_min", "prescaled_q", "scale_div_torch_full")
+      for train in (False, True)),
+    ("bert_learned_mask_bhss", True), ("hf_gpt2_padding", False), ("hf_gpt2_padding", True),
+    ("gpt2_scalar_fill_padding", False), ("multi_query_broadcast", True), ("alibi_then_padding", False),
+    ("bmm_masked_fill", False), ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True),
+    ("bmm_learned_bias_broadcast", True)}
+GOLDEN_LEFT_ALONE = {"weights_used_in_graph", "weights_stored", "softmax_dim_minus2", "weights_returned",
+                     "mask_from_scores", "head_dim_8", "masked_fill_minus_1e4", "int_additive_mask", "scale_along_keys",
+                     "softcap_two_constants"}
+
+
 @functools.cache
 def check_recognised(name, *, train, dynamic, dtype=torch.float32) -> list[str]:
     """Compile a recognised case: one rewrite, no bmm or softmax left, eager-equal results. Returns the graphs
@@ -424,7 +442,9 @@ def _ids(cases):
     return [f"{name}-{'training' if train else 'inference'}" for name, train in cases]
 
 
-@pytest.mark.parametrize("name, train", STATIC, ids=_ids(STATIC))
+@pytest.mark.parametrize("name, train", [pytest.param(*case, id=_ids([case])[0], marks=GOLDEN)
+                                         if case in GOLDEN_RECOGNISED else pytest.param(*case, id=_ids([case])[0])
+                                         for case in STATIC])
 def test_recognised_static(name, train):
     check_recognised(name, train=train, dynamic=False)
 
@@ -867,7 +887,8 @@ def _check_left_alone(name, train, device_types):
     return graphs
 
 
-@pytest.mark.parametrize("name", list(LEFT_ALONE))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=GOLDEN) if name in GOLDEN_LEFT_ALONE else name
+                                  for name in LEFT_ALONE])
 def test_left_alone(name):
     check_left_alone(name)
 
@@ -898,7 +919,7 @@ def test_softcap_under_dynamic_shapes(monkeypatch):
     assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="inductor")
-    with fx_graph_cache_disabled(), inductor_conv.enabled(("cpu",)), recording_graphs() as graphs:
+    with compiled_graph_caches_disabled(), inductor_conv.enabled(("cpu",)), recording_graphs() as graphs:
         for length in (S, S + 3):  # the second length: one recompile, dynamic
             q, k, v = torch.randn(B, length, H, D), torch.randn(B, length, HKV, D), torch.randn(B, length, HKV, D)
             mask = torch.randn(B, 1, length, length)

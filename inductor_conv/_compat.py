@@ -371,3 +371,18 @@ def run_and_get_code(fn, *args, **kwargs):
 
 
 __all__ += ["aten_fallbacks", "run_and_get_code"]
+
+
+# --- Inductor's own attention rewrite (Note [Inductor's attention rewrite] in patterns/inductor_guard.py) ----------
+def inductor_attention_binds_divisor() -> bool:
+    """Whether Inductor's fused-attention patterns bind the number the scores (or q) are divided by, as 2.13's do
+    (``_sfdp_pattern_5(query, key, value, attn_mask, inv_scale)``), or ignore it and assume sqrt(D), as 2.11's
+    patterns 5-10 and 20 do (``/ math.sqrt(query.size(-1))``, an ``Ignored()`` argument once serialised)."""
+    import inspect
+
+    from torch._inductor.fx_passes import fuse_attention
+
+    return "inv_scale" in inspect.signature(fuse_attention._sfdp_pattern_5).parameters
+
+
+__all__ += ["inductor_attention_binds_divisor"]

@@ -33,6 +33,7 @@ from inductor_conv._compat import (
     set_joint_custom_pre_pass,
     stable_topological_sort,
 )
+from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
 # Callables run on each graph right after our rewrites (tests record golden graphs with them).
@@ -101,7 +102,10 @@ class InductorConvPass(CustomGraphPass):
     def __call__(self, graph) -> None:
         for previous in _as_tuple(self.previous):
             previous(graph)
-        if not self.active or not _register_for(graph):
+        if not self.active:
+            return
+        if not _register_for(graph):
+            keep_inductor_attention_exact(graph)  # on every graph: Note [Inductor's attention rewrite]
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
@@ -127,6 +131,7 @@ class InductorConvPass(CustomGraphPass):
             # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.
             graph.eliminate_dead_code()
             graph.lint()
+        keep_inductor_attention_exact(graph)  # after our rewrites: Note [Inductor's attention rewrite]
         for observe in GRAPH_OBSERVERS:
             observe(graph)
 

@@ -96,7 +96,8 @@ def protect(graph: torch.fx.Graph) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 def softmax_over_last_dim(attention: _Attention) -> bool:
     """The softmax's max and normaliser reduce the last dim (SDPA's softmax is over keys)."""
-    return all(_reduces_last_dim(node) for node in (attention.amax, attention.total))
+    ndim = len(_val(attention.amax.args[0]).shape)
+    return all(_reduces_last_dim(node, ndim) for node in (attention.amax, attention.total))
 
 
 def operand_layouts_assumed(attention: _Attention) -> bool:
@@ -220,11 +221,11 @@ def _respell(graph: torch.fx.Graph, attention: _Attention) -> None:
     with graph.inserting_before(sub):
         neg = graph.call_function(aten.neg.default, (amax,))
         add = graph.call_function(aten.add.Tensor, (sub.args[0], neg))
-    val = _val(sub)
-    if val is not None:
-        with detect_fake_mode([val]) or contextlib.nullcontext():
-            neg.meta["val"] = torch.neg(_val(amax))
-            add.meta["val"] = torch.add(_val(sub.args[0]), neg.meta["val"])
+    vals = [_val(amax), _val(sub.args[0])]
+    if all(isinstance(v, torch.Tensor) for v in vals):
+        with detect_fake_mode(vals) or contextlib.nullcontext():
+            neg.meta["val"] = torch.neg(vals[0])
+            add.meta["val"] = torch.add(vals[1], neg.meta["val"])
     add.meta.update({k: v for k, v in sub.meta.items() if k != "val"})
     sub.replace_all_uses_with(add)
     graph.erase_node(sub)
@@ -253,9 +254,8 @@ def _through(node, targets):
     return node
 
 
-def _reduces_last_dim(node: Node) -> bool:
-    """``amax`` / ``sum.dim_IntList`` over exactly the last dim, keeping it."""
-    ndim = len(_val(node.args[0]).shape)
+def _reduces_last_dim(node: Node, ndim: int) -> bool:
+    """``amax`` / ``sum.dim_IntList`` of an ``ndim``-D tensor over exactly the last dim, keeping it."""
     dims = node.args[1] if len(node.args) > 1 else None
     keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
     return isinstance(dims, (list, tuple)) and [d % ndim for d in dims] == [ndim - 1] and keepdim is True
@@ -294,6 +294,7 @@ def _constant(arg):
 
 
 def _divisor_assumed(div: Node, head_dim) -> bool:
+    """Whether Inductor's replacement scales like ``div`` does (``divisors_assumed``)."""
     divisor = div.args[1]
     if _is_call(divisor, aten.full.default) and all(_is_call(u, aten.where.self) for u in div.users):
         return True  # GPT-2's inv_scale, bound by patterns 18 and 19

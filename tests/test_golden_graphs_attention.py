@@ -1057,8 +1057,9 @@ class Graph:
         view_2: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(bmm, [3, 4, 8, 8]);  bmm = None
         mul: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_2, 0.25);  view_2 = None
         amax: "f32[3, 4, 1, 8]" = torch.ops.aten.amax.default(mul, [-2], True)
-        sub: "f32[3, 4, 8, 8]" = torch.ops.aten.sub.Tensor(mul, amax);  mul = amax = None
-        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(sub);  sub = None
+        neg_default: "f32[3, 4, 1, 8]" = torch.ops.aten.neg.default(amax);  amax = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(mul, neg_default);  mul = neg_default = None
+        exp: "f32[3, 4, 8, 8]" = torch.ops.aten.exp.default(add_tensor);  add_tensor = None
         sum_1: "f32[3, 4, 1, 8]" = torch.ops.aten.sum.dim_IntList(exp, [-2], True)
         div: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(exp, sum_1);  exp = sum_1 = None
         expand_2: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(div, [3, 4, 8, 8]);  div = None

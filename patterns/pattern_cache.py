@@ -37,6 +37,7 @@ version.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -118,16 +119,30 @@ def load_module(path: pathlib.Path, bytecode: bool = True):
     return module
 
 
+_TORCH_LINE = re.compile(r"^TORCH = (.*?)  #.*$", re.M)
+
+
+def releases_in(text: str) -> tuple[str, ...]:
+    """The ``TORCH`` of a generated module's text (read without running it: the other releases' files are large)."""
+    return ast.literal_eval(_TORCH_LINE.search(text).group(1))
+
+
+def with_releases(text: str, releases: tuple[str, ...]) -> str:
+    """A generated module's text with ``TORCH = releases``."""
+    return _TORCH_LINE.sub(lambda m: m.group(0).replace(m.group(1), repr(releases), 1), text, count=1)
+
+
 def shipped(capability: str):
     """(path, module) of the shipped file whose ``TORCH`` lists this torch's release, or None."""
     for path in shipped_files(capability):
+        with open(path) as f:
+            head = f.read(4096)
+        if RELEASE not in releases_in(head):
+            continue
         try:
-            module = load_module(path)
+            return path, load_module(path)
         except Exception as e:  # a file this torch cannot import (a name _compat lacks): not ours to use
             log.warning("%s: cannot import the shipped %s (%s)", capability, path.name, e)
-            continue
-        if RELEASE in module.TORCH:
-            return path, module
     return None
 
 

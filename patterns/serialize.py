@@ -8,17 +8,21 @@ pattern_cache.py.  Takes a few minutes on a 2-core CPU (every variant of every c
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib
 import pathlib
-import re
 import time
 
 from inductor_conv._compat import PatternMatcherPass
 from inductor_conv.patterns import graph_pass, pattern_cache
-from inductor_conv.patterns.pattern_cache import RELEASE, SHIPPED_DIR, pattern_key, render_module
+from inductor_conv.patterns.pattern_cache import (
+    RELEASE,
+    SHIPPED_DIR,
+    pattern_key,
+    releases_in,
+    render_module,
+    with_releases,
+)
 
-_TORCH_LINE = re.compile(r"^TORCH = (.*?)  #.*$", re.M)
 
 
 def fresh_sources() -> dict[str, dict[str, str]]:
@@ -32,14 +36,6 @@ def fresh_sources() -> dict[str, dict[str, str]]:
 
 def expected_text(capability: str, sources: dict[str, str], releases: tuple[str, ...]) -> str:
     return render_module(capability, pattern_key(capability), releases, sources)
-
-
-def _releases(text: str) -> tuple[str, ...]:
-    return ast.literal_eval(_TORCH_LINE.search(text).group(1))
-
-
-def _with_releases(text: str, releases: tuple[str, ...]) -> str:
-    return _TORCH_LINE.sub(lambda m: m.group(0).replace(m.group(1), repr(releases), 1), text, count=1)
 
 
 def _release_order(release: str) -> tuple[int, ...]:
@@ -57,22 +53,22 @@ def write(capability: str, sources: dict[str, str], release: str = RELEASE,
     files = {path: path.read_text() for path in pattern_cache.shipped_files(capability, directory)}
     kept = []
     for text in files.values():
-        releases = set(_releases(text)) - {release}
-        if _with_releases(text, ()) == body:
+        releases = set(releases_in(text)) - {release}
+        if with_releases(text, ()) == body:
             releases.add(release)
         if releases:
-            kept.append(_with_releases(text, tuple(sorted(releases, key=_release_order))))
-    if not any(release in _releases(text) for text in kept):
-        kept.append(_with_releases(body, (release,)))
-    named = {directory / (f"{capability}.py" if len(kept) == 1 else f"{capability}.torch{_releases(text)[0]}.py"): text
-             for text in kept}
+            kept.append(with_releases(text, tuple(sorted(releases, key=_release_order))))
+    if not any(release in releases_in(text) for text in kept):
+        kept.append(with_releases(body, (release,)))
+    named = {directory / (f"{capability}.py" if len(kept) == 1 else f"{capability}.torch{releases_in(text)[0]}.py"):
+             text for text in kept}
     directory.mkdir(parents=True, exist_ok=True)
     for path in files.keys() - named.keys():
         path.unlink()
     for path, text in named.items():
         if files.get(path) != text:
             path.write_text(text)
-    (mine,) = [path for path, text in named.items() if release in _releases(text)]
+    (mine,) = [path for path, text in named.items() if release in releases_in(text)]
     return mine, named != files
 
 
@@ -84,7 +80,7 @@ def main(argv=None) -> int:
     print(f"traced every variant under torch {RELEASE} in {time.perf_counter() - start:.0f} s")
     for capability, sources in recorded.items():
         path, changed = write(capability, sources)
-        print(f"{capability}: {len(sources)} patterns -> {path} (torch {', '.join(_releases(path.read_text()))})"
+        print(f"{capability}: {len(sources)} patterns -> {path} (torch {', '.join(releases_in(path.read_text()))})"
               f"{'' if changed else ', unchanged'}")
     return 0
 

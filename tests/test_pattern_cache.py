@@ -180,7 +180,7 @@ def test_releases_with_equal_traces_share_one_file(tmp_path):
     other = {"0:mul_add": pattern_cache.pattern_source(_other_pattern())}
 
     def files():
-        return {p.name: serialize._releases(p.read_text()) for p in tmp_path.iterdir()}
+        return {p.name: pattern_cache.releases_in(p.read_text()) for p in tmp_path.iterdir()}
 
     assert serialize.write("unit", small, "2.11", tmp_path) == (tmp_path / "unit.py", True)
     assert serialize.write("unit", small, "2.13", tmp_path) == (tmp_path / "unit.py", True)

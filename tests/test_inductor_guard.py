@@ -222,6 +222,22 @@ def test_correct_rewrites_stay(train):
     assert not _mismatches(names, fn, args, train, outs, grads)
 
 
+@pytest.mark.gpu
+def test_cuda_half_end_to_end():
+    """fp16 on CUDA through all of Inductor, on the GPU box's torch (2.11): the issue's softmax over dim -2 and
+    ``q kᵀ / 2.0 + mask`` with D = 16 (2.11's pattern 5 would scale by 1/4). The plugin is enabled for CPU, so
+    our patterns leave these CUDA graphs to Inductor. Each output within 1e-2 of float64 eager (a few fp16
+    roundings of values of size ~1; a wrong rewrite is off by 0.1 or more)."""
+    torch.manual_seed(0)
+    cases = [(_softmax_over(-2), 3), (lambda q, k, v, m: _divided_then_masked(q, k, v, 2.0, m), 4)]
+    args = [a.cuda().half() for a in _qkv((2, 4, 33, D)) + _qkv((2, 4, 33, D)) + [torch.randn(1, 1, 33, 33)]]
+    fn = _all(cases)
+    outs, _, fused, ours = _compiled(fn, args, False, device_types=("cpu",), backend="inductor")
+    assert (fused, ours) == (int(inductor_attention_binds_divisor()), 0)
+    for got, want in zip(outs, fn(*(a.double() for a in args))):
+        torch.testing.assert_close(got.double(), want, atol=1e-2, rtol=0)
+
+
 class TestRespelledGraph(expecttest.TestCase):
     def test_bmm_softmax_over_dim_0(self):
         """protect() on a traced 3-D attention with its softmax over dim 0: ``s - amax(s)`` becomes

@@ -386,3 +386,21 @@ def inductor_attention_binds_divisor() -> bool:
 
 
 __all__ += ["inductor_attention_binds_divisor"]
+
+
+# --- compiled-graph caches (added by the distributed-training helper) ----------------------------------------------
+def compiled_graph_caches_disabled():
+    """Inductor's FX graph cache and AOTAutograd's cache off, every other cache on: each compile runs our pass and
+    counts its rewrites (a hit would replay code rewritten elsewhere), while the pattern cache spares each process
+    the tracing (``fx_graph_cache_disabled`` turns that off too). Used where several processes compile at once."""
+    import contextlib
+
+    from torch._functorch import config as functorch_config
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+    return stack
+
+
+__all__ += ["compiled_graph_caches_disabled"]

@@ -1,35 +1,54 @@
-"""Compile the eager Triton kernels for sm_90 (H100 / H200) on a machine without a GPU.
+"""Compile the eager Triton kernels and the Inductor templates for sm_90 (H100 / H200) on a machine without a GPU.
 
-    python tests/compile_sm90.py           # one line per kernel variant: registers, stack (spills), shared memory
-    python tests/compile_sm90.py --json    # the same as a JSON list (tests/test_kernels_compile_sm90.py)
+    python tests/compile_sm90.py                     # one line per eager kernel variant: registers, stack (spills),
+                                                     # shared memory, local memory in loops
+    python tests/compile_sm90.py --templates         # the same for a representative set of rendered templates
+    python tests/compile_sm90.py [--templates] --json  # as a JSON list (tests/test_*_compile_sm90.py)
 
 The interpreter that runs our kernels in CPU CI never runs Triton's NVIDIA backend, so a kernel the GPU compiler
-rejects (or whose tile needs more shared memory than an SM has) would first fail on the device.  This script calls
-the real eager launchers with CPU tensors and the CUDA tile tables; each launch is recorded instead of run (Triton's
-`JITFunction.run` is replaced), turned into an `ASTSource` with the launch's types, constexprs and 16-divisibility,
-and compiled by `triton.compile` for `GPUTarget("cuda", 90, 32)` — Triton ships ptxas, so this needs no GPU.
-`cuobjdump -res-usage` on the cubin gives registers and stack bytes (spills).  The templates share the kernels'
-`@triton.jit` math (kernels/attn_math.py, kernels/conv_math.py) and tile tables, so this also covers their math.
+rejects (or whose tile needs more shared memory than an SM has) would first fail on the device.
 
-Run without TRITON_INTERPRET (tests/test_kernels_compile_sm90.py starts it in a subprocess for that reason).
-Internal Triton API (ASTSource, GPUTarget, JITFunction.run, KernelParam): written for triton 3.6.
+Eager kernels: the real eager launchers are called with CPU tensors and the CUDA tile tables; each launch is recorded
+instead of run (Triton's `JITFunction.run` is replaced), specialised as Triton's launcher specialises it for the
+sm_90 backend (its own binder: pointer and int alignment to 16, ints equal to 1 as constants -- a unit stride is
+then a literal, as on the GPU) and compiled by `triton.compile` for `GPUTarget("cuda", 90, 32)` -- Triton ships
+ptxas, so this needs no GPU.
+
+Templates: `render_template` renders a template file the way Inductor does for static shapes (sizes and strides as
+literals, kernel options as `NAME : tl.constexpr = value` lines, 16-byte aligned pointers), with a plain tl.store
+for store_output; the attention constexprs mirror lowerings/attention.py's `_options`, the conv ones are the
+lowering's own `_template_kwargs`.  benchmarks/template_sass.py and benchmarks/conv_template_sass.py print one
+variant's machine code with the same functions.
+
+`cuobjdump -res-usage` on the cubin gives registers and stack bytes (spills).  Run without TRITON_INTERPRET
+(`run_script` starts it in a subprocess for the tests, whose conftest.py switches the interpreter on).  Internal
+Triton API (ASTSource, GPUTarget, JITFunction.run / _pack_args, create_function_from_signature): written for triton
+3.6 and 3.7 (.ci/run compiles with both: 3.6.0 in its main venv, 3.7.1, torch 2.13's CUDA pin, in a second one).
 """
 from __future__ import annotations
 
 import collections
+import contextlib
+import functools
+import importlib.util
+import io
 import json
+import multiprocessing
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
+import jinja2
 import torch
 import triton
+from triton import knobs
 from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-from triton.runtime.jit import JITFunction
+from triton.compiler import ASTSource, make_backend
+from triton.runtime.jit import JITFunction, create_function_from_signature
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SM90 = GPUTarget("cuda", 90, 32)
 NVIDIA_BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")  # ptxas, cuobjdump
 SM90_SHARED_BYTES = 232448  # the most dynamic shared memory one block may use on sm_90 (227 KiB)
@@ -37,6 +56,16 @@ SM90_SHARED_BYTES = 232448  # the most dynamic shared memory one block may use o
 _PTR = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.float64: "*fp64",
         torch.int64: "*i64", torch.int32: "*i32", torch.int8: "*i8", torch.uint8: "*u8", torch.bool: "*i1"}
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def run_script(script: str, *args: str) -> str:
+    """stdout of `python script args` from the repository root, without the interpreter (it would replace the
+    kernels the script compiles); a failure shows the script's stderr."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
 
 
 def _recording(launches):
@@ -58,6 +87,7 @@ def record(fn):
 
 
 def _arg_type(value):
+    """Triton type of a launch argument and whether it is divisible by 16 (tests/test_attention_decode.py)."""
     if isinstance(value, torch.Tensor):
         return _PTR[value.dtype], value.data_ptr() % 16 == 0
     if isinstance(value, bool):
@@ -70,28 +100,35 @@ def _arg_type(value):
 
 
 def source(kernel, args, kwargs):
-    """ASTSource and compile options of one recorded launch (constexpr params become constants; pointers and ints
-    divisible by 16 get `tt.divisibility`, as Triton's launcher specialises them)."""
-    options = {k: kwargs.pop(k) for k in list(kwargs) if k in _OPTIONS}
-    bound = kernel.signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    signature, constexprs, attrs = {}, {}, {}
-    for i, param in enumerate(kernel.params):
-        value = bound.arguments[param.name]
-        if param.is_constexpr or value is None:
-            signature[param.name] = "constexpr"
-            constexprs[(i,)] = value
-            continue
-        signature[param.name], divisible = _arg_type(value)
-        if divisible:
-            attrs[(i,)] = [["tt.divisibility", 16]]
-    return ASTSource(kernel, signature, constexprs=constexprs, attrs=attrs), options, bound.arguments
+    """ASTSource, compile options and bound arguments (by name) of one recorded launch, specialised by Triton's
+    own binder for the sm_90 backend as its launcher would do it on the GPU: constexprs and ints equal to 1 become
+    constants, pointers 16-byte aligned and ints divisible by 16 get `tt.divisibility`.  (Without the unit
+    constants every eager attention kernel compiled with runtime head-dim strides, 255 registers and hundreds of
+    bytes of stack; on the GPU those strides are the literal 1.)"""
+    backend = make_backend(SM90)
+    binder = create_function_from_signature(kernel.signature, kernel.params, backend)
+    bound, specialization, options = binder(*args, **kwargs)
+    _, signature, constexprs, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    options = {k: v for k, v in kwargs.items() if k in _OPTIONS}
+    return ASTSource(kernel, signature, constexprs=constexprs, attrs=attrs), options, dict(bound)
+
+
+def compile_sm90(src, options: dict):
+    """triton.compile for sm_90, keeping the log of the ptxas run it made (`ptxas_log`: resources() reads ptxas'
+    advisories there instead of running ptxas again; None when Triton's cache had the kernel)."""
+    log = io.StringIO()
+    with knobs.nvidia.scope(), contextlib.redirect_stdout(log):
+        knobs.nvidia.dump_ptxas_log = True  # Triton prints the log
+        compiled = triton.compile(src, target=SM90, options=options)
+    compiled.ptxas_log = log.getvalue() or None
+    return compiled
 
 
 def resources(compiled) -> dict:
     """Registers and stack bytes per thread (cuobjdump on the cubin), shared memory per block (Triton's metadata),
     and whether ptxas serialised the kernel's wgmma instructions (its performance advisory C7515: every warpgroup
-    MMA then waits for the previous one; Note [masked tiles first] in kernels/attn_math.py)."""
+    MMA then waits for the previous one; Note [masked tiles first] in kernels/attn_math.py), from the log of
+    compile_sm90's ptxas run or, without one, from a run of ptxas on the PTX (only if it has wgmma instructions)."""
     with tempfile.TemporaryDirectory() as tmp:
         cubin, ptx = os.path.join(tmp, "k.cubin"), os.path.join(tmp, "k.ptx")
         with open(cubin, "wb") as f:
@@ -100,11 +137,13 @@ def resources(compiled) -> dict:
             f.write(compiled.asm["ptx"])
         usage = subprocess.run([os.path.join(NVIDIA_BIN, "cuobjdump"), "-res-usage", cubin], capture_output=True,
                                text=True, check=True).stdout
-        advice = subprocess.run([os.path.join(NVIDIA_BIN, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx,
-                                 "-o", os.devnull], capture_output=True, text=True, check=True).stderr
+        advice = getattr(compiled, "ptxas_log", None)
+        if advice is None and "wgmma" in compiled.asm["ptx"]:
+            advice = subprocess.run([os.path.join(NVIDIA_BIN, "ptxas"), f"-arch=sm_{SM90.arch}a", "-v", ptx,
+                                     "-o", os.devnull], capture_output=True, text=True, check=True).stderr
     match = re.search(r"REG:(\d+) STACK:(\d+)", usage)
     return dict(regs=int(match.group(1)), stack=int(match.group(2)), shared=compiled.metadata.shared,
-                wgmma_serialized="C7515" in advice)
+                wgmma_serialized="C7515" in (advice or ""))
 
 
 def sass(compiled) -> str:
@@ -129,13 +168,51 @@ def loops(text: str):
             yield first, i, ops
 
 
+def summary(name: str, compiled) -> dict:
+    """What the tests check of one compiled variant: resources(), the ex2 flavours of its PTX, its loops and the
+    local-memory instructions (spills) inside them."""
+    loop_ops = [ops for _, _, ops in loops(sass(compiled))]
+    return dict(kernel=name, **resources(compiled),
+                ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", compiled.asm["ptx"]))), loops=len(loop_ops),
+                local_in_loops=sum(ops["LDL"] + ops["STL"] for ops in loop_ops))
+
+
+# (name, function compiling one variant) of the variants compile_variants is compiling: the pool's forked workers
+# read it.
+_VARIANTS: list = []
+
+
+def _summarise(i: int) -> dict:
+    name, compile_ = _VARIANTS[i]
+    return summary(name, compile_())
+
+
+def compile_variants(variants, report=print) -> list[dict]:
+    """summary() of each (name, function compiling it) of `variants`, in order, compiled by a pool of forked
+    processes, one a core up to two (ptxas is single-threaded); report() gets each line in order."""
+    global _VARIANTS
+    _VARIANTS = list(variants)
+    results = []
+    with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
+        for result in pool.imap(_summarise, range(len(_VARIANTS))):
+            results.append(result)
+            report(_line(result))
+    return results
+
+
+def _line(result: dict) -> str:
+    return (f"regs {result['regs']:3d}  stack {result['stack']:4d} B ({result['local_in_loops']} LDL/STL in loops)"
+            f"  shared {result['shared']:6d} B{'  wgmma SERIALISED' if result['wgmma_serialized'] else ''}"
+            f"  {result['kernel']}")
+
+
+# ---------------------------------------------------------------- the eager kernels
 # What tells the variants of one kernel apart in the report: constexpr parameters (a tensor argument of the same
 # name is not).
 _SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC", "N", "V",
           "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST", "UNROLL")
 
 
-# ---------------------------------------------------------------- the variants compiled
 def _attention_launches():
     from inductor_conv.kernels.attention import attention_bwd, attention_fwd
     from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
@@ -143,11 +220,11 @@ def _attention_launches():
     launches = []
     B, S, D = 1, 128, 128
     cases = [  # (dtype, Hq, Hkv, mask kind, dropout_p, causal, mask_grad, softcap)
+        (torch.float32, 2, 1, None, 0.0, True, False, 0.0),  # first: its backward compiles longest
         (torch.bfloat16, 2, 2, None, 0.0, False, False, 0.0),
         (torch.bfloat16, 2, 2, None, 0.1, True, False, 0.0),
         (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0),
         (torch.float16, 2, 2, "float", 0.1, False, True, 0.0),
-        (torch.float32, 2, 1, None, 0.0, True, False, 0.0),
         (torch.bfloat16, 4, 2, "float", 0.1, False, True, 50.0),  # Gemma 2's soft-capping
     ]
     for dtype, hq, hkv, mask_kind, p, causal, mask_grad, softcap in cases:
@@ -170,7 +247,7 @@ def _conv_launches():
     from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
 
     launches = []
-    B, C, L, K = 2, 64, 256, 4
+    B, C, L, K = 2, 64, 4096, 4  # several tiles a program: tiles_per_prog == 1 would be a constant, no loop
     for channel_last, with_seq, with_init in ((False, False, False), (True, False, False), (False, True, False),
                                               (True, False, True)):
         x = torch.randn(B, L, C, dtype=torch.bfloat16).transpose(1, 2) if channel_last else \
@@ -184,8 +261,8 @@ def _conv_launches():
 
 
 def compile_all(report=print) -> list[dict]:
-    """Compile every distinct recorded launch for sm_90; one result dict per variant."""
-    results, seen = [], set()
+    """Compile every distinct recorded eager launch for sm_90; one summary() per variant."""
+    variants, seen = [], set()
     for kernel, args, kwargs in _attention_launches() + _conv_launches():
         src, options, arguments = source(kernel, args, dict(kwargs))
         key = (kernel.fn.__name__, src.hash(), tuple(sorted(options.items())))
@@ -194,24 +271,207 @@ def compile_all(report=print) -> list[dict]:
         seen.add(key)
         shown = {k: arguments[k] for k in _SHOWN if not isinstance(arguments.get(k), (torch.Tensor, type(None)))}
         name = kernel.fn.__name__ + "(" + ", ".join(f"{k}={v}" for k, v in {**shown, **options}.items()) + ")"
-        compiled = triton.compile(src, target=SM90, options=options)
-        ptx = compiled.asm["ptx"]
-        loop_ops = [ops for _, _, ops in loops(sass(compiled))]
-        local_in_loops = sum(ops["LDL"] + ops["STL"] for ops in loop_ops)
-        result = dict(kernel=name, **resources(compiled), ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", ptx))),
-                      loops=len(loop_ops), local_in_loops=local_in_loops)
-        results.append(result)
-        report(f"regs {result['regs']:3d}  stack {result['stack']:4d} B ({local_in_loops} LDL/STL in loops)"
-               f"  shared {result['shared']:6d} B"
-               f"{'  wgmma SERIALISED' if result['wgmma_serialized'] else ''}  {name}")
-    return results
+        variants.append((name, functools.partial(compile_sm90, src, options)))
+    return compile_variants(variants, report)
+
+
+# ---------------------------------------------------------------- the templates, rendered as Inductor renders them
+def _strides(shape, order=None) -> tuple:
+    """Strides of a dense tensor of `shape` whose dims are laid out innermost first in `order` (default:
+    contiguous)."""
+    strides, acc = [0] * len(shape), 1
+    for d in order if order is not None else reversed(range(len(shape))):
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(strides)
+
+
+def render_template(text: str, constexprs: dict, stride, size, store_output, literal=str) -> tuple[str, list[str]]:
+    """A template's text rendered with stand-ins for Inductor's hooks: ``def_kernel`` writes
+    ``kernel(arg_<input>..., out_ptr0)`` with the constexprs as its first lines (each value as ``literal`` writes
+    it) and INDEX_DTYPE int32; ``stride``, ``size`` and ``store_output`` are the caller's.  Returns the module
+    source and the input names in def_kernel order."""
+    names = []
+
+    def def_kernel(*inputs):
+        names.extend(inputs)
+        lines = [f"def kernel({', '.join(f'arg_{n}' for n in inputs)}, out_ptr0):"]
+        lines += [f"    {k} : tl.constexpr = {literal(v)}" for k, v in constexprs.items()]
+        lines += ["    INDEX_DTYPE : tl.constexpr = tl.int32"] + [f"    {n} = arg_{n}" for n in inputs]
+        return "\n".join(lines) + "\n"
+
+    body = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text).render(
+        def_kernel=def_kernel, stride=stride, size=size, store_output=store_output, **constexprs)
+    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n" + body, names
+
+
+def compile_source(source: str, names, types: dict, num_warps: int, num_stages: int, out_type: str = "*bf16"):
+    """Compile a rendered template (`kernel(arg_<name>..., out_ptr0)`) for sm_90, every pointer 16-byte aligned
+    as Inductor's launcher specialises them; types: Triton type of each input name, out_type the output's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "rendered_template.py")
+        with open(path, "w") as f:
+            f.write(source)
+        spec = importlib.util.spec_from_file_location("rendered_template", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        signature = {f"arg_{n}": types[n] for n in names} | {"out_ptr0": out_type}
+        attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
+        return compile_sm90(ASTSource(module.kernel, signature, constexprs={}, attrs=attrs),
+                            dict(num_warps=num_warps, num_stages=num_stages))
+
+
+def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
+                         store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
+                         pair=None, tma=False) -> tuple[dict, int, int]:
+    """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
+    its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
+    stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
+    forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
+    causal pair, no TMA."""
+    from inductor_conv.kernels.attention import score_scales
+    from inductor_conv.lowerings.attention import _DOT_DTYPES
+    from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+    from inductor_conv.reference.attention import dropout_threshold
+
+    if tile is None:
+        pick = attn_fwd_tile if fwd else attn_bwd_tile
+        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0)
+        tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
+        pair = getattr(table, "pair", False) if pair is None else pair
+    if group is None:
+        group = 8 if fwd else 0 if masked_first else 2
+    scale = head_dim ** -0.5
+    qk_scale2, softcap_scale = score_scales(scale, softcap)
+    constexprs = dict(
+        HEAD_DIM=head_dim, BLOCK_D=max(16, triton.next_power_of_2(head_dim)), MASK_KIND=mask_kind,
+        IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=_DOT_DTYPES[dtype],
+        PRECISION="'ieee'" if dtype == torch.float32 else "'tf32'", ACC_DTYPE="tl.float32", QK_SCALE2=qk_scale2,
+        SCALE=scale, SOFTCAP=softcap > 0, SOFTCAP_SCALE=softcap_scale, DROPOUT_THRESHOLD=dropout_threshold(p),
+        DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
+        BLOCK_M=tile[0], BLOCK_N=tile[1],
+        **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
+           dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first)))
+    return constexprs, tile[2], tile[3]
+
+
+def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None) -> tuple[str, list[str]]:
+    """An attention template's kernel source with static sizes (B, Hq, S, D = shape; hkv key/value heads, default
+    Hq) and its input names (def_kernel order).  A bool mask is [B, 1, S, S] broadcast over heads, an additive one
+    [1, Hq, S, S] broadcast over the batch (stride 0, as the lowering passes a broadcast mask)."""
+    from inductor_conv.lowerings.attention import _load
+
+    B, H, S, D = shape
+    mask = {1: (S * S, 0, S, 1), 2: (0, S * S, S, 1)}.get(constexprs["MASK_KIND"], (0, 0, 0, 0))
+    tensors = {n: ((B, H, S, D), _strides((B, H, S, D))) for n in ("Q", "DO", "O", "DQ")}
+    tensors.update({n: ((B, hkv or H, S, D), _strides((B, hkv or H, S, D))) for n in ("K", "V", "DV")})
+    tensors.update(LSE=((B, H, S), _strides((B, H, S))), DELTA=((B, H, S), _strides((B, H, S))),
+                   MASK=((B, H, S, S), mask), SEED=((1,), (1,)), DS=((B, H, S, S), _strides((B, H, S, S))))
+
+    def stride(n, dim=None):
+        st = tensors[n][1]
+        return str(st[dim]) if dim is not None else ", ".join(map(str, st))
+
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):  # O (forward) or dK (backward)
+        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, tensors["Q" if fwd else "K"][1]))
+        return f"tl.store(out_ptr0 + {offset}, {val}, {mask})"
+
+    name = "inductor_conv_attention_fwd" if fwd else "inductor_conv_attention_bwd"
+    return render_template(_load(name), constexprs, stride, lambda n, dim: str(tensors[n][0][dim]), store_output)
+
+
+def compile_attention_template(fwd: bool, shape, constexprs: dict, num_warps: int, num_stages: int,
+                               hkv: int | None = None, dtype=torch.bfloat16):
+    """An attention template rendered (render_attention) and compiled for sm_90, its tensors in `dtype`."""
+    source, names = render_attention(fwd, shape, constexprs, hkv)
+    types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DV")}
+    types.update(MASK=_PTR[dtype] if constexprs["MASK_KIND"] == 2 else "*i1", SEED="*i64", LSE="*fp32",
+                 DELTA="*fp32", DS="*fp32")
+    return compile_source(source, names, types, num_warps, num_stages, out_type=_PTR[dtype])
+
+
+def compile_conv_template(direction: str, layout: str, shape, tile=None):
+    """A conv template (`direction` fwd / bwd) for bf16 x (B, C, L), fp32 weight and bias, K taps (shape =
+    (B, C, L, K)), rendered with the lowering's own constexprs (`_template_kwargs`, N_CHUNKS for 132 SMs) and
+    compiled for sm_90.  Layouts: "bcl" (x contiguous), "blc" (the channel-last view, y / dy in x's layout),
+    "blc_t" (x channel-last, y / dy contiguous).  Returns (compiled, ConvGeometry, N_CHUNKS)."""
+    from inductor_conv.kernels.causal_conv1d import conv_chunks, conv_geometry
+    from inductor_conv.lowerings import causal_conv1d_silu as lowering
+
+    B, C, L, K = shape
+    g = conv_geometry(layout, torch.bfloat16, K, direction, tile)
+    kwargs = lowering._template_kwargs(g, K, True, None, None, "silu", None if direction == "fwd" else
+                                       layout == "blc_t")
+    num_warps = kwargs.pop("num_warps")
+    kwargs.pop("num_stages")
+    _, n_chunks = conv_chunks(B, C, L, g, 132)
+    x_strides = _strides((B, C, L), (2, 1, 0) if layout == "bcl" else (1, 2, 0))
+    y_strides = _strides((B, C, L)) if layout in ("bcl", "blc_t") else x_strides
+    tensors = dict(X=((B, C, L), x_strides), W=((C, K), (K, 1)), BIAS=((C,), (1,)), DY=((B, C, L), y_strides),
+                   PART=((B * n_chunks, C, K + 1), _strides((B * n_chunks, C, K + 1))))
+    out = y_strides if direction == "fwd" else x_strides
+
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):
+        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, out))
+        return f"tl.store(out_ptr0 + {offset}, {val}.to(tl.bfloat16), {mask})"
+
+    source, names = render_template(lowering._load(f"inductor_conv_causal_conv1d_{direction}"),
+                                    dict(kwargs, N_CHUNKS=n_chunks), lambda n, d: str(tensors[n][1][d]),
+                                    lambda n, d: str(tensors[n][0][d]), store_output, literal=repr)
+    types = dict(X="*bf16", W="*fp32", BIAS="*fp32", DY="*bf16", PART="*fp32")
+    return compile_source(source, names, types, num_warps, 1), g, n_chunks
+
+
+# A representative set of template variants, each as the lowering launches it by default (few: each compile takes
+# seconds).  Attention: (pass, dtype, (B, Hq, S, D), Hkv, MASK_KIND, causal, dropout p, softcap, STORE_DS).
+ATTENTION_TEMPLATES = (
+    ("fwd", torch.bfloat16, (1, 2, 256, 128), 2, 0, False, 0.0, 0.0, False),
+    ("fwd", torch.bfloat16, (1, 4, 256, 64), 2, 0, True, 0.1, 0.0, False),   # GQA, causal pairs (the D64 tile)
+    ("fwd", torch.float16, (1, 2, 256, 128), 2, 2, False, 0.1, 0.0, False),
+    ("fwd", torch.bfloat16, (1, 2, 256, 64), 2, 1, False, 0.0, 50.0, False),  # Gemma 2's soft-capping
+    ("bwd", torch.bfloat16, (1, 2, 256, 128), 2, 0, True, 0.1, 0.0, False),
+    ("bwd", torch.bfloat16, (1, 4, 256, 64), 2, 2, False, 0.1, 0.0, True),    # GQA (KV_FIRST), the mask's gradient
+    ("bwd", torch.float16, (1, 2, 256, 128), 2, 1, False, 0.0, 50.0, False),
+    ("bwd", torch.float32, (1, 2, 256, 64), 2, 0, True, 0.0, 0.0, False),
+)
+# Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.
+CONV_TEMPLATES = (("fwd", "bcl"), ("fwd", "blc"), ("bwd", "bcl"), ("bwd", "blc"), ("bwd", "blc_t"))
+CONV_SHAPE = (2, 512, 8192, 4)  # 11-16 tiles a backward program (a forward one runs one tile: no loop)
+
+
+def _conv_template(direction: str, layout: str):
+    return compile_conv_template(direction, layout, CONV_SHAPE)[0]
+
+
+def compile_templates(report=print) -> list[dict]:
+    """Compile each of ATTENTION_TEMPLATES and CONV_TEMPLATES for sm_90; one summary() per variant."""
+    from inductor_conv.kernels.causal_conv1d import conv_geometry
+
+    variants = []
+    for pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds in ATTENTION_TEMPLATES:
+        constexprs, warps, stages = attention_constexprs(dtype, shape[3], fwd=pass_ == "fwd", causal=causal, p=p,
+                                                         mask_kind=mask_kind, softcap=softcap, store_ds=store_ds,
+                                                         gqa=hkv != shape[1])
+        tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
+        name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
+                f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "
+                f"tile={tile})")
+        variants.append((name, functools.partial(compile_attention_template, pass_ == "fwd", shape, constexprs,
+                                                 warps, stages, hkv, dtype)))
+    for direction, layout in CONV_TEMPLATES:
+        g = conv_geometry(layout, torch.bfloat16, CONV_SHAPE[3], direction)
+        name = (f"inductor_conv_causal_conv1d_{direction}({layout}, BC={g.block_c}, BT={g.block_t}, "
+                f"warps={g.num_warps}, unroll={g.unroll})")
+        variants.append((name, functools.partial(_conv_template, direction, layout)))
+    return compile_variants(variants, report)
 
 
 if __name__ == "__main__":
     if os.environ.get("TRITON_INTERPRET") == "1":
         sys.exit("run without TRITON_INTERPRET=1: the interpreter replaces the kernels this compiles")
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, ROOT)
+    run = compile_templates if "--templates" in sys.argv else compile_all
     if "--json" in sys.argv:
-        print(json.dumps(compile_all(report=lambda line: None)))
+        print(json.dumps(run(report=lambda line: None)))
     else:
-        compile_all()
+        run()

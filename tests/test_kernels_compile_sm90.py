@@ -2,36 +2,25 @@
 
 CPU CI runs the kernels through the interpreter, which never compiles them; the GPU compiler can reject what the
 interpreter accepts, and a tile can ask for more shared memory than an SM has.  tests/compile_sm90.py records the
-launches of the eager launchers (CUDA tile tables, CPU tensors) and compiles each distinct variant for sm_90 with
-the ptxas Triton ships; it runs in a subprocess because the interpreter (switched on in conftest.py) replaces the
-kernels it compiles.
+launches of the eager launchers (CUDA tile tables, CPU tensors), specialises them as Triton's launcher would, and
+compiles each distinct variant for sm_90 with the ptxas Triton ships; it runs in a subprocess because the
+interpreter (switched on in conftest.py) replaces the kernels it compiles.  The template tests here pin what
+benchmarks/template_sass.py shows; tests/test_templates_compile_sm90.py compiles a wider set of templates.  .ci/run
+runs both files with triton 3.6.0 (its main venv) and 3.7.1 (a second venv): all hold with both.
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-from compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES
+from compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES, run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED = {"_attn_fwd_kernel", "_attn_bwd_delta_kernel", "_attn_bwd_kernel", "causal_conv1d_fwd_kernel",
             "causal_conv1d_bwd_kernel", "causal_conv1d_param_grad_kernel"}
 
 
-def _run(script, *args) -> str:
-    """stdout of `python script args` from the repository root, without the interpreter (it would replace the
-    kernels the script compiles)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def compiled():
-    return json.loads(_run("tests/compile_sm90.py", "--json").strip().splitlines()[-1])
+    return json.loads(run_script("tests/compile_sm90.py", "--json").strip().splitlines()[-1])
 
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
@@ -53,19 +42,28 @@ def test_shared_memory_fits_an_sm90_block(compiled):
 
 def test_conv_kernels_do_not_spill(compiled):
     """The conv kernels are bandwidth-bound streams: local-memory traffic inside the tile loop (per tile) would cost
-    more than their whole budget.  Pinned for the triton the CPU setup installs (3.6.0).  The channel-last backward's
-    loop is unrolled twice by default (ConvTile.unroll) and keeps two tiles of rows in flight (Note [row prefetch]):
-    127-128 registers offline for the eager kernel, whose strides are runtime values, so it is among them.  With
-    initial_states that kernel keeps one 64-bit value on the stack across its loops (one store before, one load
-    after: 8 bytes a program), which is allowed -- a few bytes of stack, none of it touched inside a loop."""
+    more than their whole budget.  Holds with triton 3.6.0 and 3.7.1.  The channel-last backward's loop is unrolled
+    twice by default (ConvTile.unroll) and keeps two tiles of rows in flight (Note [row prefetch]), so it is among
+    them (95 registers; 255 with initial_states, whose halo rows stay live too).  A few bytes of stack outside the
+    loops are allowed: with initial_states 3.7.1 keeps 24 bytes there (3.6.0 none), never touched inside a loop."""
     conv = [r for r in compiled if r["kernel"].startswith(("causal_conv1d_fwd_kernel", "causal_conv1d_bwd_kernel"))]
     assert conv and all(r["loops"] >= 1 for r in conv), [(r["kernel"], r["loops"]) for r in conv]  # loops were found
-    spills = [(r["kernel"], r["stack"], r["local_in_loops"]) for r in conv if r["local_in_loops"] or r["stack"] > 16]
+    spills = [(r["kernel"], r["stack"], r["local_in_loops"]) for r in conv if r["local_in_loops"] or r["stack"] > 32]
     assert not spills, spills
     assert any(r["kernel"].startswith("causal_conv1d_bwd_kernel(") and "ROWS=True" in r["kernel"]
                and "UNROLL=2" in r["kernel"] for r in compiled), [r["kernel"] for r in compiled]
     param = [r for r in compiled if r["kernel"].startswith("causal_conv1d_param_grad_kernel")]
     assert param and not any(r["stack"] for r in param), [(r["kernel"], r["stack"]) for r in param]
+
+
+def test_attention_forward_kernels_do_not_spill(compiled):
+    """The 16-bit eager forward kernels keep their loop state in registers.  Compiled as Triton's launcher
+    specialises them (tests/compile_sm90.py's source(): the unit head-dim strides are constants, as on the GPU);
+    with those strides as runtime values every one of them took 255 registers and 27-373 LDL/STL in its loop."""
+    fwd = [r for r in compiled if r["kernel"].startswith("_attn_fwd_kernel(") and "DOT_DTYPE=fp32" not in r["kernel"]]
+    assert len(fwd) == 5, [r["kernel"] for r in fwd]
+    spills = [(r["kernel"], r["local_in_loops"]) for r in fwd if r["local_in_loops"]]
+    assert not spills, spills
 
 
 def test_conv_sigmoid_is_the_flush_to_zero_approximation(compiled):
@@ -81,9 +79,9 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     """Note [masked tiles first]: the causal backward template, rendered as Inductor does for static shapes
     (benchmarks/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after the main
     loop and not with the masked tiles first, and then with no spills in its loops.  Pins what CAUSAL_MASKED_FIRST
-    (on by default) is for, on the triton the CPU setup installs (3.6.0)."""
-    reports = {flag: _run("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
-                          *([flag] if flag else [])).splitlines() for flag in ("", "--masked-first")}
+    (on by default) is for, with triton 3.6.0 and 3.7.1."""
+    reports = {flag: run_script("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
+                                *([flag] if flag else [])).splitlines() for flag in ("", "--masked-first")}
     lines = {flag: report[0] for flag, report in reports.items()}
     assert "SERIALISED" in lines[""], lines
     assert "pipelined" in lines["--masked-first"], lines
@@ -96,7 +94,8 @@ def test_head_dim_256_backward_template_does_not_spill():
     """The head-dim-256 backward's default tile (lowerings/heuristics/attention.py) holds dK and dV in registers:
     causal with the masked tiles first (the lowering's default, the most registers), no local memory in any loop.
     FlexAttention's (32, 64, 4, 2), which it replaced, spilled 128 LDL + 128 STL every iteration."""
-    report = _run("benchmarks/template_sass.py", "--causal", "--masked-first", "--shape", "1,2,256,256").splitlines()
+    report = run_script("benchmarks/template_sass.py", "--causal", "--masked-first", "--shape",
+                        "1,2,256,256").splitlines()
     assert "tile (16, 64, 8, 2)" in report[0], report[0]
     loops = [line for line in report if "loop at" in line]
     assert loops and all("LDL 0, STL 0" in line for line in loops), loops
@@ -112,8 +111,8 @@ def test_dropout_mask_adds_no_layout_conversion(pass_, tmp_path):
     counts = {}
     for p in ("0", "0.1"):
         ttgir = tmp_path / f"p{p}.ttgir"
-        _run("benchmarks/template_sass.py", *([pass_] if pass_ == "--fwd" else []), "--p", p, "--shape",
-             "1,2,256,128", "--tile", "64,64,4,2", "--ttgir", str(ttgir))
+        run_script("benchmarks/template_sass.py", *([pass_] if pass_ == "--fwd" else []), "--p", p, "--shape",
+                   "1,2,256,128", "--tile", "64,64,4,2", "--ttgir", str(ttgir))
         text = ttgir.read_text()
         counts[p] = (text.count("ttg.convert_layout"), text.count("ttg.local_alloc"))
     assert counts["0.1"] == counts["0"], counts

@@ -37,6 +37,8 @@ from helpers import assert_as_close_as_eager
 from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config
 
 transformers = pytest.importorskip("transformers")
+# One pytest-xdist worker runs the whole module (.ci/run: -n 2 --dist loadgroup), so the two ranks start once.
+pytestmark = pytest.mark.xdist_group("distributed")
 
 WORLD = 2
 VOCAB, BATCH, LENGTH = 64, 4, 8  # BATCH is the global batch: BATCH // WORLD sequences per rank

@@ -70,7 +70,24 @@ if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("INDUCTOR_CONV_T
     _patch_language_once_per_launch()
 
 
+def _module_fixture_group(item):
+    """The module's name when the test uses a module-scoped fixture defined there (test_distributed.py's 2-rank
+    spawn, the sm_90 compile subprocesses): under pytest-xdist (README's ``-n 2 --dist loadgroup``) the module's tests
+    then run in one worker, which sets the fixture up once instead of once per worker."""
+    infos = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    module = getattr(getattr(item, "module", None), "__name__", None)
+    for defs in infos.values():
+        if any(d.scope == "module" and getattr(d.func, "__module__", None) == module for d in defs):
+            return module
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _module_fixture_group(item)
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
     if _HAS_CUDA:
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")

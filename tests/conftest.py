@@ -37,7 +37,8 @@ def _patch_language_once_per_launch():
     time in our kernels (they call a dozen helpers per program).  So while a launch holds the patch, a helper call
     patches nothing.  The launch patches the language modules its helpers may name (``tl`` and ``tl.core``) whichever
     its own module imports.  Only where the interpreter has exactly this structure (triton 3.6); elsewhere nothing
-    changes."""
+    changes.  ``INDUCTOR_CONV_TEST_PATCH_ONCE=0`` turns it off: the attention op's outputs and gradients (mask,
+    dropout, causal) and the conv's were bit-identical either way."""
     import types
 
     import triton.language as tl

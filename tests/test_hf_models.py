@@ -63,8 +63,10 @@ MODELS = {
     "falcon": (lambda: _causal_lm("falcon"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # encoder self-attention, decoder self-attention, cross-attention: each adds a position bias, then a mask
     "t5": (_t5, dict(attention=3, causal_conv1d=0), dict(padding="right", decoder=True)),
+    # length 8: the torch fallback's selective scan is a Python loop over positions that Dynamo unrolls (a graph,
+    # and a compile, that grow with the length); 8 positions still span two conv windows of 4
     "mamba": (lambda: _causal_lm("mamba", hidden_size=32, state_size=4, expand=2, conv_kernel=4),
-              dict(attention=0, causal_conv1d=1), {}),
+              dict(attention=0, causal_conv1d=1), dict(length=8)),
     # LFM2: a gated short conv with no activation, and an attention layer
     "lfm2": (lambda: _causal_lm("lfm2", num_key_value_heads=2, conv_L_cache=3, num_hidden_layers=2,
                                 layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
@@ -82,7 +84,7 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
 
 
 def _inputs(extra, generator, device="cpu"):
-    ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=generator)
+    ids = torch.randint(0, VOCAB, (BATCH, extra.get("length", LENGTH)), generator=generator)
     inputs = dict(input_ids=ids)
     if "padding" in extra:
         mask = torch.ones(BATCH, LENGTH, dtype=torch.long)

@@ -348,11 +348,37 @@ def pin_compiled_frames(guard, description: str, pinned) -> int:
 __all__ += ["pin_compiled_frames"]
 
 
-# --- the functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py,
-# Note [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
-auto_functionalized = torch.ops.higher_order.auto_functionalized
+# --- compiled-graph caches (added by the distributed-training helper) ----------------------------------------------
+def compiled_graph_caches_disabled():
+    """Inductor's FX graph cache and AOTAutograd's cache off, every other cache on: each compile runs our pass and
+    counts its rewrites (a hit would replay code rewritten elsewhere), while the pattern cache spares each process
+    the tracing (``fx_graph_cache_disabled`` turns that off too). Used where several processes compile at once."""
+    import contextlib
 
-__all__ += ["auto_functionalized"]
+    from torch._functorch import config as functorch_config
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+    return stack
+
+
+__all__ += ["compiled_graph_caches_disabled"]
+
+
+# --- Inductor's own attention rewrite (Note [Inductor's attention rewrite] in patterns/inductor_guard.py) ----------
+def inductor_attention_binds_divisor() -> bool:
+    """Whether Inductor's fused-attention patterns bind the number the scores (or q) are divided by, as 2.13's do
+    (``_sfdp_pattern_5(query, key, value, attn_mask, inv_scale)``), or ignore it and assume sqrt(D), as 2.11's
+    patterns 5-10 and 20 do (``/ math.sqrt(query.size(-1))``, an ``Ignored()`` argument once serialised)."""
+    import inspect
+
+    from torch._inductor.fx_passes import fuse_attention
+
+    return "inv_scale" in inspect.signature(fuse_attention._sfdp_pattern_5).parameters
+
+
+__all__ += ["inductor_attention_binds_divisor"]
 
 
 # --- the CPU demo (inductor_conv/demo.py) ---------------------------------------------------------------------------
@@ -371,36 +397,3 @@ def run_and_get_code(fn, *args, **kwargs):
 
 
 __all__ += ["aten_fallbacks", "run_and_get_code"]
-
-
-# --- Inductor's own attention rewrite (Note [Inductor's attention rewrite] in patterns/inductor_guard.py) ----------
-def inductor_attention_binds_divisor() -> bool:
-    """Whether Inductor's fused-attention patterns bind the number the scores (or q) are divided by, as 2.13's do
-    (``_sfdp_pattern_5(query, key, value, attn_mask, inv_scale)``), or ignore it and assume sqrt(D), as 2.11's
-    patterns 5-10 and 20 do (``/ math.sqrt(query.size(-1))``, an ``Ignored()`` argument once serialised)."""
-    import inspect
-
-    from torch._inductor.fx_passes import fuse_attention
-
-    return "inv_scale" in inspect.signature(fuse_attention._sfdp_pattern_5).parameters
-
-
-__all__ += ["inductor_attention_binds_divisor"]
-
-
-# --- compiled-graph caches (added by the distributed-training helper) ----------------------------------------------
-def compiled_graph_caches_disabled():
-    """Inductor's FX graph cache and AOTAutograd's cache off, every other cache on: each compile runs our pass and
-    counts its rewrites (a hit would replay code rewritten elsewhere), while the pattern cache spares each process
-    the tracing (``fx_graph_cache_disabled`` turns that off too). Used where several processes compile at once."""
-    import contextlib
-
-    from torch._functorch import config as functorch_config
-
-    stack = contextlib.ExitStack()
-    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
-    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
-    return stack
-
-
-__all__ += ["compiled_graph_caches_disabled"]

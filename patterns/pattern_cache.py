@@ -23,6 +23,14 @@ torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked 
   capability, and a stale shipped file is a warning that names REGENERATE.
 * A variant is stored only if its Python rebuilds an equal pattern (``PatternExpr.pattern_eq``): Inductor's printer
   cannot write every pattern (``rebuilding_source``).  One it cannot is traced by every process (the serialiser warns).
+* The printer writes each use of an argument as its own ``KeywordArg(name)``, where a trace shares one object per
+  name, and ``pattern_eq`` cannot tell the two apart.  The matcher can: a ``MultiOutputPattern`` finds each further
+  output from nodes already bound to pattern objects, so a training pattern whose forward and backward share only
+  their inputs (the conv without activation: ``convolution(x, w)`` and ``convolution_backward(.., x, w)``) finds its
+  backward only through the shared ``KeywordArg`` objects.  ``share_keyword_args`` makes one object per name in
+  every pattern, rebuilt or traced (a trace repeats a scalar's ``KeywordArg``), and a variant is stored only if its
+  rebuilt pattern shares the objects the traced one shares (without this the conv without activation went
+  unrewritten in training).
 
 The key.  A stored pattern is paired by its name (index and name in the capability's variant list) with that
 variant's replacement and ``extra_check``, so it must never outlive a change of the search functions or of the
@@ -54,6 +62,10 @@ import torch
 
 from inductor_conv import _compat, config
 from inductor_conv._compat import (
+    CallFunction,
+    KeywordArg,
+    MultiOutputPattern,
+    PatternExpr,
     TORCH_VERSION,
     inductor_cache_dir,
     inductor_caches_disabled,
@@ -189,6 +201,50 @@ def _disk_module(path: pathlib.Path, capability: str, key: str):
     return module if ours else None
 
 
+def share_keyword_args(pattern):
+    """``pattern`` with one ``KeywordArg`` object per name, as a trace makes it (Note [pattern cache]); in place."""
+    shared: dict[str, KeywordArg] = {}
+    seen: set[int] = set()
+
+    def visit(p):
+        if id(p) in seen:
+            return
+        seen.add(id(p))
+        if isinstance(p, MultiOutputPattern):
+            for out in p.outputs:
+                visit(out)
+        elif isinstance(p, CallFunction):
+            args = [shared.setdefault(a.name, a) if type(a) is KeywordArg else a for a in p.args]
+            kwargs = {k: shared.setdefault(a.name, a) if type(a) is KeywordArg else a for k, a in p.kwargs.items()}
+            if any(a is not b for a, b in zip((*args, *kwargs.values()), (*p.args, *p.kwargs.values()))):
+                p.__init__(p.fns, *args, _users=p.users, **kwargs)
+            for a in (*args, *kwargs.values()):
+                visit(a)
+
+    visit(pattern)
+    return pattern
+
+
+def _sharing(pattern) -> list[int]:
+    """Which pattern objects are one object, in a walk of ``pattern``: each visited node's index in first-visit order
+    (``pattern_eq`` compares values; the matcher also relies on identity: Note [pattern cache])."""
+    order: dict[int, int] = {}
+    walk: list[int] = []
+
+    def visit(p):
+        seen = id(p) in order
+        walk.append(order.setdefault(id(p), len(order)))
+        if seen:
+            return
+        children = p.outputs if isinstance(p, MultiOutputPattern) else getattr(p, "flat_args_kwargs", ((),))[0]
+        for child in children:
+            if isinstance(child, PatternExpr):
+                visit(child)
+
+    visit(pattern)
+    return walk
+
+
 def rebuilding_source(pattern) -> str | None:
     """``pattern_source``'s Python for ``pattern``, or None where it does not rebuild an equal pattern: Inductor's
     printer cannot write every pattern (one inside a list argument, as ``aten.index``'s indices, comes out as its
@@ -197,7 +253,8 @@ def rebuilding_source(pattern) -> str | None:
         source = pattern_source(pattern)
         namespace = pattern_namespace()
         exec(source, namespace)  # noqa: S102 (the printer's own output)
-        return source if namespace["output"].pattern_eq(pattern) else None
+        rebuilt = share_keyword_args(namespace["output"])
+        return source if rebuilt.pattern_eq(pattern) and _sharing(rebuilt) == _sharing(pattern) else None
     except Exception:
         return None
 
@@ -252,13 +309,13 @@ class PatternCache:
         build = self.builders.get(name)
         if build is not None:
             try:
-                pattern = build()
+                pattern = share_keyword_args(build())
                 self.loaded += 1
                 return pattern
             except Exception as e:  # a damaged entry: trace it
                 log.info("%s: cannot rebuild %s (%s)", self.capability, name, e)
                 self.damaged = True
-        pattern = trace()
+        pattern = share_keyword_args(trace())  # as a rebuilt one (a trace may repeat a scalar's KeywordArg)
         self.traced += 1
         if _recording is not None or self.disk:
             source = rebuilding_source(pattern)

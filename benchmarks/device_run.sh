@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# One device call that checks and measures everything GPU-side: GPU tests, both benchmarks (quick), the demo.
-# Run by the device tool from the repository root with `carry: [".whl"]` (fla-core and expecttest wheels):
-#   bash benchmarks/device_run.sh            (results land in $OUT)
-# Each step has its own time limit so one slow step cannot hide the others.
+# One device call that checks and measures everything GPU-side: the GPU tests, then the benchmarks, each step with
+# its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
+# `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
+#   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
+# Steps (STEPS, in this order; default all): tests overhead models conv attention softcap decode conv_update
+# distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
+# benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
+# <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
+LOG="$OUT/steps.log"
 export PYTHONUNBUFFERED=1
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
@@ -13,23 +18,40 @@ fi
 ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
-step() {  # step NAME SECONDS COMMAND...
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
+STEPS=" ${STEPS:-tests overhead models conv attention softcap decode conv_update distributed demo} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
+step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
-  echo "=== $name (limit ${limit}s)"
-  timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
-  echo "rc=$?"; tail -n "${TAIL:-12}" "$OUT/$name.txt"
+  local start=$SECONDS
+  echo "=== $name (limit ${limit}s)" | tee -a "$LOG"
+  timeout "$limit" "$@" > "/tmp/step_$name.txt" 2>&1
+  local rc=$?
+  cat "/tmp/step_$name.txt" >> "$LOG"
+  echo "rc=$rc in $((SECONDS - start)) s" | tee -a "$LOG"
+  tail -n "${TAIL:-12}" "/tmp/step_$name.txt"
 }
-step gpu_conv_tests 90 python3 -m pytest -q -m gpu -n 4 --maxfail=20 tests/test_kernels_causal_conv1d.py tests/test_lowerings_causal_conv1d.py
-[ -n "${SKIP_ATTENTION_TESTS:-}" ] || step gpu_attention_tests "${ATTENTION_TEST_LIMIT:-180}" python3 -m pytest -q -m gpu -n 8 --maxfail=20 tests/test_kernels_attention.py tests/test_lowerings_attention.py
-step gpu_models 300 python3 -m pytest -q -m gpu tests/test_gpu_models.py tests/test_hf_models.py
-# CONV_ARGS / ATTENTION_ARGS / SOFTCAP_ARGS: "--quick" by default, "" for every shape; SKIP="conv attention softcap
-# demo" skips steps;
-# CONV_TILES=1 adds the conv tile sweep (benchmarks/conv_tiles.py).
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
-[ -z "${CONV_TILES:-}" ] || TAIL=60 step conv_tiles "${CONV_TILES_LIMIT:-240}" python3 benchmarks/conv_tiles.py ${CONV_TILES_ARGS:-}
-skip conv || TAIL=40 step bench_conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
-skip attention || TAIL=80 step bench_attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py ${ATTENTION_ARGS---quick}
-skip softcap || TAIL=20 step bench_softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/attention_softcap.py ${SOFTCAP_ARGS---quick}
-skip demo || step demo 120 python3 -m inductor_conv demo
+GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py tests/test_kernels_attention.py
+  tests/test_attention_decode.py tests/test_causal_conv1d_update.py tests/test_gpu_cudagraphs.py
+  tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
+  tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py"
+want tests && TAIL=30 step tests "${TESTS_LIMIT:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
+  --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
+want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
+  ${OVERHEAD_ARGS:-}
+want models && TAIL=30 step models "${MODELS_LIMIT:-300}" python3 benchmarks/models.py \
+  --models "${MODELS:-llama,llama_p0,gpt2,mamba,mamba2,gemma2}" --steps "${MODEL_STEPS:-10}" --out "$OUT/models.md" \
+  ${MODELS_ARGS:-}
+want conv && TAIL=40 step conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
+want attention && TAIL=80 step attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py \
+  ${ATTENTION_ARGS---quick}
+want softcap && TAIL=20 step softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/attention_softcap.py \
+  ${SOFTCAP_ARGS---quick}
+want decode && TAIL=40 step decode "${DECODE_LIMIT:-120}" python3 benchmarks/attention_decode.py \
+  --out "$OUT/decode.md" ${DECODE_ARGS:-}
+want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 benchmarks/conv_update.py \
+  ${CONV_UPDATE_ARGS:-}
+want distributed && TAIL=30 step distributed "${DISTRIBUTED_LIMIT:-180}" torchrun --standalone --nproc-per-node 1 \
+  benchmarks/distributed.py --out "$OUT/distributed.md" ${DISTRIBUTED_ARGS:-}
+want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
 exit 0

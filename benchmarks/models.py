@@ -30,6 +30,9 @@ inductor_conv.counters() (per compiled graph, not per layer); graphs = Dynamo's 
 cudagraph_skips counter; vs inductor = the inductor row's wall / this row's wall.
 Each row is printed (flushed) as soon as it is measured, so a run stopped by a time limit keeps what it printed.
 
+Mamba-2 compiles under ``_compat.split_scans_off()`` in every variant: torch 2.11's code generation of a split cumsum
+fails on its chunked scan, default Inductor and the plugin alike.
+
 Mamba: under torch.compile HF's Mamba scans with torch's associative_scan (config.use_associative_scan, default on),
 whose compile time does not depend on the sequence length. ``mamba_loop`` is the same model with the scan as HF's
 Python loop over the sequence, which Dynamo unrolls (compile time grows with the length; default S 128).
@@ -37,6 +40,7 @@ Python loop over the sequence, which Dynamo unrolls (compile time grows with the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import gc
@@ -50,7 +54,7 @@ import torch
 import transformers
 
 import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
+from inductor_conv._compat import fx_graph_cache_disabled, split_scans_off
 
 from common import gpu_ms
 
@@ -283,7 +287,8 @@ def main() -> None:
             baseline = None
             for variant in args.variants:
                 try:
-                    r = run_variant(spec, variant, args, n_layers, batch, seq)
+                    with split_scans_off() if spec.model_type == "mamba2" else contextlib.nullcontext():
+                        r = run_variant(spec, variant, args, n_layers, batch, seq)
                 except Exception as e:  # one failing variant must not hide the others
                     line = f"| {name} | {n_layers} x {batch} x {seq} | {variant} | failed: {type(e).__name__}: " \
                            f"{str(e).splitlines()[0][:300] if str(e) else ''} |"

@@ -397,3 +397,15 @@ def run_and_get_code(fn, *args, **kwargs):
 
 
 __all__ += ["aten_fallbacks", "run_and_get_code"]
+
+
+# --- torch 2.11's split scan (benchmarks/models.py, benchmarks/distributed.py) --------------------------------------
+def split_scans_off():
+    """A config patch under which Inductor never splits a reduction or a scan over several programs
+    (``split_reductions``).  torch 2.11's CUDA code generation of a split cumsum fails ("list indices must be integers
+    or slices, not NoneType" in TritonSymbols.get_block_shape) on HF Mamba-2's chunked scan, with or without the
+    plugin (H200 box, 2026-12-03); the benchmarks compile Mamba-2 under it in every variant."""
+    return inductor_config.patch(split_reductions=False)
+
+
+__all__ += ["split_scans_off"]

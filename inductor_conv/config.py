@@ -39,8 +39,9 @@ pattern_cache: bool = True
 pattern_cache_dir: str | None = None
 
 # Eager attention (inductor_conv.attention called outside torch.compile) launches kernels compiled for one shape
-# (sequence lengths and head counts as constants, like Inductor's templates) once a process has launched that shape
-# this many times; before that, and for more than 16 shapes a configuration, kernels for any shape.  Known shapes
-# save ~10-25% of GPU time (docs/benchmarks.md); compiling them costs seconds once per shape and machine.  0: never.
+# (sequence lengths and head counts as constants, like Inductor's templates) from the eager_static_shapes-th launch
+# of that shape on, for the first 16 shapes of a configuration; other shapes, kernels for any shape.  A shape keeps
+# its kernels for the process, so repeated calls give the same bits.  Known shapes save ~10-25% of GPU time
+# (docs/benchmarks.md); compiling them costs about a second per kernel, once per machine.  0: never.
 # Note [static shapes] in kernels/attention.py.
-eager_static_shapes: int = 2
+eager_static_shapes: int = 1

@@ -75,14 +75,18 @@ def _recording(launches):
 
 
 def record(fn):
-    """The kernel launches fn() makes, as (JITFunction, args, kwargs), none of them run."""
+    """The kernel launches fn() makes, as (JITFunction, args, kwargs), none of them run: the attention launchers'
+    any-shape kernels (config.eager_static_shapes = 0; the kernels compiled for one shape run the same programs)."""
+    import inductor_conv
+
     launches = []
-    saved = JITFunction.run
+    saved, static = JITFunction.run, inductor_conv.config.eager_static_shapes
     JITFunction.run = _recording(launches)
+    inductor_conv.config.eager_static_shapes = 0
     try:
         fn()
     finally:
-        JITFunction.run = saved
+        JITFunction.run, inductor_conv.config.eager_static_shapes = saved, static
     return launches
 
 

@@ -17,7 +17,7 @@ import warnings
 
 import pytest
 import torch
-from helpers import ops_in, recording_graphs
+from helpers import no_cpu_codegen, ops_in, recording_graphs
 
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
@@ -304,7 +304,8 @@ def test_hf_llama_static_cache_generate(monkeypatch):
     want = model.generate(ids, **generate)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with fx_graph_cache_disabled(), inductor_conv.enabled(device_types=("cpu",)), recording_graphs() as graphs:
+    with (fx_graph_cache_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)),
+          recording_graphs() as graphs):
         model.forward = torch.compile(model.forward)
         got = model.generate(ids, **generate)
     assert torch.equal(got, want)

@@ -19,7 +19,7 @@ import expecttest
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import compile_and_run, ops_in
+from helpers import compile_and_run, no_cpu_codegen, ops_in
 
 import inductor_conv
 import inductor_conv.kernels.causal_conv1d_update  # noqa: F401  (decorated in interpreter mode: tests/conftest.py)
@@ -326,7 +326,7 @@ def test_hf_generate(model_type, device):
         want = model.generate(ids, max_new_tokens=4, do_sample=False)
         torch._dynamo.reset()
         inductor_conv.reset_counters()
-        with fx_graph_cache_disabled(), inductor_conv.enabled((device,)):
+        with fx_graph_cache_disabled(), no_cpu_codegen(device), inductor_conv.enabled((device,)):
             model.forward = torch.compile(eager_forward)
             got = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert torch.equal(got, want)

@@ -133,9 +133,11 @@ def _compiled_steps(model, x, train: bool, graph_calls: GraphCalls, seeds=(None,
 
 
 def _assert_graphs_replayed(calls, train: bool):
-    """Step 0 warms up (no graph), step 1 records each graph once and replays it, later steps only replay them."""
+    """Step 0 warms up (no graph of ours), step 1 records each graph once and replays it, later steps only replay
+    them. Step 0 creates the graph-tree manager, which captures one empty graph to keep its memory pool alive
+    (CUDAGraphTreeManager.__init__, torch 2.11 and 2.13; seen on the H200 box): one capture, never replayed."""
     graphs = 2 if train else 1  # forward and backward, or the forward alone
-    assert calls[0] == (0, 0), calls
+    assert calls[0] in ((0, 0), (1, 0)), calls
     assert calls[1] == (graphs, graphs), calls
     assert all(c == (0, graphs) for c in calls[2:]), calls
 

@@ -19,13 +19,14 @@ import pytest
 import torch
 
 import inductor_conv
-from helpers import assert_as_close_as_eager
+from helpers import assert_as_close_as_eager, no_cpu_codegen
 from inductor_conv._compat import compiled_graph_caches_disabled
 
 transformers = pytest.importorskip("transformers")
 
-# fp32 compiled (our kernels in the interpreter, Inductor's generated code around them) against fp32 eager; on CUDA
-# Inductor's own fused reductions and matmuls round differently from eager's at the 1e-5 level.
+# fp32 compiled against fp32 eager. On a CPU our kernels run in the interpreter and the ops around them as ATen calls
+# (helpers.no_cpu_codegen); on CUDA Inductor's own fused reductions and matmuls round differently from eager's at the
+# 1e-5 level.
 TOL = {"cpu": dict(atol=1e-4, rtol=1e-4), "cuda": dict(atol=1e-3, rtol=1e-3)}
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 VOCAB, BATCH, LENGTH = 64, 2, 16
@@ -142,7 +143,7 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
 
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=(device,)):
+    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
         got, got_grads = _run(model, inputs, train=train, compiled=True)
     assert inductor_conv.counters() == expected
     torch.testing.assert_close(got, want, **TOL[device])
@@ -166,7 +167,7 @@ def test_model_under_autocast(name, device):
     ref, ref_grads = _run(model64, inputs, train=True, compiled=False)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=(device,)):
+    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
         got, got_grads = _run(model, inputs, train=True, compiled=True, autocast=True)
     assert inductor_conv.counters() == AUTOCAST[name]
     assert got.dtype == want.dtype
@@ -181,7 +182,7 @@ def test_llama_generate_with_kv_cache():
     want = model.generate(ids, max_new_tokens=4, do_sample=False)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+    with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
         model.forward = torch.compile(model.forward)
         got = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert inductor_conv.counters()["attention"] >= 2  # one rewrite per compiled graph: prefill, decode
@@ -195,7 +196,7 @@ def test_llama_output_attentions_is_left_alone():
     want = model(input_ids=ids, output_attentions=True)
     torch._dynamo.reset()
     inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), inductor_conv.enabled(device_types=("cpu",)):
+    with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
         got = torch.compile(lambda i: model(input_ids=i, output_attentions=True))(ids)
     assert inductor_conv.counters()["attention"] == 0
     torch.testing.assert_close(got.logits, want.logits, **TOL["cpu"])

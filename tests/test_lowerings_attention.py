@@ -19,6 +19,7 @@ from helpers import saved_lowerings
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
 from inductor_conv.kernels.attention import score_scales
+from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
@@ -583,9 +584,10 @@ def test_deterministic_algorithms_take_our_templates_bit_identically(determinist
 @pytest.mark.gpu
 def test_more_than_65535_batch_heads(monkeypatch):
     """B * H = 65600 programs' worth of (b, h) slices: grid axes 1 and 2 stop at 65535, so the eager kernels and
-    the templates put everything on axis 0 (a two-axis grid fails to launch here)."""
+    the templates put everything on axis 0 (a two-axis grid fails to launch here). S is one more than the
+    queries that the flash-decoding forward takes (its grid is one axis too), so the forward is the template."""
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # our templates
-    B, H, S, D = 2, 32800, 16, 16
+    B, H, S, D = 2, 32800, MAX_QUERIES + 1, 16
     q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.float16).requires_grad_() for i in range(3))
     do = _randn(B, H, S, D, seed=7, dtype=torch.float16)
     ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)

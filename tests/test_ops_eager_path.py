@@ -118,8 +118,9 @@ def test_cached_launches_equal_triton_generic_launches(monkeypatch):
 
 @pytest.mark.parametrize("gqa, mask", [(True, False), (False, True)])
 def test_static_shape_kernels_are_bit_identical(monkeypatch, gqa, mask):
-    """Note [static shapes]: the kernels compiled for one shape give the any-shape kernels' results bit for bit, and
-    a shape gets them at the config.eager_static_shapes-th launch."""
+    """Note [static shapes]: the kernels compiled for one shape run the any-shape kernels' program (bit for bit under
+    the interpreter, and for these cases on the H200; the GPU compiler may round other cases differently), a shape
+    gets them at the config.eager_static_shapes-th launch, and keeps them."""
     import inductor_conv.kernels.attention as kernels
 
     q, k, v, bias = _attention_inputs(DEVICE, gqa=gqa, mask=mask)
@@ -139,8 +140,9 @@ def test_static_shape_kernels_are_bit_identical(monkeypatch, gqa, mask):
     assert not any(v is True for v in kernels._static_state.values())
     second = step()  # the shape's second launch: static kernels
     assert sum(v is True for v in kernels._static_state.values()) == 2  # forward and backward
-    for a, b, c in zip(dynamic, first, second):
-        assert torch.equal(a, b) and torch.equal(a, c)
+    third = step()
+    for a, b, c, d in zip(dynamic, first, second, third):
+        assert torch.equal(a, b) and torch.equal(a, c) and torch.equal(c, d)
 
 
 def test_few_queries_take_flash_decoding(monkeypatch):

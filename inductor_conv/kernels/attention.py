@@ -277,11 +277,14 @@ _DECODE_MAX_QUERIES = 16  # attention_decode.MAX_QUERIES (that module imports th
 # and compiled for one shape (they are constexprs, as in Inductor's templates, which see static shapes).  Known
 # lengths let the compiler drop bounds checks and fold the loop arithmetic: on the H200 at B4 H16 S2048 D128 p = 0.1
 # the backward kernel took 738 -> 551 us causal and 1062 -> 954 us not (the compiled template: 519 / 877), at B8
-# H16 S1024 D64 causal 247 -> 204 (docs/benchmarks.md, nineteenth session).  Compiling costs seconds per shape (once
-# per machine: Triton caches it on disk), so a shape gets its kernels the `config.eager_static_shapes`-th time a
-# process launches it (a training loop's shape: its second step), and at most _MAX_STATIC_SHAPES shapes a
-# configuration do (a varying length keeps the any-shape kernels).  Both compute the same values in the same
-# order: results are bit-identical (tests/test_ops_eager_path.py).
+# H16 S1024 D64 causal 247 -> 204 (docs/benchmarks.md, nineteenth session).  Both run the same program (the
+# interpreter gives bit-identical results, tests/test_ops_eager_path.py), but the GPU compiler may round the two
+# differently in the last bits (seen on the H200 in a causal backward with a mask gradient).  So a shape's kernel
+# is decided once and kept for the process: a launch gives the same bits every time.  With the default
+# `config.eager_static_shapes = 1` a shape gets its own kernels at its first launch (compiling costs about a second
+# per kernel, once per machine: Triton caches it on disk) for the first _MAX_STATIC_SHAPES shapes of a
+# configuration; later shapes (a varying length) take the any-shape kernels, compiled once.  A larger value waits
+# for that many launches of a shape (its first ones then run the any-shape kernels); 0 never specialises.
 _MAX_STATIC_SHAPES = 16
 _static_state: dict = {}  # (plan, shape) -> launches so far (an int), then the decision (True / False)
 _static_count: dict = {}  # plan -> shapes it has static kernels for

@@ -32,9 +32,10 @@ attention_cudnn: bool = True
 # 0.31 for forward+backward at B8 C5120 L2048 on the H200).
 conv_eager_output_layout: bool = True
 
-# Traced search patterns are kept on disk and rebuilt by later processes instead of traced again (a few seconds a
-# capability, once per process otherwise): Note [pattern cache] in patterns/pattern_cache.py.  The directory defaults
-# to inductor_conv_patterns/ in Inductor's cache directory; Inductor's force_disable_caches turns this off too.
+# Search patterns ship traced with the package (patterns/serialized/, used whatever this says).  For a torch release
+# without them, the patterns traced by the first process are kept on disk and rebuilt by later ones instead of traced
+# again (a minute on a 2-core CPU): Note [pattern cache] in patterns/pattern_cache.py.  The directory defaults to
+# inductor_conv_patterns/ in Inductor's cache directory; Inductor's force_disable_caches turns this off too.
 pattern_cache: bool = True
 pattern_cache_dir: str | None = None
 

@@ -7,9 +7,9 @@ the op's inputs. The joint passes also run for inference (no-grad) graphs, so in
 It runs before Inductor's own ``remove_noop_ops``, so it first removes alias/clone no-ops itself (they sit between
 the ops of a pattern and make it miss), and calls ``stable_topological_sort`` after replacing.
 
-Each capability's patterns are traced (seconds; rebuilt from disk in a fraction of that once a process has traced
-them, Note [pattern cache] in pattern_cache.py) the first time a graph holds one of its anchor ops (a convolution,
-a bmm), so graphs without either cost nothing more than a scan.
+Each capability's patterns are registered (rebuilt from the shipped files in about a second, or from the disk cache,
+or traced: Note [pattern cache] in pattern_cache.py) the first time a graph holds one of its anchor ops (a
+convolution, a bmm, a copy_), so graphs without any cost nothing more than a scan.
 
 Inductor's FX graph cache skips custom passes on a hit, so the pass is a ``CustomGraphPass`` whose ``uuid()`` hashes
 every source file that can change a rewrite, plus the config values the rewrites read.

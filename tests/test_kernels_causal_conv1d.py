@@ -334,7 +334,7 @@ def test_gpu_deterministic_default_tiles(layout):
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
-@settings(max_examples=8, deadline=None, derandomize=True)
+@settings(max_examples=5, deadline=None, derandomize=True)
 @given(
     layout=st.sampled_from(["bcl", "blc"]),
     K=st.integers(1, 9),

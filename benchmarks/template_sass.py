@@ -43,6 +43,7 @@ def main():
     parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
     parser.add_argument("--tma", action="store_true", help="USE_TMA: streamed tiles through TMA descriptors")
     parser.add_argument("--softcap", type=float, default=0.0, help="SOFTCAP: scores capped at this value (0: off)")
+    parser.add_argument("--split", action="store_true", help="SPLIT_KV: dK and dV in programs of their own")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
     parser.add_argument("--ttgir", default=None, help="also write Triton's GPU IR (layouts, convert_layout) here")
@@ -53,7 +54,8 @@ def main():
     constexprs, warps, stages = attention_constexprs(
         torch.bfloat16, shape[3], fwd=args.fwd, causal=args.causal, p=args.p, softcap=args.softcap,
         tile=tuple(map(int, args.tile.split(","))) if args.tile else None, masked_first=args.masked_first,
-        group=args.group, kv_first=bool(args.kv_first), pair=args.pair, tma=args.tma)
+        group=args.group, kv_first=bool(args.kv_first), pair=args.pair, tma=args.tma,
+        split=args.split if args.tile else None)
     bm, bn = constexprs["BLOCK_M"], constexprs["BLOCK_N"]
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_attention_template(args.fwd, shape, constexprs, warps, stages, args.hkv)

@@ -46,3 +46,8 @@ pattern_cache_dir: str | None = None
 # (docs/benchmarks.md); compiling them costs about a second per kernel, once per machine.  0: never.
 # Note [static shapes] in kernels/attention.py.
 eager_static_shapes: int = 1
+
+# Soft-capped attention with fp16 / bf16 inputs on a GPU computes tanh with the hardware's tanh.approx.f32 (one
+# instruction, relative error <= 5e-4, as FlashAttention does; a 16-bit score's own rounding is 2e-3) instead of the
+# exact exp2-and-divide form (Note [soft-capping] in kernels/attn_math.py).  fp32 inputs always take the exact form.
+attention_fast_tanh: bool = False

@@ -31,7 +31,7 @@ from inductor_conv._compat import (
     triton_template,
 )
 from inductor_conv.kernels import attn_math
-from inductor_conv.kernels.attention import score_scales
+from inductor_conv.kernels.attention import score_scales, softcap_mode
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
 from inductor_conv.ops.attention import softcap_kwargs
 from inductor_conv.lowerings import install, stride_order
@@ -94,10 +94,12 @@ def attention_fwd_grid(batch, q_heads, q_len, head_dim, meta, *, cdiv):
 
 @SymbolicGridFn
 def attention_bwd_grid(batch, q_heads, q_len, head_dim, kv_heads, kv_len, meta, *, cdiv):
-    """cdiv(Sk, BLOCK_N) dK/dV programs then G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head), on one axis."""
+    """cdiv(Sk, BLOCK_N) dK/dV programs (twice as many with SPLIT_KV: dK ones and dV ones) then
+    G * cdiv(Sq, BLOCK_N) dQ programs per (batch, kv head), on one axis."""
     # G = Hq / Hkv exactly; cdiv, not //: on symbols `//` is sympy's floor(Hq / Hkv), which Inductor's printer refuses
-    # ("exponent must be non-negative": every dynamic-shape GQA backward failed to compile, H200, sixteenth session)
-    per_head = cdiv(kv_len, meta["BLOCK_N"]) + cdiv(q_heads, kv_heads) * cdiv(q_len, meta["BLOCK_N"])
+    # ("exponent must be non-negative": a dynamic-shape GQA backward fails to compile)
+    key_programs = 2 if meta["SPLIT_KV"] else 1
+    per_head = key_programs * cdiv(kv_len, meta["BLOCK_N"]) + cdiv(q_heads, kv_heads) * cdiv(q_len, meta["BLOCK_N"])
     return (per_head * batch * kv_heads, 1, 1)
 
 
@@ -171,7 +173,8 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False, softc
         HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
-        QK_SCALE2=qk_scale2, SCALE=float(scale), SOFTCAP=bool(softcap), SOFTCAP_SCALE=softcap_scale,
+        QK_SCALE2=qk_scale2, SCALE=float(scale), SOFTCAP=softcap_mode(bool(softcap), q.get_dtype(), False),
+        SOFTCAP_SCALE=softcap_scale,
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
@@ -388,7 +391,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
         BWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            STORE_DS=bool(mask_grad), **options)
+            SPLIT_KV=tile.split, STORE_DS=bool(mask_grad), **options)
     if autotune or not choices:
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,

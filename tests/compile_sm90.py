@@ -327,7 +327,7 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
-                         pair=None, tma=False) -> tuple[dict, int, int]:
+                         pair=None, tma=False, split=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
@@ -343,6 +343,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
+        split = getattr(table, "split", False) if split is None else split
     if group is None:
         group = 8 if fwd else 0 if masked_first else 2
     scale = head_dim ** -0.5
@@ -355,7 +356,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
         BLOCK_M=tile[0], BLOCK_N=tile[1],
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
-           dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first)))
+           dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))))
     return constexprs, tile[2], tile[3]
 
 

@@ -95,7 +95,7 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False, tma=False, softcap=0.0):
+                pair=False, tma=False, softcap=0.0, split=False):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
@@ -107,19 +107,28 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 KV_FIRST=kv_first,  # the backward's order of program kinds
                 CAUSAL_PAIR=pair,  # the forward's two row blocks a program (lowerings/attention.py)
                 USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
+                SPLIT_KV=split,  # dK and dV in programs of their own (Note [split dK/dV])
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap", [
-    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0), (False, 0.3, 41, 45, False, 3, True, False, False, 0.0),
-    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0), (True, 0.3, 75, 75, True, 3, False, False, False, 0.0),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0), (True, 0.0, 75, 110, True, 0, False, False, False, 0.0),
-    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0), (True, 0.0, 41, 110, False, 3, False, True, False, 0.0),
-    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0), (False, 0.0, 41, 110, False, 0, True, False, True, 0.0),
-    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0), (True, 0.0, 75, 75, True, 0, True, True, False, 2.0)])
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap,split", [
+    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0, False),
+    (False, 0.3, 41, 45, False, 3, True, False, False, 0.0, False),
+    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0, False),
+    (True, 0.3, 75, 75, True, 3, False, False, False, 0.0, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0, False),
+    (True, 0.0, 75, 110, True, 0, False, False, False, 0.0, False),
+    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0, False),
+    (True, 0.0, 41, 110, False, 3, False, True, False, 0.0, False),
+    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0, False),
+    (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False),
+    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False),
+    (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True),
+    (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
-                                                        pair, tma, softcap):
+                                                        pair, tma, softcap, split):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
@@ -130,7 +139,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     causal row blocks (Sq = 75: an odd count of row blocks, the middle one alone); tma: the streamed tiles through
     tensor descriptors (head dim 24 of a 32-wide tile and the ragged ends: TMA's zero fill); softcap: scores capped
     (Note [soft-capping]; 2.0 against scaled scores of std ~1.5, so the cap bends most of them), the learned
-    additive mask's gradient taken after the cap."""
+    additive mask's gradient taken after the cap; split: dK and dV in programs of their own (Note [split dK/dV]),
+    with and without KV_FIRST."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))  # descriptors' scratch
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -154,9 +164,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first, tma=tma,
-                      softcap=softcap) | dict(STORE_DS=True)
+                      softcap=softcap, split=split) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}")
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}_{split}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
@@ -170,8 +180,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
 
-@pytest.mark.parametrize("causal,pair", [(False, False), (True, False), (True, True)])
-def test_grids_print_for_dynamic_shapes(causal, pair):
+@pytest.mark.parametrize("causal,pair,split", [(False, False, False), (True, False, True), (True, True, False)])
+def test_grids_print_for_dynamic_shapes(causal, pair, split):
     """With symbolic sizes Inductor prints each grid into the wrapper code; its printer refuses sympy's floor(a / b)
     (the backward grid's Hq // Hkv did that: every dynamic-shape GQA backward failed to compile on the GPU).  The
     printed grid must also equal the integer grid at concrete sizes."""
@@ -179,7 +189,7 @@ def test_grids_print_for_dynamic_shapes(causal, pair):
 
     from inductor_conv._compat import wrapper_expr
 
-    meta = dict(BLOCK_M=128, BLOCK_N=64, IS_CAUSAL=causal, CAUSAL_PAIR=pair)
+    meta = dict(BLOCK_M=128, BLOCK_N=64, IS_CAUSAL=causal, CAUSAL_PAIR=pair, SPLIT_KV=split)
     B, Hq, Hkv, Sq, Sk, D = sizes = sympy.symbols("B Hq Hkv Sq Sk D", integer=True, positive=True)
     values = dict(zip(sizes, (3, 12, 4, 385, 129, 64)))
     for grid, args in ((lowering.attention_fwd_grid, (B, Hq, Sq, D)),

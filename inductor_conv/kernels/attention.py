@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from inductor_conv import config
+from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
 from inductor_conv.kernels import interpreting
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
@@ -167,7 +168,7 @@ def _attn_bwd_kernel(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
 ):
     """The backward for any shape (lengths and head counts are runtime values): _attn_bwd_program."""
     _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
@@ -177,7 +178,7 @@ def _attn_bwd_kernel(
                       stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
                       H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
                       dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP)
+                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP, SPLIT_KV)
 
 
 @triton.jit
@@ -192,7 +193,7 @@ def _attn_bwd_kernel_static(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
 ):
     """The backward compiled for one shape (Note [static shapes]): _attn_bwd_program."""
     _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
@@ -202,7 +203,31 @@ def _attn_bwd_kernel_static(
                       stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
                       H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
                       dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP)
+                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP, SPLIT_KV)
+
+
+@triton.jit
+def _attn_bwd_cols(
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+    stride_dob, stride_doh, stride_dom, stride_dod,
+    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
+    SOFTCAP: tl.constexpr, PART: tl.constexpr,
+):
+    """dK / dV of key block i_n of (b, kv head i_hk): attn_bwd_dkdv_cols with this kernel's arguments."""
+    return attn_bwd_dkdv_cols(
+        Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n * BLOCK_N,
+        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+        stride_dob, stride_doh, stride_dom, stride_dod,
+        H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
+        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
+        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART)
 
 
 @triton.jit
@@ -216,37 +241,61 @@ def _attn_bwd_program(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
+    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
     (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
-    BLOCK_M); KV_FIRST (under GQA) launches every slice's dK/dV programs first (bwd_program)."""
+    BLOCK_M); KV_FIRST (under GQA) launches every slice's dK/dV programs first (bwd_program).  SPLIT_KV (Note [split
+    dK/dV]): 2 * cdiv(Sk, BLOCK_N) key programs per slice, the dK ones, then the dV ones."""
     n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
-    n_p = n_kv_blocks + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
-    i_bhk, pid = bwd_program(tl.program_id(0), tl.num_programs(0), n_kv_blocks, n_p, KV_FIRST)
+    n_kv_programs = 2 * n_kv_blocks if SPLIT_KV else n_kv_blocks
+    n_p = n_kv_programs + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
+    i_bhk, pid = bwd_program(tl.program_id(0), tl.num_programs(0), n_kv_programs, n_p, KV_FIRST)
     i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
     o_d = tl.arange(0, BLOCK_D)
     m_d = o_d < HEAD_DIM
-    if pid < n_kv_blocks:
-        dk, dv = attn_bwd_dkdv_cols(
-            Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, pid * BLOCK_N,
-            stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-            stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-            stride_dob, stride_doh, stride_dom, stride_dod,
-            H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
-            HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
-            IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-            ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP)
-        o_j = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+    if pid < n_kv_programs:
+        i_n = pid % n_kv_blocks
+        o_j = i_n * BLOCK_N + tl.arange(0, BLOCK_N)
         m_out = (o_j < SEQ_K)[:, None] & m_d[None, :]
         p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
         p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_d[None, :] * stride_dvd
-        tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
-        tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
+        if SPLIT_KV:
+            if pid < n_kv_blocks:
+                dk, dv = _attn_bwd_cols(
+                    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+                    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                    stride_dob, stride_doh, stride_dom, stride_dod,
+                    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
+                    HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2)
+                tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
+            else:
+                dk, dv = _attn_bwd_cols(
+                    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+                    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                    stride_dob, stride_doh, stride_dom, stride_dod,
+                    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
+                    HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1)
+                tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
+        else:
+            dk, dv = _attn_bwd_cols(
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+                stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                stride_dob, stride_doh, stride_dom, stride_dod,
+                H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
+                HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0)
+            tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
+            tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
-        i_g, i_m = (pid - n_kv_blocks) // n_q_blocks, (pid - n_kv_blocks) % n_q_blocks
+        i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks
         i_m = n_q_blocks - 1 - i_m  # the longest causal rows first
         i_h = i_hk * GROUP + i_g
         dq = attn_bwd_dq_rows(
@@ -387,6 +436,8 @@ def _tile(kind, config, dtype, head_dim, device, is_causal, dropout):
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
         tile += (bool(c.get("pair", False) if isinstance(c, dict) else c.pair),)
+    else:  # dK and dV in programs of their own (AttnBwdTile.split)
+        tile += (bool(c.get("split", False) if isinstance(c, dict) else c.split),)
     outer, inner = (tile[0], tile[1]) if kind == "fwd" else (tile[1], tile[0])
     if min(outer, inner) < 16 or outer % inner or any(b & (b - 1) for b in (outer, inner)):
         raise ValueError(f"{kind} config {c}: tiles must be powers of two >= 16 (tl.dot's K >= 16), with "
@@ -400,10 +451,10 @@ class _Plan:
     configuration names every pointer argument's dtype and None-ness."""
 
     __slots__ = ("rows", "block_m", "block_n", "num_warps", "num_stages", "dropout_scale", "constexprs",
-                 "delta_constexprs")
+                 "delta_constexprs", "kv_programs")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
-                 device, config=None):
+                 device, fast_tanh=False, config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         tile = _tile(kind, config, dtype, head_dim, "interpreter" if interpret else device, is_causal,
                      dropout_p > 0)
@@ -412,7 +463,7 @@ class _Plan:
         mask_kind = (MASK_NONE if mask_dtype is None else MASK_BOOL if mask_dtype == torch.bool else MASK_ADDITIVE)
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d,
                                BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind, IS_CAUSAL=is_causal,
-                               HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap, **opts)
+                               HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret), **opts)
         if kind == "fwd":
             pair = tile[4] and is_causal
             self.rows = 2 * self.block_m if pair else self.block_m  # pairs: cdiv(cdiv(Sq, BM), 2) row blocks
@@ -420,7 +471,8 @@ class _Plan:
         else:
             # Note [masked tiles first]: causal backward programs visit their masked tiles first, as the templates do
             # (H200, B4 H16 S2048 D128 p = 0.1: 844 -> 738 us; B8 H16 S1024 D64: 258 -> 247).
-            self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal)
+            self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal, SPLIT_KV=tile[4])
+            self.kv_programs = 2 if tile[4] else 1  # key programs per key block (Note [split dK/dV])
             self.delta_constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_M=_DELTA_BLOCK_M,
                                          ACC_DTYPE=opts["ACC_DTYPE"])
 
@@ -428,10 +480,20 @@ class _Plan:
 _plan = functools.lru_cache(maxsize=None)(_Plan)
 
 
+def softcap_mode(softcap: bool, dtype: torch.dtype, interpret: bool) -> int:
+    """The kernels' SOFTCAP constexpr: 0 off, 1 the exact tanh, 2 the GPU's tanh.approx for fp16 / bf16 inputs
+    when config.attention_fast_tanh (attn_math.softcap_tanh).  Shared with the template lowering."""
+    if not softcap:
+        return 0
+    fast = config.attention_fast_tanh and not interpret and dtype in (torch.float16, torch.bfloat16)
+    return 2 if fast else 1
+
+
 def _plan_for(kind, q, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
-            softcap > 0, mask_grad, interpreting(), q.device.type)
-    return _plan(*args) if config is None else _Plan(*args, config=config)
+            softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh)
+    # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
+    return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 
 
 def _mask_strides(mask4d):
@@ -545,7 +607,7 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
            (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
-    grid = ((cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
+    grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride())

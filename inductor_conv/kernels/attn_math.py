@@ -73,6 +73,14 @@ backward's chain rule: d cap(scale * qk) / d qk = scale * (1 - t²), so dS is mu
 and dK products (whose factor `scale` stays); the attn_mask's gradient (STORE_DS) is dS itself, the mask being
 added after the cap.  t is finite everywhere (masked keys have p = 0), so the product never meets an infinity.
 
+Note [split dK/dV]: a dK/dV program holds two fp32 [BLOCK_N, BLOCK_D] accumulators across its loop.  At head dim
+256 that is 128 registers a thread for BLOCK_N 64 on 8 warps before K, V and the score tiles, so the one-program
+backward needs query steps of 16 (wgmma products 16 wide) to stay spill-free.  With SPLIT_KV a key block gets two
+programs: one accumulates dK (PART 2: Kᵀ Q, V dOᵀ, dSᵀ Q), the other dV (PART 1: Kᵀ Q, Pᵀ dO); each holds one
+accumulator and can step over 32 queries spill-free (benchmarks/template_sass.py --split).  The price is one more
+Kᵀ Q product (and soft-capping's tanh) per score tile: 8 products a tile instead of 7.  Each gradient sums the same
+terms in the same order as the one-program backward, so the results are bit-identical (tests).
+
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
@@ -155,16 +163,24 @@ def additive_mask_log2(b_mask):
 
 
 @triton.jit
-def softcap_tanh(qk, softcap_scale):
-    """t = tanh(softcap_scale * qk) (Note [soft-capping]) as 1 - 2 / (2^(2 log2(e) y) + 1): an exp2 and a division
-    that saturate to exactly +-1 for large |y| (inf in the exp2 gives 1, 0 gives -1), never inf / inf.  Near 0 it
-    is accurate to ~1 ulp of 1 absolute (6e-8, 3e-6 of a score capped at 50): below bf16's and fp32 scores' own
-    rounding at that magnitude.  On sm_90 (fp32, Triton's `/` is div.full.f32) about ten instructions an element,
-    two of them MUFU (ex2, rcp): the D128 forward template's loop grows from 351 to 602 instructions
-    (benchmarks/template_sass.py --softcap); tanh.approx.f32 would be one, at ~5e-4 relative error (0.025 of a score
-    capped at 50)."""
-    TWO_LOG2E: tl.constexpr = 2.8853900817779268
-    return 1.0 - 2.0 / (tl.math.exp2(qk * (softcap_scale * TWO_LOG2E)) + 1.0)
+def softcap_tanh(qk, softcap_scale, SOFTCAP: tl.constexpr = 1):
+    """t = tanh(softcap_scale * qk) (Note [soft-capping]).
+
+    SOFTCAP 1: as 1 - 2 / (2^(2 log2(e) y) + 1): an exp2 and a division that saturate to exactly +-1 for large |y|
+    (inf in the exp2 gives 1, 0 gives -1), never inf / inf.  Near 0 it is accurate to ~1 ulp of 1 absolute (6e-8,
+    3e-6 of a score capped at 50): below bf16's and fp32 scores' own rounding at that magnitude.  On sm_90 (fp32,
+    Triton's `/` is div.full.f32) about ten instructions an element, two of them MUFU (ex2, rcp): the D128 forward
+    template's loop grows from 351 to 602 instructions (benchmarks/template_sass.py --softcap).
+    SOFTCAP 2: the GPU's tanh.approx.f32, one MUFU instruction, relative error <= 2^-10.99 (5e-4: 0.025 of a score
+    capped at 50), what FlashAttention uses; an fp16 / bf16 score carries 2^-9 of its own rounding, so 16-bit
+    inputs lose nothing they had (the launchers choose it for those on a GPU; the interpreter cannot run it)."""
+    if SOFTCAP == 2:
+        y = qk * softcap_scale
+        return tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [y], dtype=tl.float32, is_pure=True,
+                                         pack=1)
+    else:
+        TWO_LOG2E: tl.constexpr = 2.8853900817779268
+        return 1.0 - 2.0 / (tl.math.exp2(qk * (softcap_scale * TWO_LOG2E)) + 1.0)
 
 
 @triton.jit
@@ -318,7 +334,7 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
-            qk = softcap_tanh(qk, softcap_scale)
+            qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
@@ -339,13 +355,15 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                        SOFTCAP: tl.constexpr):
+                        SOFTCAP: tl.constexpr, PART: tl.constexpr = 0):
     """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head.
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
         dV += (P∘Z)ᵀ dO,   dPᵀ = Z∘(V dOᵀ),   dSᵀ = Pᵀ∘(dPᵀ - Δ),   dK += dSᵀ Q   (Z = keep / (1-p))
     With dropout Z is applied as keep and Δ divided by 1 / (1-p): dK and dV miss that factor, and dK the factor
     scale, both applied once by the caller.  Ragged query rows load LSE = +inf, so their P is 0.
+    PART (Note [split dK/dV]): 0 both, 1 dV only (no dPᵀ, Δ or dK), 2 dK only (no dV product); the other
+    accumulator is returned as it came.
     """
     c = score_scale(qk_scale2, MASK_KIND)
     o_ib = tl.arange(0, BLOCK_M)
@@ -356,35 +374,43 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         m_i = o_i < SEQ_Q
         q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
         do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
+        # The statements keep one order for every PART (dPᵀ's product before dV's): ptxas spills otherwise at
+        # head dim 128 with dropout (benchmarks/template_sass.py, 16 LDL a masked iteration).
         if MASKED:
             lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
-            delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
+            if PART != 1:
+                delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
         else:
             lse = tl.load(LSE + o_i)
-            delta = tl.load(DELTA + o_i)
+            if PART != 1:
+                delta = tl.load(DELTA + o_i)
         anchor, offset = lse_unpack(lse)
-        if HAS_DROPOUT:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
+        if HAS_DROPOUT and PART != 1:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
             delta = delta * (1.0 / dropout_scale)
         qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
         if SOFTCAP:  # Note [soft-capping]
-            qk_t = softcap_tanh(qk_t, softcap_scale)
+            qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s_t = attn_scores(qk_t, o_i[None, :], o_j[:, None], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
-        dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+        if PART != 1:
+            dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
         if HAS_DROPOUT:
             z_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True).to(p_t.dtype)
-            dv = tl.dot((p_t * z_t).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
-                        out_dtype=dv.dtype)  # a product, not tl.where, as in attn_fwd_inner
-            dp_t = dp_t * z_t
-        else:
+            if PART != 2:  # a product, not tl.where, as in attn_fwd_inner
+                dv = tl.dot((p_t * z_t).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                            out_dtype=dv.dtype)
+            if PART != 1:
+                dp_t = dp_t * z_t
+        elif PART != 2:
             dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
                         out_dtype=dv.dtype)
-        ds_t = p_t * (dp_t - delta[None, :])
-        if SOFTCAP:  # the cap's derivative (Note [soft-capping])
-            ds_t = ds_t * (1.0 - qk_t * qk_t)
-        dk = tl.dot(ds_t.to(DOT_DTYPE), q.to(DOT_DTYPE), dk, input_precision=PRECISION, out_dtype=dk.dtype)
+        if PART != 1:
+            ds_t = p_t * (dp_t - delta[None, :])
+            if SOFTCAP:  # the cap's derivative (Note [soft-capping])
+                ds_t = ds_t * (1.0 - qk_t * qk_t)
+            dk = tl.dot(ds_t.to(DOT_DTYPE), q.to(DOT_DTYPE), dk, input_precision=PRECISION, out_dtype=dk.dtype)
     return dk, dv
 
 
@@ -412,7 +438,7 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]
-            qk = softcap_tanh(qk, softcap_scale)
+            qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
                                 MASK_KIND)
         s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
@@ -524,10 +550,12 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                        MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
-                       MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False):
+                       MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
+                       PART: tl.constexpr = 0):
     """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
-    LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first]."""
+    LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
+    only, 2 dK only (Note [split dK/dV]; the other is returned as zeros)."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
@@ -566,14 +594,14 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         dk, dv = attn_bwd_dkdv_inner(
             dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
             lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
             SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
             BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         if not TAIL_FIRST:
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
@@ -581,7 +609,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
@@ -594,7 +622,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 

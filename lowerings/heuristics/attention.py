@@ -27,13 +27,15 @@ class AttnFwdTile:
 class AttnBwdTile:
     """Backward: dK/dV programs own BLOCK_N keys and step over BLOCK_M queries; dQ programs own BLOCK_N queries and
     step over BLOCK_M keys (FlexAttention's symmetric pairing).  Constraints: BLOCK_N % BLOCK_M == 0, both powers of
-    two >= 16 (tl.dot needs K >= 16).
+    two >= 16 (tl.dot needs K >= 16).  split: dK and dV of a key block in two programs, one accumulator each
+    (Note [split dK/dV] in kernels/attn_math.py).
     """
 
     block_m: int
     block_n: int
     num_warps: int
     num_stages: int
+    split: bool = False
 
 
 # Keyed by head dim (padded, see _bucket) for the 16-bit dtypes: fp16 and bf16 run the same tensor-core code, timed in

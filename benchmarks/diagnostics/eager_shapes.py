@@ -1,0 +1,90 @@
+"""What compiling the eager attention kernels per shape buys and costs: kernel time of the kernels compiled for one
+shape against the any-shape kernels, and the first call of each new sequence length (a compile or not) beside
+SDPA's first call at that length.
+
+    python benchmarks/diagnostics/eager_shapes.py [--lengths 20]
+
+Note [static shapes] in kernels/attention.py: config.eager_static_shapes = 1 gives a shape its own kernels at its
+first launch; 0 never does.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import inductor_conv  # noqa: E402
+from inductor_conv.kernels import attention as ka  # noqa: E402
+
+from common import bench  # noqa: E402
+
+CASES = [  # B, Hq, Hkv, S, D, causal, p
+    (4, 16, 16, 2048, 128, True, 0.1),
+    (4, 16, 16, 2048, 128, False, 0.1),
+    (8, 16, 16, 1024, 64, True, 0.1),
+    (4, 32, 8, 2048, 128, True, 0.0),
+]
+
+
+def _reset_static():
+    ka._static_state.clear()
+    ka._static_count.clear()
+
+
+def steady(static: int):
+    inductor_conv.config.eager_static_shapes = static
+    _reset_static()
+    for B, Hq, Hkv, S, D, causal, p in CASES:
+        q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        seed = torch.tensor([1], dtype=torch.int64, device="cuda")
+        out, lse = ka.attention_fwd(q, k, v, None, p, causal, None, seed)
+        do = torch.randn_like(out)
+        fwd = bench(lambda: ka.attention_fwd(q, k, v, None, p, causal, None, seed))
+        bwd = bench(lambda: ka.attention_bwd(do, q, k, v, None, out, lse, p, causal, None, seed, mask_grad=False))
+        print(f"| {'static' if static else 'any-shape'} | B{B} H{Hq}/{Hkv} S{S} D{D} causal={causal} p={p} | "
+              f"{fwd:.3f} | {bwd:.3f} |", flush=True)
+
+
+def first_calls(static: int, lengths: int):
+    """First fwd+bwd call of each of `lengths` new sequence lengths (B2 H8 D64 causal bf16), ms: ours, then SDPA."""
+    inductor_conv.config.eager_static_shapes = static
+    _reset_static()
+    ours, sdpa = [], []
+    for i in range(lengths):
+        S = 300 + 37 * i
+        q, k, v = (torch.randn(2, 8, S, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        for fn, times in ((lambda: inductor_conv.attention(q, k, v, is_causal=True, dropout_p=0.1), ours),
+                          (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.1), sdpa)):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            fn().sum().backward()
+            torch.cuda.synchronize()
+            times.append(1e3 * (time.perf_counter() - start))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    print(f"| {'static' if static else 'any-shape'} | first fwd+bwd of {lengths} new lengths: ours median "
+          f"{med(ours):.1f} ms, total {sum(ours):.0f} ms (first {ours[0]:.0f}); SDPA median {med(sdpa):.1f} ms, "
+          f"total {sum(sdpa):.0f} ms |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lengths", type=int, default=20)
+    args = parser.parse_args()
+    print(f"# eager kernels per shape or not, {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print("| kernels | case | fwd ms | bwd ms |\n|---|---|---|---|", flush=True)
+    for static in (1, 0):
+        steady(static)
+    for static in (0, 1):
+        first_calls(static, args.lengths)
+
+
+if __name__ == "__main__":
+    main()

@@ -212,6 +212,12 @@ def _causal_group(k, head_dim: int) -> int:
     return max(1, min(8, 1 << max(group.bit_length() - 1, 0)))
 
 
+def _even(block: int, *lengths) -> bool:
+    """The templates' EVEN (Note [even lengths] in kernels/attn_math.py): every length a provable multiple of the
+    tile.  Static lengths fold this by themselves; for symbolic ones it is False unless provable."""
+    return all(V.graph.sizevars.statically_known_multiple_of(n, block) for n in lengths)
+
+
 def _placeholder(dtype, device):
     return empty_strided([1], None, dtype=dtype, device=device)
 
@@ -237,7 +243,7 @@ def _aligned(t) -> bool:
 def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     """config.attention_cudnn: the forms cuDNN's fused attention covers with our semantics -- no mask, no dropout
     (cuDNN's own dropout could not be replayed from our seed), no soft-capping, not causal or causal with Sq == Sk
-    (both top-left aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 128, aligned
+    (both top-left aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 256, aligned
     layouts -- on a GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both
     lowerings ask it with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the
     backward lazily (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across
@@ -263,7 +269,7 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     if not all(sizevars.guard_or_false(sympy.Le(n, 65535)) for n in (B, H)):
         return False
     head_dim = sizevars.guard_int(q.get_size()[-1])
-    if head_dim % 8 or head_dim > 128:
+    if head_dim % 8 or head_dim > 256:
         return False
     if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
         return False
@@ -336,7 +342,8 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            CAUSAL_PAIR=tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR, **options)
+            CAUSAL_PAIR=tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR,
+            EVEN=_even(tile.block_n, k.get_size()[2]), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
@@ -391,7 +398,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
         BWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            SPLIT_KV=tile.split, STORE_DS=bool(mask_grad), **options)
+            SPLIT_KV=tile.split, STORE_DS=bool(mask_grad), EVEN=_even(tile.block_m, Sq, Sk), **options)
     if autotune or not choices:
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,

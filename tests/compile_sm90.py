@@ -75,18 +75,14 @@ def _recording(launches):
 
 
 def record(fn):
-    """The kernel launches fn() makes, as (JITFunction, args, kwargs), none of them run: the attention launchers'
-    any-shape kernels (config.eager_static_shapes = 0; the kernels compiled for one shape run the same programs)."""
-    import inductor_conv
-
+    """The kernel launches fn() makes, as (JITFunction, args, kwargs), none of them run."""
     launches = []
-    saved, static = JITFunction.run, inductor_conv.config.eager_static_shapes
+    saved = JITFunction.run
     JITFunction.run = _recording(launches)
-    inductor_conv.config.eager_static_shapes = 0
     try:
         fn()
     finally:
-        JITFunction.run, inductor_conv.config.eager_static_shapes = saved, static
+        JITFunction.run = saved
     return launches
 
 
@@ -356,7 +352,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
         BLOCK_M=tile[0], BLOCK_N=tile[1],
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
-           dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))))
+           dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
+        EVEN=False)  # static lengths fold it anyway (Note [even lengths])
     return constexprs, tile[2], tile[3]
 
 

@@ -26,6 +26,7 @@ CASES = {  # name: (B, Hq, Hkv, Sq, Sk, D)
     "odd17_gqa2_d24": (2, 4, 2, 17, 17, 24),
     "sq37_sk29_gqa4": (1, 4, 1, 37, 29, 24),
     "sq9_sk40_d40": (1, 2, 2, 9, 40, 40),
+    "even_sq64_sk96_gqa2": (1, 4, 2, 64, 96, 24),  # lengths multiples of every tile: EVEN (Note [even lengths])
 }
 
 

@@ -91,12 +91,14 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
 
 
 def test_head_dim_256_backward_template_does_not_spill():
-    """The head-dim-256 backward's default tile (lowerings/heuristics/attention.py) holds dK and dV in registers:
-    causal with the masked tiles first (the lowering's default, the most registers), no local memory in any loop.
-    FlexAttention's (32, 64, 4, 2), which it replaced, spilled 128 LDL + 128 STL every iteration."""
+    """The head-dim-256 backward's default tile (lowerings/heuristics/attention.py) splits dK and dV into programs of
+    their own (Note [split dK/dV]), one fp32 accumulator each: causal with the masked tiles first (the lowering's
+    default), it fits an SM's shared memory and no loop keeps local memory (FlexAttention's (32, 64, 4, 2) spilled
+    128 LDL + 128 STL every iteration).  With soft-capping under GQA the dK loop spills a few words an iteration and
+    the tile is still the fastest measured (the table's provenance)."""
     report = run_script("benchmarks/template_sass.py", "--causal", "--masked-first", "--shape",
                         "1,2,256,256").splitlines()
-    assert "tile (16, 64, 8, 2)" in report[0], report[0]
+    assert "tile (64, 64, 8, 2)" in report[0], report[0]
     loops = [line for line in report if "loop at" in line]
     assert loops and all("LDL 0, STL 0" in line for line in loops), loops
 

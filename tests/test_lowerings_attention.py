@@ -108,6 +108,7 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 CAUSAL_PAIR=pair,  # the forward's two row blocks a program (lowerings/attention.py)
                 USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
                 SPLIT_KV=split,  # dK and dV in programs of their own (Note [split dK/dV])
+                EVEN=False,  # ragged lengths here (Note [even lengths])
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
@@ -327,9 +328,10 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
     assert gate(short_q, *qkv()[1:])  # Sq != Sk, not causal
     assert not gate(short_q, *qkv()[1:], causal=True)  # top-left vs bottom-right band: our template
     assert not gate(*qkv()[:1], _Node((B, H, 1, D)), _Node((B, H, 1, D)))  # a single key: SDPA refuses cuDNN
-    for head_dim in (68, 136):  # not a multiple of 8, above 128
+    for head_dim in (68, 264):  # not a multiple of 8, above 256
         assert not gate(*[_Node((B, H, S, head_dim)) for _ in range(3)])
-    assert gate(*[_Node((B, H, S, 72)) for _ in range(3)])
+    for head_dim in (72, 136, 256):
+        assert gate(*[_Node((B, H, S, head_dim)) for _ in range(3)])
     q, k, v = qkv()
     assert not gate(_Node((B, H, S, D), offset=4), k, v)  # 16-byte rows: offset a multiple of 8 elements
     assert not gate(q, k, _Node((B, H, S, D), stride=(H * S * D, S * D, 1, S)))  # head dim not unit-stride
@@ -624,13 +626,14 @@ def test_fallback_choice_when_no_template(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("causal,Hq,Hkv,Sq,Sk", [(False, 4, 4, 333, 517), (True, 4, 1, 300, 300),
-                                                 (True, 8, 2, 256, 256), (False, 8, 2, 200, 333)])
-def test_cudnn_forms(dtype, causal, Hq, Hkv, Sq, Sk):
+@pytest.mark.parametrize("causal,Hq,Hkv,Sq,Sk,D", [(False, 4, 4, 333, 517, 80), (True, 4, 1, 300, 300, 80),
+                                                   (True, 8, 2, 256, 256, 80), (False, 8, 2, 200, 333, 80),
+                                                   (True, 8, 4, 384, 384, 256)])
+def test_cudnn_forms(dtype, causal, Hq, Hkv, Sq, Sk, D):
     """config.attention_cudnn: no mask, no dropout, causal only with Sq == Sk, any GQA ratio -> cuDNN's forward and
-    backward (odd lengths, Sq != Sk, head dim 80, the backward fed by the saved O and row LSE).  MHA, MQA and GQA 4
-    with 1 < Hkv < Hq, where a wrong head mapping (h % Hkv instead of h // G) would show."""
-    B, D = 2, 80
+    backward (odd lengths, Sq != Sk, head dims 80 and 256, the backward fed by the saved O and row LSE).  MHA, MQA
+    and GQA 4 with 1 < Hkv < Hq, where a wrong head mapping (h % Hkv instead of h // G) would show."""
+    B = 2
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=dtype).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     do = _randn(B, Hq, Sq, D, seed=6, dtype=dtype)

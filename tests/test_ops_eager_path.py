@@ -13,8 +13,8 @@ from inductor_conv.ops import eager
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _attention_inputs(device, dtype=torch.bfloat16, gqa=False, mask=False):
-    B, Hq, Hkv, S, D = 1, 2, 1 if gqa else 2, 21, 16
+def _attention_inputs(device, dtype=torch.bfloat16, gqa=False, mask=False, seq=21):
+    B, Hq, Hkv, S, D = 1, 2, 1 if gqa else 2, seq, 16
     q = torch.randn(B, Hq, S, D, device=device, dtype=dtype, requires_grad=True)
     k, v = (torch.randn(B, Hkv, S, D, device=device, dtype=dtype, requires_grad=True) for _ in range(2))
     bias = torch.randn(1, Hq, S, S, device=device, dtype=dtype, requires_grad=True) if mask else None
@@ -117,32 +117,54 @@ def test_cached_launches_equal_triton_generic_launches(monkeypatch):
 
 
 @pytest.mark.parametrize("gqa, mask", [(True, False), (False, True)])
-def test_static_shape_kernels_are_bit_identical(monkeypatch, gqa, mask):
-    """Note [static shapes]: the kernels compiled for one shape run the any-shape kernels' program (bit for bit under
-    the interpreter, and for these cases on the H200; the GPU compiler may round other cases differently), a shape
-    gets them at the config.eager_static_shapes-th launch, and keeps them."""
+def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
+    """Note [one kernel per configuration]: calls of one configuration at new sequence lengths take the kernel
+    variants already made (one per GQA group and EVEN: Triton's compile key beyond the constexprs the plan fixes),
+    and a repeated call gives the same bits."""
     import inductor_conv.kernels.attention as kernels
 
-    q, k, v, bias = _attention_inputs(DEVICE, gqa=gqa, mask=mask)
-    leaves = [t for t in (q, k, v, bias) if t is not None]
-    dout = torch.randn_like(q)
+    used = set()
+    variant = kernels._Plan.variant
+    monkeypatch.setattr(kernels._Plan, "variant", lambda plan, group, even: used.add((id(plan), group, even))
+                        or variant(plan, group, even))
 
-    def step():
+    def step(S):
+        torch.manual_seed(0)
+        q, k, v, bias = _attention_inputs(DEVICE, gqa=gqa, mask=mask, seq=S)
+        leaves = [t for t in (q, k, v, bias) if t is not None]
         torch.manual_seed(5)
         o = inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=0.1, is_causal=not mask, enable_gqa=gqa)
-        return (o, *torch.autograd.grad(o, leaves, dout))
+        return (o, *torch.autograd.grad(o, leaves, torch.ones_like(o)))
 
-    monkeypatch.setattr(inductor_conv.config, "eager_static_shapes", 0)
-    dynamic = step()
-    monkeypatch.setattr(kernels, "_static_state", {})
-    monkeypatch.setattr(inductor_conv.config, "eager_static_shapes", 2)
-    first = step()
-    assert not any(v is True for v in kernels._static_state.values())
-    second = step()  # the shape's second launch: static kernels
-    assert sum(v is True for v in kernels._static_state.values()) == 2  # forward and backward
-    third = step()
-    for a, b, c, d in zip(dynamic, first, second, third):
-        assert torch.equal(a, b) and torch.equal(a, c) and torch.equal(c, d)
+    for S in (37, 53, 64, 71, 96):
+        step(S)
+    assert len({plan for plan, _, _ in used}) == 2  # the forward's and the backward's plan
+    assert len(used) <= 4 and {group for _, group, _ in used} == {2 if gqa else 1}  # EVEN or not, each
+    for a, b in zip(step(53), step(53)):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_new_lengths_compile_nothing_on_the_gpu():
+    """Note [one kernel per configuration], on the GPU: once a configuration has run at a length of each EVEN kind,
+    further lengths add no compiled kernel to Triton's caches (SEQ_Q / SEQ_K are not specialised)."""
+    import inductor_conv.kernels.attention as kernels
+
+    def call(S):
+        q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        inductor_conv.attention(q, k, v, is_causal=True, dropout_p=0.1).sum().backward()
+
+    def compiled():
+        return sum(len(cache[0]) for fn in (kernels._attn_fwd_kernel, kernels._attn_bwd_kernel)
+                   for cache in fn.device_caches.values())
+
+    call(300), call(256)  # a ragged and an even length
+    before = compiled()
+    for S in (301, 337, 401, 555, 320, 512, 1024):
+        call(S)
+    assert compiled() == before
 
 
 def test_few_queries_take_flash_decoding(monkeypatch):

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import inductor_conv  # noqa: E402
 from inductor_conv.kernels import attention as ka  # noqa: E402
-from inductor_conv.lowerings.heuristics.attention import AttnBwdTile, attn_bwd_tile  # noqa: E402
+from inductor_conv.lowerings.heuristics.attention import AttnBwdTile, AttnFwdTile, attn_bwd_tile  # noqa: E402
 from inductor_conv.reference.attention import attention_ref  # noqa: E402
 from inductor_conv.reference.attention_dropout import dropout_keep_mask  # noqa: E402
 
@@ -73,6 +73,7 @@ def main():
     parser.add_argument("--fast-tanh", default="0", help="comma-separated 0 / 1: config.attention_fast_tanh")
     parser.add_argument("--tiles", default="16,64,8,2;32,64,8,2,split;64,64,8,2,split;32,64,8,2")
     parser.add_argument("--sdpa", action="store_true", help="also SDPA's backends without soft-capping")
+    parser.add_argument("--fwd-tiles", default="", help="BM,BN,WARPS,STAGES;... forward tiles to time too")
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     causal, cap = not args.no_causal, args.softcap
@@ -99,6 +100,17 @@ def main():
                     continue
                 print(f"| {p} | {fast} | {tuple(dataclass_values(tile))} | {err:.1e} | {ms:.3f} | "
                       f"{2.5 * f / ms / 1e9:.0f} | {fwd_ms:.3f} | {3.5 * f / (ms + fwd_ms) / 1e9:.0f} |", flush=True)
+    for item in filter(None, args.fwd_tiles.split(";")):
+        bm, bn, w, st = map(int, item.split(","))
+        cfg = AttnFwdTile(bm, bn, w, st)
+        for p in map(float, args.p.split(",")):
+            try:
+                ms = bench(lambda: ka.attention_fwd(q, k, v, None, p, causal, None, seed, softcap=cap, config=cfg))
+            except Exception as e:
+                print(f"| fwd {cfg} p={p} | {type(e).__name__}: {str(e)[:100]} |", flush=True)
+                continue
+            print(f"| fwd {(bm, bn, w, st)} p={p} fast={inductor_conv.config.attention_fast_tanh} | {ms:.3f} ms | "
+                  f"{f / ms / 1e9:.0f} TFLOP/s |", flush=True)
     if args.sdpa:
         from torch.nn.attention import SDPBackend, sdpa_kernel
 

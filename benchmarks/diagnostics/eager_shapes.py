@@ -33,8 +33,15 @@ CASES = [  # B, Hq, Hkv, S, D, causal, p
 
 
 def _reset_static():
-    ka._static_state.clear()
-    ka._static_count.clear()
+    """Forget per-shape decisions (where the tree being measured has them)."""
+    for name in ("_static_state", "_static_count"):
+        getattr(ka, name, {}).clear()
+
+
+def _label(static: int) -> str:
+    if not hasattr(ka, "_static_state"):
+        return "per configuration"
+    return "static" if static else "any-shape"
 
 
 def steady(static: int):
@@ -48,7 +55,7 @@ def steady(static: int):
         do = torch.randn_like(out)
         fwd = bench(lambda: ka.attention_fwd(q, k, v, None, p, causal, None, seed))
         bwd = bench(lambda: ka.attention_bwd(do, q, k, v, None, out, lse, p, causal, None, seed, mask_grad=False))
-        print(f"| {'static' if static else 'any-shape'} | B{B} H{Hq}/{Hkv} S{S} D{D} causal={causal} p={p} | "
+        print(f"| {_label(static)} | B{B} H{Hq}/{Hkv} S{S} D{D} causal={causal} p={p} | "
               f"{fwd:.3f} | {bwd:.3f} |", flush=True)
 
 
@@ -69,7 +76,7 @@ def first_calls(static: int, lengths: int):
             torch.cuda.synchronize()
             times.append(1e3 * (time.perf_counter() - start))
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-    print(f"| {'static' if static else 'any-shape'} | first fwd+bwd of {lengths} new lengths: ours median "
+    print(f"| {_label(static)} | first fwd+bwd of {lengths} new lengths: ours median "
           f"{med(ours):.1f} ms, total {sum(ours):.0f} ms (first {ours[0]:.0f}); SDPA median {med(sdpa):.1f} ms, "
           f"total {sum(sdpa):.0f} ms |", flush=True)
 
@@ -80,9 +87,11 @@ def main():
     args = parser.parse_args()
     print(f"# eager kernels per shape or not, {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print("| kernels | case | fwd ms | bwd ms |\n|---|---|---|---|", flush=True)
-    for static in (1, 0):
+    # a tree without per-shape kernels (Note [one kernel per configuration]) ignores eager_static_shapes: run once
+    modes = (1, 0) if hasattr(ka, "_static_state") else (0,)
+    for static in modes:
         steady(static)
-    for static in (0, 1):
+    for static in reversed(modes):
         first_calls(static, args.lengths)
 
 

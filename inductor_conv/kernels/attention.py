@@ -29,62 +29,26 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 
 
 # ================================================================ kernels
-@triton.jit
+# Note [one kernel per configuration]: each kernel is compiled once per configuration -- its constexprs: dtype, head
+# dim, mask kind, causal, dropout, soft-capping, tile, plus the GQA group (a model constant) and EVEN (Note [even
+# lengths] in attn_math.py) -- and serves every batch, head count and sequence length of it.  The lengths are
+# runtime values that Triton does not specialise (do_not_specialize: it would otherwise compile again for a length
+# divisible by 16 and one that is not), so a new length costs no compile.  What a process can compile is bounded:
+# per configuration, one kernel for each GQA group it meets times EVEN or not (times the rare stride whose
+# divisibility by 16 differs: Triton specialises strides, and must, for 16-byte loads).  A shape always runs the
+# same kernel, so repeated calls give the same bits.  Triton keeps compiled kernels in its on-disk cache
+# (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead of compiling.
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _attn_fwd_kernel(
     Q, K, V, MASK, SEED, OUT, LSE,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_ob, stride_oh, stride_om, stride_od,
-    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    H_Q, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
-    SOFTCAP: tl.constexpr,
-):
-    """The forward for any shape (lengths and head counts are runtime values): _attn_fwd_program."""
-    _attn_fwd_program(Q, K, V, MASK, SEED, OUT, LSE,
-                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                      stride_ob, stride_oh, stride_om, stride_od,
-                      H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
-                      HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      DOT_DTYPE, PRECISION, ACC_DTYPE, PAIR, SOFTCAP)
-
-
-@triton.jit
-def _attn_fwd_kernel_static(
-    Q, K, V, MASK, SEED, OUT, LSE,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_ob, stride_oh, stride_om, stride_od,
-    qk_scale2, dropout_scale, softcap_scale, H_Q: tl.constexpr, GROUP: tl.constexpr, SEQ_Q: tl.constexpr,
-    SEQ_K: tl.constexpr, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
-    SOFTCAP: tl.constexpr,
-):
-    """The forward compiled for one shape (Note [static shapes]): _attn_fwd_program."""
-    _attn_fwd_program(Q, K, V, MASK, SEED, OUT, LSE,
-                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                      stride_ob, stride_oh, stride_om, stride_od,
-                      H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
-                      HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      DOT_DTYPE, PRECISION, ACC_DTYPE, PAIR, SOFTCAP)
-
-
-@triton.jit
-def _attn_fwd_program(
-    Q, K, V, MASK, SEED, OUT, LSE,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_ob, stride_oh, stride_om, stride_od,
-    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
-    SOFTCAP: tl.constexpr,
+    SOFTCAP: tl.constexpr, EVEN: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
@@ -108,7 +72,7 @@ def _attn_fwd_program(
                         stride_ob, stride_oh, stride_om, stride_od,
                         GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
                         HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP)
+                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN)
 
 
 @triton.jit
@@ -121,6 +85,7 @@ def _attn_fwd_block(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     """Row block i_m of (b, h): O and LSE."""
     b_o, b_lse = attn_fwd_rows(
@@ -130,7 +95,7 @@ def _attn_fwd_block(
         SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
-        SOFTCAP=SOFTCAP)
+        SOFTCAP=SOFTCAP, EVEN=EVEN)
     o_i, o_d = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
@@ -158,55 +123,6 @@ def _attn_bwd_delta_kernel(
 
 
 @triton.jit
-def _attn_bwd_kernel(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
-):
-    """The backward for any shape (lengths and head counts are runtime values): _attn_bwd_program."""
-    _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
-                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                      stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-                      stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-                      H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
-                      dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP, SPLIT_KV)
-
-
-@triton.jit
-def _attn_bwd_kernel_static(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
-    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-    stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    qk_scale2, scale, dropout_scale, softcap_scale, H_Q: tl.constexpr, H_KV: tl.constexpr, GROUP: tl.constexpr,
-    SEQ_Q: tl.constexpr, SEQ_K: tl.constexpr, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
-):
-    """The backward compiled for one shape (Note [static shapes]): _attn_bwd_program."""
-    _attn_bwd_program(Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
-                      stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                      stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                      stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
-                      stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-                      H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale,
-                      dropout_threshold, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                      STORE_DS, DOT_DTYPE, PRECISION, ACC_DTYPE, MASKED_FIRST, KV_FIRST, SOFTCAP, SPLIT_KV)
-
-
-@triton.jit
 def _attn_bwd_cols(
     Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
@@ -216,7 +132,7 @@ def _attn_bwd_cols(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    SOFTCAP: tl.constexpr, PART: tl.constexpr,
+    SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr,
 ):
     """dK / dV of key block i_n of (b, kv head i_hk): attn_bwd_dkdv_cols with this kernel's arguments."""
     return attn_bwd_dkdv_cols(
@@ -227,21 +143,22 @@ def _attn_bwd_cols(
         H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART)
+        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN)
 
 
-@triton.jit
-def _attn_bwd_program(
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
+def _attn_bwd_kernel(
     Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
     stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
-    H_Q, H_KV, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, STORE_DS: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
+    H_Q, H_KV, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+    STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
+    MASKED_FIRST: tl.constexpr, KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
@@ -270,7 +187,7 @@ def _attn_bwd_program(
                     stride_dob, stride_doh, stride_dom, stride_dod,
                     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                     HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2)
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2, EVEN=EVEN)
                 tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
             else:
                 dk, dv = _attn_bwd_cols(
@@ -280,7 +197,7 @@ def _attn_bwd_program(
                     stride_dob, stride_doh, stride_dom, stride_dod,
                     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                     HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1)
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN)
                 tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
         else:
             dk, dv = _attn_bwd_cols(
@@ -290,7 +207,7 @@ def _attn_bwd_program(
                 stride_dob, stride_doh, stride_dom, stride_dod,
                 H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                 HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0)
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0, EVEN=EVEN)
             tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
             tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
     else:
@@ -306,7 +223,7 @@ def _attn_bwd_program(
             H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
-            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP)
+            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
         tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
@@ -314,50 +231,13 @@ def _attn_bwd_program(
 
 # ================================================================ launchers
 # Note [eager launch path] in kernels/launch.py: each kernel is launched through FastLaunch, with a `plan` (the
-# lru-cached constexprs and launch options of one configuration) as the meta of its cache key.
+# lru-cached constexprs and launch options of one configuration) and the shape's GROUP / EVEN as the meta of its
+# cache key.
 _FWD = FastLaunch(_attn_fwd_kernel)
-_FWD_STATIC = FastLaunch(_attn_fwd_kernel_static)
 _DELTA = FastLaunch(_attn_bwd_delta_kernel)
 _BWD = FastLaunch(_attn_bwd_kernel)
-_BWD_STATIC = FastLaunch(_attn_bwd_kernel_static)
 _DELTA_BLOCK_M = 64
 _DECODE_MAX_QUERIES = 16  # attention_decode.MAX_QUERIES (that module imports this one)
-# Note [static shapes]: the eager kernels exist twice, for any shape (lengths and head counts are runtime values)
-# and compiled for one shape (they are constexprs, as in Inductor's templates, which see static shapes).  Known
-# lengths let the compiler drop bounds checks and fold the loop arithmetic: on the H200 at B4 H16 S2048 D128 p = 0.1
-# the backward kernel took 738 -> 551 us causal and 1062 -> 954 us not (the compiled template: 519 / 877), at B8
-# H16 S1024 D64 causal 247 -> 204 (docs/benchmarks.md, nineteenth session).  Both run the same program (the
-# interpreter gives bit-identical results, tests/test_ops_eager_path.py), but the GPU compiler may round the two
-# differently in the last bits (seen on the H200 in a causal backward with a mask gradient).  So a shape's kernel
-# is decided once and kept for the process: a launch gives the same bits every time.  With the default
-# `config.eager_static_shapes = 1` a shape gets its own kernels at its first launch (compiling costs about a second
-# per kernel, once per machine: Triton caches it on disk) for the first _MAX_STATIC_SHAPES shapes of a
-# configuration; later shapes (a varying length) take the any-shape kernels, compiled once.  A larger value waits
-# for that many launches of a shape (its first ones then run the any-shape kernels); 0 never specialises.
-_MAX_STATIC_SHAPES = 16
-_static_state: dict = {}  # (plan, shape) -> launches so far (an int), then the decision (True / False)
-_static_count: dict = {}  # plan -> shapes it has static kernels for
-
-
-def _static(plan, shape) -> bool:
-    """Whether this launch takes the kernels compiled for `shape` (Note [static shapes])."""
-    key = (plan, shape)
-    state = _static_state.get(key, 0)
-    if state is True or state is False:
-        return state
-    threshold = config.eager_static_shapes
-    if threshold <= 0:
-        return False
-    if state + 1 < threshold:
-        if len(_static_state) > 4096:  # many one-off shapes (a varying length): forget the counts, keep decisions
-            for k in [k for k, v in _static_state.items() if v is not True and v is not False]:
-                del _static_state[k]
-        _static_state[key] = state + 1
-        return False
-    made = _static_count.get(plan, 0)
-    _static_state[key] = decision = made < _MAX_STATIC_SHAPES
-    _static_count[plan] = made + decision
-    return decision
 
 
 def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
@@ -451,7 +331,7 @@ class _Plan:
     configuration names every pointer argument's dtype and None-ness."""
 
     __slots__ = ("rows", "block_m", "block_n", "num_warps", "num_stages", "dropout_scale", "constexprs",
-                 "delta_constexprs", "kv_programs")
+                 "delta_constexprs", "kv_programs", "_variants")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
                  device, fast_tanh=False, config=None):
@@ -475,6 +355,18 @@ class _Plan:
             self.kv_programs = 2 if tile[4] else 1  # key programs per key block (Note [split dK/dV])
             self.delta_constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_M=_DELTA_BLOCK_M,
                                          ACC_DTYPE=opts["ACC_DTYPE"])
+        self._variants = {}
+
+    def variant(self, group: int, even: bool):
+        """(meta, constexprs) of the kernel for a GQA group and EVEN (Note [one kernel per configuration]): the meta
+        is FastLaunch's key, made once per variant."""
+        entry = self._variants.get((group, even))
+        if entry is None:
+            constexprs = dict(self.constexprs, GROUP=group, EVEN=even)
+            if "SPLIT_KV" in constexprs:  # the backward: every dK/dV program first under GQA (bwd_program)
+                constexprs["KV_FIRST"] = group > 1
+            entry = self._variants[(group, even)] = ((self, group, even), constexprs)
+        return entry
 
 
 _plan = functools.lru_cache(maxsize=None)(_Plan)
@@ -552,14 +444,9 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride())
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
-    shape = (Hq, Hq // Hkv, Sq, Sk)  # H_Q, GROUP, SEQ_Q, SEQ_K
-    if _static(plan, shape):
-        _FWD_STATIC(grid, (plan, shape), ptrs, strides, floats,
-                    dict(plan.constexprs, H_Q=Hq, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk),
-                    num_warps=plan.num_warps, num_stages=plan.num_stages)
-    else:
-        _FWD(grid, plan, ptrs, strides + shape, floats, plan.constexprs, num_warps=plan.num_warps,
-             num_stages=plan.num_stages)
+    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0)  # Note [one kernel per configuration]
+    _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
+         num_stages=plan.num_stages)
     return out, lse
 
 
@@ -612,14 +499,10 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride())
     floats = (qk_scale2, scale, plan.dropout_scale, softcap_scale)
-    shape = (Hq, Hkv, Hq // Hkv, Sq, Sk)  # H_Q, H_KV, GROUP, SEQ_Q, SEQ_K
-    if _static(plan, shape):
-        _BWD_STATIC(grid, (plan, shape), ptrs, strides, floats,
-                    dict(plan.constexprs, KV_FIRST=Hq > Hkv, H_Q=Hq, H_KV=Hkv, GROUP=Hq // Hkv, SEQ_Q=Sq, SEQ_K=Sk),
-                    num_warps=plan.num_warps, num_stages=plan.num_stages)
-    else:
-        _BWD(grid, plan, ptrs, strides + shape, floats, dict(plan.constexprs, KV_FIRST=Hq > Hkv),
-             num_warps=plan.num_warps, num_stages=plan.num_stages)
+    # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M (Note [even lengths])
+    meta, constexprs = plan.variant(Hq // Hkv, Sq % plan.block_m == 0 and Sk % plan.block_m == 0)
+    _BWD(grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
+         num_stages=plan.num_stages)
     return dq, dk, dv, ds
 
 

@@ -81,6 +81,13 @@ accumulator and can step over 32 queries spill-free (benchmarks/template_sass.py
 Kᵀ Q product (and soft-capping's tanh) per score tile: 8 products a tile instead of 7.  Each gradient sums the same
 terms in the same order as the one-program backward, so the results are bit-identical (tests).
 
+Note [even lengths]: EVEN (a constexpr the launchers and lowerings compute) says the lengths a program steps over
+are multiples of its tiles: the forward's and dQ programs' SEQ_K of their key tiles, the dK/dV programs' SEQ_Q of
+their query tiles.  Then n_full = SEQ_K (or SEQ_Q) and the ragged-end ranges, empty at run time, are not compiled at
+all; the causal band still is.  Where the lengths are constexprs (the templates' static shapes) the compiler folds
+this by itself; where they are runtime values (the eager kernels, which serve every length of a configuration) it
+cannot.
+
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
@@ -465,10 +472,11 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
-                  USE_TMA: tl.constexpr = False):
+                  USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BD] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
-    the band and the ragged end masked; tiles right of the band are never visited."""
+    the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
+    (Note [even lengths])."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
@@ -484,7 +492,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=ACC_DTYPE)
     b_l = tl.zeros([BLOCK_M], dtype=ACC_DTYPE)
-    n_full = SEQ_K // BLOCK_N * BLOCK_N
+    n_full = SEQ_K if EVEN else SEQ_K // BLOCK_N * BLOCK_N
     if IS_CAUSAL:
         full_end = tl.minimum(start_m, n_full)
         hi = tl.minimum(start_m + BLOCK_M, SEQ_K)
@@ -497,12 +505,13 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
         softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
-    acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, full_end, hi,
-        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+    if IS_CAUSAL or not EVEN:  # the causal band, the ragged end
+        acc, b_m, b_l = attn_fwd_inner(
+            acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, full_end, hi,
+            stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+            MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
     b_o = acc * (dropout_scale / tl.where(b_l == 0.0, 1.0, b_l))[:, None]
     return b_o, lse_pack(b_m, b_l)
@@ -551,11 +560,12 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
-                       PART: tl.constexpr = 0):
+                       PART: tl.constexpr = 0, EVEN: tl.constexpr = False):
     """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
-    only, 2 dK only (Note [split dK/dV]; the other is returned as zeros)."""
+    only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
+    tail (Note [even lengths])."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
@@ -568,7 +578,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
     dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
     # query ranges: causal band [start_n, start_n + BN) masked, whole tiles unmasked, ragged tail masked
-    m_full = SEQ_Q // BLOCK_M * BLOCK_M
+    m_full = SEQ_Q if EVEN else SEQ_Q // BLOCK_M * BLOCK_M
     if IS_CAUSAL:
         full_lo = start_n + BLOCK_N
     else:
@@ -595,14 +605,15 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
-        dk, dv = attn_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
-            lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
-            SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-            HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
-        if not TAIL_FIRST:
+        if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+                lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
+                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+                USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+        if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
                 lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
@@ -636,8 +647,9 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
-                     USE_TMA: tl.constexpr = False):
+                     USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
+    EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
     MASKED_FIRST: Note [masked tiles first]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
@@ -661,7 +673,7 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     if HAS_DROPOUT:  # dS = s P∘(keep∘dP - Δ / s), s = 1 / (1-p), applied to dQ at the end
         delta = delta * (1.0 / dropout_scale)
     dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
-    n_full = SEQ_K // BLOCK_N * BLOCK_N
+    n_full = SEQ_K if EVEN else SEQ_K // BLOCK_N * BLOCK_N
     if IS_CAUSAL:
         full_end = tl.minimum(start_m, n_full)
         hi = tl.minimum(start_m + BLOCK_M, SEQ_K)
@@ -680,11 +692,12 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
         softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
-    dq = attn_bwd_dq_inner(
-        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
-        lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
-        dropout_threshold, dropout_scale,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+    if IS_CAUSAL or not EVEN:  # (without BAND_FIRST) the causal band or the ragged end
+        dq = attn_bwd_dq_inner(
+            dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+            lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
+            dropout_threshold, dropout_scale,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+            MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dq * (scale * dropout_scale)

@@ -68,18 +68,17 @@ _CUDA_FWD_DROPOUT = {
 # Backward (one launch, dK/dV and dQ programs), non-causal: the compiled template at (64, 128, 8, 3) gives 429
 # TFLOP/s forward+backward (~416 backward alone).  The eager kernel, whose lengths and strides are runtime values,
 # prefers two stages: (64, 128, 8, 2) 361, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158, (64, 128, 4, 3) 132.
-# Head dim 256 (Gemma 2), chosen offline from the sm_90 SASS, not timed (docs/benchmarks.md, eighteenth session):
-# FlexAttention's (32, 64, 4, 2) spills every iteration (1 KB of stack, 128 LDL + 128 STL a main-loop iteration: four
-# warps cannot hold two fp32 [64, 256] accumulators); (16, 64, 8, 2) compiles spill-free causal or not, with dropout
-# and with soft-capping.
+# Head dim 256: dK and dV in programs of their own (Note [split dK/dV]).  H200, 2026-12-03, B2 H16/8 S4096 D256
+# causal softcap 50, bf16, backward ms p=0 / p=0.1 (benchmarks/diagnostics/attention_bwd_tiles.py --fast-tanh 1):
+# split (64, 64, 8, 2) 4.56 / 4.90; (32, 64, 8, 2) 4.88 / 5.08; split (32, 64, 8, 2) 6.31 / 6.48; (16, 64, 8, 2)
+# 7.72 / 7.88; split (16, 64, 8, 2) 9.85 / 10.12.
 _CUDA_BWD = {
     64: AttnBwdTile(64, 64, 4, 3),
     128: AttnBwdTile(64, 128, 8, 3),
-    256: AttnBwdTile(16, 64, 8, 2),
+    256: AttnBwdTile(64, 64, 8, 2, split=True),
 }
-# max-autotune candidates at head dim 256 (the head-dim-128 ones exceed shared memory there): the default, the
-# mildly spilling (32, 64, 8, 2) (72 B of stack offline) and the old default.
-_CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(32, 64, 8, 2), AttnBwdTile(32, 64, 4, 2)]
+# max-autotune candidates at head dim 256 (the head-dim-128 ones exceed shared memory there), after the default.
+_CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(32, 64, 8, 2), AttnBwdTile(16, 64, 8, 2)]
 # Causal or dropout, head dim 128 (same sweeps): non-causal p=0.1 (64, 64, 4, 2) 0.936 ms, (32, 64, 4, 3) 1.001,
 # (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074; causal p=0 (128, 128, 8, 2) 0.578, (64, 64, 4, 2) 0.583,
 # (64, 128, 8, 3) 0.595; causal p=0.1 (64, 64, 4, 2) 0.690, (64, 128, 8, 3) 0.698.  Three stages of (64, 64, 4)

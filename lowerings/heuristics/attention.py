@@ -48,7 +48,10 @@ class AttnBwdTile:
 _CUDA_FWD = {
     64: AttnFwdTile(128, 64, 4, 3),
     128: AttnFwdTile(128, 64, 8, 3),
-    256: AttnFwdTile(64, 32, 4, 3),
+    # H200, 2026-12-03, B2 H16/8 S4096 D256 causal softcap 50 bf16, eager forward ms p=0 / 0.1
+    # (benchmarks/diagnostics/attention_bwd_tiles.py --fwd-tiles): (128, 64, 8, 2) 0.70 / 0.76; (64, 32, 4, 2) 0.79 /
+    # 0.96; (128, 32, 8, 2) 0.93 / 1.03; (64, 32, 4, 3) 0.99 / 1.04; (64, 64, 4, 2) 1.00 / 1.09; (64, 64, 8, 2) 1.25.
+    256: AttnFwdTile(128, 64, 8, 2),
 }
 # Causal head dim 64 (max-autotune sweep of the compiled template, third session, B8 H16 S1024 D64): (64, 64, 4, 3)
 # 0.063 ms, (64, 64, 4, 4) 0.068, (128, 64, 4, 3) 0.070, (128, 128, 8, 3) 0.088.  With causal pairs (fifteenth
@@ -68,17 +71,16 @@ _CUDA_FWD_DROPOUT = {
 # Backward (one launch, dK/dV and dQ programs), non-causal: the compiled template at (64, 128, 8, 3) gives 429
 # TFLOP/s forward+backward (~416 backward alone).  The eager kernel, whose lengths and strides are runtime values,
 # prefers two stages: (64, 128, 8, 2) 361, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158, (64, 128, 4, 3) 132.
-# Head dim 256: dK and dV in programs of their own (Note [split dK/dV]).  H200, 2026-12-03, B2 H16/8 S4096 D256
-# causal softcap 50, bf16, backward ms p=0 / p=0.1 (benchmarks/diagnostics/attention_bwd_tiles.py --fast-tanh 1):
-# split (64, 64, 8, 2) 4.56 / 4.90; (32, 64, 8, 2) 4.88 / 5.08; split (32, 64, 8, 2) 6.31 / 6.48; (16, 64, 8, 2)
-# 7.72 / 7.88; split (16, 64, 8, 2) 9.85 / 10.12.
+# Head dim 256.  H200, 2026-12-03, B2 H16/8 S4096 D256 causal softcap 50 bf16, eager backward ms p=0 / 0.1, one run
+# (benchmarks/diagnostics/attention_bwd_tiles.py): (64, 64, 8, 2) 4.02 / 4.54; split (64, 64, 8, 2) (Note [split
+# dK/dV]) 4.92 / 5.40; (32, 64, 8, 2) 5.08 / 5.36; (32, 64, 8, 3) 6.34 / 6.75; (16, 64, 8, 2) 7.72 / 7.88.
 _CUDA_BWD = {
     64: AttnBwdTile(64, 64, 4, 3),
     128: AttnBwdTile(64, 128, 8, 3),
-    256: AttnBwdTile(64, 64, 8, 2, split=True),
+    256: AttnBwdTile(64, 64, 8, 2),
 }
 # max-autotune candidates at head dim 256 (the head-dim-128 ones exceed shared memory there), after the default.
-_CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(32, 64, 8, 2), AttnBwdTile(16, 64, 8, 2)]
+_CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
 # Causal or dropout, head dim 128 (same sweeps): non-causal p=0.1 (64, 64, 4, 2) 0.936 ms, (32, 64, 4, 3) 1.001,
 # (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074; causal p=0 (128, 128, 8, 2) 0.578, (64, 64, 4, 2) 0.583,
 # (64, 128, 8, 3) 0.595; causal p=0.1 (64, 64, 4, 2) 0.690, (64, 128, 8, 3) 0.698.  Three stages of (64, 64, 4)

@@ -73,6 +73,47 @@ def pick(cases: list, args: argparse.Namespace) -> list:
     return cases[:1] if args.quick else cases
 
 
+def conv_kernel_name(name: str) -> bool:
+    """Whether a kernel, by its name, belongs to a causal conv. Inductor names a kernel after the graph nodes whose
+    lowering made it: our templates and the dw/dβ sums (triton_tem_fused_causal_conv1d_fwd_0), and around default
+    Inductor's extern conv the copy of x into the layout it asks for, the bias it peels off into a pointwise add
+    (fused with the SiLU after it) and the bias gradient's sum (..._fused_convolution_...)."""
+    return "causal_conv1d" in name or (name.startswith("triton_") and "convolution" in name)
+
+
+def step_kernel_ms(fn, iters: int = 3) -> tuple[float, float]:
+    """(all kernels, conv kernels): GPU milliseconds per call of fn, from one torch.profiler run (CPU ops and CUDA
+    kernels) after one warm-up call. Conv kernels are those conv_kernel_name picks, and every kernel launched inside
+    an ATen convolution or its backward (default Inductor's extern conv and its backward's ATen fallback: cuDNN or
+    ATen's depthwise kernels, whatever their names). Kernels replayed by a CUDA graph have no launching CPU op, so
+    under reduce-overhead only conv_kernel_name counts: right for the plugin's templates, short of an extern conv."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+
+    def in_aten_conv(event) -> bool:
+        while event is not None:
+            if event.name in ("aten::convolution", "aten::convolution_backward"):
+                return True
+            event = event.cpu_parent
+        return False
+
+    events = prof.events()
+    kernels = [e for e in events if e.device_type == DeviceType.CUDA]
+    total = sum(e.device_time_total for e in kernels)
+    conv = sum(e.device_time_total for e in kernels if conv_kernel_name(e.name))
+    # a kernel is listed under the innermost CPU op that launched it (aten::cudnn_convolution, ...)
+    conv += sum(k.duration for e in events if e.device_type == DeviceType.CPU and e.kernels and in_aten_conv(e)
+                for k in e.kernels if not conv_kernel_name(k.name))
+    return total / iters / 1e3, conv / iters / 1e3
+
+
 def write_table(lines: list[str], path: str | None) -> None:
     if path:
         with open(path, "w") as f:

@@ -6,7 +6,7 @@
 # Steps (STEPS, in this order; default all): tests overhead models conv attention softcap decode conv_update
 # distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
-# <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
+# MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
 LOG="$OUT/steps.log"
@@ -39,9 +39,9 @@ want tests && TAIL=30 step tests "${TESTS_LIMIT:-240}" python3 -m pytest -q -p n
   --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
   ${OVERHEAD_ARGS:-}
-want models && TAIL=30 step models "${MODELS_LIMIT:-300}" python3 benchmarks/models.py \
-  --models "${MODELS:-llama,llama_p0,gpt2,mamba,mamba2,gemma2}" --steps "${MODEL_STEPS:-10}" --out "$OUT/models.md" \
-  ${MODELS_ARGS:-}
+want models && TAIL=40 step models "${MODELS_LIMIT:-570}" python3 benchmarks/models.py \
+  --models "${MODELS:-llama,llama_p0,gpt2,gemma2,qwen3,mamba,mamba2,lfm2,nemotron_h,qwen3_next}" \
+  --steps "${MODEL_STEPS:-10}" --budget "${MODEL_BUDGET:-90}" --out "$OUT/models.md" ${MODELS_ARGS:-}
 want conv && TAIL=40 step conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
 want attention && TAIL=80 step attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py \
   ${ATTENTION_ARGS---quick}

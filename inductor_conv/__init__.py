@@ -14,7 +14,7 @@ from inductor_conv._counters import counters, reset_counters
 from inductor_conv._enable import disable, enable, enabled, is_enabled
 from inductor_conv.ops.attention import attention, softcapped_attention
 from inductor_conv.ops.causal_conv1d import causal_conv1d
-from inductor_conv.ops.causal_conv1d_update import causal_conv1d_update
+from inductor_conv.ops.causal_conv1d_update import causal_conv1d_update, causal_conv1d_varlen_states
 
 __version__ = "0.1.0"
 
@@ -22,6 +22,7 @@ __all__ = [
     "attention",
     "causal_conv1d",
     "causal_conv1d_update",
+    "causal_conv1d_varlen_states",
     "config",
     "counters",
     "disable",

@@ -26,7 +26,7 @@ import inductor_conv.kernels.causal_conv1d_update  # noqa: F401  (decorated in i
 from inductor_conv._compat import dynamo_counters, fx_graph_cache_disabled
 from inductor_conv.ops.causal_conv1d_update import _torch_update
 from inductor_conv.patterns.causal_conv1d_update import COUNTER
-from inductor_conv.reference.conv import causal_conv1d_update_ref
+from inductor_conv.reference.conv import causal_conv1d_ref, causal_conv1d_update_ref
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 # y against float64: fp32 sums K + 1 terms of O(1) (~1e-6); bf16 / fp16 round the result once (2^-8 / 2^-11
@@ -152,6 +152,99 @@ def test_inference_only():
         inductor_conv.causal_conv1d_update(**args)
     with torch.no_grad():
         inductor_conv.causal_conv1d_update(**args)
+
+
+@pytest.mark.parametrize("path", ["triton", "torch"])
+@pytest.mark.parametrize("circular", [False, True])
+def test_index_past_the_cache_is_a_padding_slot(path, circular, monkeypatch):
+    """An index >= B_cache is skipped like the pad slot -1 on both paths (y 0, no cache row read or written): the
+    cache is a slice of a NaN-poisoned buffer with rows on both sides, so a read past it gives NaN in y and a write
+    past it changes the buffer.  Without the bound the kernel wrote the buffer's row after the cache and the torch
+    fallback raised IndexError."""
+    if path == "torch":
+        monkeypatch.setenv("TRITON_INTERPRET", "0")  # the op reads it at call time: its torch fallback
+    args = _case(4, 5, 2, circular, True, seed=3)
+    B_cache, S, C = args["conv_state"].shape[0], 5, 40
+    buffer = torch.full((B_cache + 4, S, C), float("nan"))
+    state = buffer.transpose(1, 2)[1:1 + B_cache]  # channel-last, as Dao's tests lay the cache out
+    state.copy_(args["conv_state"])
+    indices = torch.tensor([B_cache, 2, B_cache + 1], dtype=torch.int32)  # 7, a row, 8
+    # the contract: as the pad slot -1 (the reference reads such an index so too)
+    want_y, want_state = causal_conv1d_update_ref(**{**args, "conv_state": state.clone(),
+                                                     "conv_state_indices": torch.where(indices < B_cache, indices, -1)})
+    ref_y, ref_state = causal_conv1d_update_ref(**{**args, "conv_state": state.clone(), "conv_state_indices": indices})
+    assert torch.equal(ref_y, want_y) and torch.equal(ref_state, want_state)
+    args["conv_state_indices"] = indices
+    y = inductor_conv.causal_conv1d_update(**{**args, "conv_state": state})
+    assert torch.equal(y[[0, 2]], torch.zeros_like(y[[0, 2]]))
+    torch.testing.assert_close(y, want_y, **TOL[torch.float32])
+    assert torch.equal(state, want_state)
+    outside = torch.ones(B_cache + 4, dtype=torch.bool)
+    outside[1:1 + B_cache] = False
+    assert buffer[outside].isnan().all()  # still the poison: nothing written there
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# causal_conv1d_varlen_states
+# ---------------------------------------------------------------------------------------------------------------
+def _varlen_states_loop(x, cu_seqlens, state_len):
+    """Dao's ``causal_conv1d_varlen_states_ref`` written token by token (his slice assignment fails for an empty
+    sequence): column state_len - n + j of sequence i holds its token n - j from the end, zeros before."""
+    states = torch.zeros(len(cu_seqlens) - 1, x.shape[1], state_len, dtype=x.dtype)
+    for i in range(len(cu_seqlens) - 1):
+        start, end = int(cu_seqlens[i]), int(cu_seqlens[i + 1])
+        n = min(end - start, state_len)
+        for j in range(n):
+            states[i, :, state_len - n + j] = x[end - n + j]
+    return states
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("state_len", [0, 3, 20])
+def test_varlen_states_match_dao_reference(dtype, state_len):
+    """Sequences longer and shorter than state_len, one of length 1 and one empty, int64 cu_seqlens as Dao's test
+    makes them (cumsum): the values are moved, never computed, so they must be equal; the layout is Dao's
+    [batch, state_len, C].transpose(1, 2)."""
+    g = torch.Generator().manual_seed(state_len)
+    seqlens = torch.tensor([25, 1, 0, 7, 3, 40])
+    x = torch.randn(int(seqlens.sum()), 48, generator=g).to(dtype)
+    cu_seqlens = F.pad(seqlens.cumsum(0), (1, 0))
+    states = inductor_conv.causal_conv1d_varlen_states(x, cu_seqlens, state_len)
+    assert states.shape == (6, 48, state_len) and states.dtype == dtype
+    assert states.stride() == torch.empty(6, state_len, 48).transpose(1, 2).stride()
+    assert torch.equal(states, _varlen_states_loop(x, cu_seqlens, state_len))
+    if state_len == 20:  # a short sequence's zero fill, and int32 cu_seqlens give the same
+        assert states[1, :, :19].eq(0).all() and torch.equal(states[1, :, 19], x[25])
+        assert torch.equal(inductor_conv.causal_conv1d_varlen_states(x, cu_seqlens.int(), state_len), states)
+
+
+def test_varlen_states_continue_the_sequences():
+    """The state a packed prefill leaves is what the decode step continues from: each sequence's next output from
+    causal_conv1d_update on that state equals the packed causal_conv1d over the sequence with the token appended."""
+    g = torch.Generator().manual_seed(5)
+    K, C, lengths = 4, 8, [5, 2, 9]
+    w, b = torch.randn(C, K, generator=g), torch.randn(C, generator=g)
+    x = torch.randn(sum(lengths), C, generator=g)
+    nxt = torch.randn(len(lengths), C, generator=g)
+    cu_seqlens = F.pad(torch.tensor(lengths).cumsum(0), (1, 0))
+    state = inductor_conv.causal_conv1d_varlen_states(x, cu_seqlens, K - 1)
+    y = inductor_conv.causal_conv1d_update(nxt, state, w, b, activation="silu")
+    for i, seq in enumerate(x.split(lengths)):
+        whole = torch.cat([seq, nxt[i:i + 1]]).T[None].double()
+        want = causal_conv1d_ref(whole, w.double(), b.double(), activation="silu")[0, :, -1]
+        torch.testing.assert_close(y[i].double(), want, **TOL[torch.float32])
+
+
+@pytest.mark.parametrize("args, error, words", [
+    ((torch.randn(4, 2, 3), torch.tensor([0, 4]), 2), ValueError, "x must have shape"),
+    ((torch.randn(4, 3), torch.tensor([[0, 4]]), 2), ValueError, "cu_seqlens must have shape"),
+    ((torch.randn(4, 3), torch.tensor([0.0, 4.0]), 2), TypeError, "cu_seqlens must be int32 or int64"),
+    ((torch.randn(4, 3), torch.tensor([0, 4]), -1), ValueError, "state_len must be an int >= 0"),
+    ((torch.randn(4, 3), torch.tensor([0, 4]), 2.0), ValueError, "state_len must be an int >= 0"),
+])
+def test_varlen_states_bad_arguments_name_the_argument(args, error, words):
+    with pytest.raises(error, match=words):
+        inductor_conv.causal_conv1d_varlen_states(*args)
 
 
 # ---------------------------------------------------------------------------------------------------------------

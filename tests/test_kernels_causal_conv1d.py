@@ -40,12 +40,24 @@ def make_inputs(B, C, L, K, *, dtype=torch.float32, w_dtype=None, layout="bcl", 
         weight=rand(C, K, dt=w_dtype),
         bias=rand(C, dt=w_dtype) if bias else None,
         # packed sequences: ids non-decreasing along L, several boundaries inside a tile
-        seq_idx=(torch.randint(0, 4, (B, L), generator=g).sort(dim=1).values.to(torch.int32).to(DEVICE)
-                 if seq else None),
+        seq_idx=(packed_seq_idx(B, L, g, pad=seq == "pad").to(DEVICE) if seq else None),
         initial_states=rand(B, C, K - 1) if init else None,
     )
     dy = rand(B, C, L) if layout == "bcl" else rand(B, L, C).transpose(1, 2)
     return args, dy
+
+
+def packed_seq_idx(B, L, g, pad=False):
+    """[B, L] int32 ids of packed sequences, non-decreasing along L.  pad: padding as Dao's
+    test_causal_conv1d_varlen_padding lays it out (-1 from a random point to the end of the row, a third to a half
+    of it) plus a run of -2 between two sequences in the middle (any negative id is padding)."""
+    seq_idx = torch.randint(0, 4, (B, L), generator=g).sort(dim=1).values.to(torch.int32)
+    if pad:
+        for b in range(B):
+            tail = int(torch.randint(L // 3, L // 2 + 1, (1,), generator=g))
+            seq_idx[b, L - tail:] = -1
+            seq_idx[b, L // 4:L // 4 + 3] = -2
+    return seq_idx
 
 
 def reference(args, dy, activation):
@@ -157,6 +169,23 @@ def test_seq_idx(layout, tile):
     # the mask matters: the same inputs without seq_idx give a different y
     y_plain = causal_conv1d_fwd(**dict(args, seq_idx=None), activation="silu", config=NARROW)
     assert not torch.allclose(y_plain, causal_conv1d_fwd(**args, activation="silu", config=NARROW))
+
+
+@pytest.mark.parametrize("layout, activation, tile", [("bcl", "silu", WIDE), ("bcl", "none", NARROW),
+                                                       ("blc", "silu", NARROW), ("blc", "none", WIDE)],
+                         ids=["bcl-silu-wide", "bcl-none-narrow", "blc-silu-narrow", "blc-none-wide"])
+def test_seq_idx_padding(layout, activation, tile):
+    """Negative ids are padding (Note [padding in packed sequences] in ops/causal_conv1d.py): y = 0 there (not
+    act(bias) nor a conv over padding), dy there reaches nothing (the gradients are the reference's, which is
+    autograd of that y), and dx = 0 there; across tiles and chunks (NARROW) in both tilings."""
+    args, dy = make_inputs(2, 3, 40, 4, layout=layout, seq="pad", seed=14)
+    pad = (args["seq_idx"] < 0)[:, None, :].expand_as(args["x"])
+    assert pad.any() and (~pad).any()
+    y, dx, dw, db, _ = check(args, dy, activation, tile)
+    assert y[pad].eq(0).all() and y[~pad].ne(0).all()
+    assert dx[pad].eq(0).all()
+    dx_m, dw_m, db_m, _ = causal_conv1d_bwd(**args, dy=dy.masked_fill(pad, 0), activation=activation, config=tile)
+    assert torch.equal(dx, dx_m) and torch.equal(dw, dw_m) and torch.equal(db, db_m)
 
 
 @pytest.mark.parametrize("layout", ["bcl", "blc"])

@@ -56,10 +56,19 @@ def make_inputs(B, C, L, K, *, dtype=torch.float32, layout="bcl", seq=False, ini
         return rand(B, C, L) if layout == "bcl" else rand(B, L, C).transpose(1, 2)  # channel-last view
 
     args = dict(x=activation_like(), weight=rand(C, K), bias=rand(C),
-                seq_idx=(torch.randint(0, 3, (B, L), generator=g).sort(1).values.to(torch.int32).to(device)
-                         if seq else None),
+                seq_idx=(_seq_idx(B, L, g, pad=seq == "pad").to(device) if seq else None),
                 initial_states=rand(B, C, K - 1) if init else None)
     return args, activation_like()
+
+
+def _seq_idx(B, L, g, pad):
+    """Packed sequence ids, non-decreasing; pad: the last third of each row is padding (-1, Dao's layout) and so is
+    a run of -2 in the first quarter (any negative id is)."""
+    seq_idx = torch.randint(0, 3, (B, L), generator=g).sort(1).values.to(torch.int32)
+    if pad:
+        seq_idx[:, L - L // 3:] = -1
+        seq_idx[:, L // 4:L // 4 + 3] = -2
+    return seq_idx
 
 
 def reference(args, dy, activation):
@@ -123,11 +132,14 @@ def render(name, named, out, constexprs, tmp_path):
     ("bcl", "silu", False, False, 4, True), ("blc", "silu", False, True, 4, True),
     ("bcl", "none", True, False, 3, True), ("blc", "silu", True, False, 5, True),
     ("bcl", "silu", False, True, 5, False), ("blc", "none", False, False, 3, False),
-    ("blc_t", "silu", False, True, 4, True), ("blc_t", "none", True, False, 3, False)])
+    ("blc_t", "silu", False, True, 4, True), ("blc_t", "none", True, False, 3, False),
+    ("bcl", "silu", "pad", False, 4, True), ("blc", "silu", "pad", False, 3, True),
+    ("blc_t", "silu", "pad", False, 4, True)])
 def test_template_bodies_match_reference(layout, activation, seq, init, K, bias, tmp_path):
     """K = 3 and 5 make the padded widths (KW, KP: powers of two) differ from K; the constexprs come from the
     lowering's own _template_kwargs.  "blc_t": channel-last x, y stored contiguous (Note [conv output layout]) by
-    tiles of 16 rows."""
+    tiles of 16 rows.  seq "pad": negative ids (padding), where y and dx must be 0 and dy reaches nothing (the
+    reference's gradients are autograd of the padded y)."""
     B, C, L = 2, 5, 37
     args, dy = make_inputs(B, C, L, K, layout=layout.removesuffix("_t"), seq=seq, init=init, seed=1)
     if not bias:
@@ -177,6 +189,9 @@ def test_template_bodies_match_reference(layout, activation, seq, init, K, bias,
         assert_close(part.sum(0)[:, K], grads["bias"], 1e-5, "dbias")
     if init:
         assert_close(dinit, grads["initial_states"], 1e-5, "dinit")
+    if seq == "pad":
+        pad = (args["seq_idx"] < 0)[:, None, :].expand_as(y)
+        assert y[pad].eq(0).all() and dx[pad].eq(0).all()
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """The public ``inductor_conv.causal_conv1d``: contract, errors, autograd wiring, torch.compile without breaks.
 
 Kernel numerics in depth live in test_kernels_causal_conv1d.py; here the op is checked end to end against the
-float64 reference (``inductor_conv.reference.conv``). The float64 gradchecks exercise the op's autograd wiring
-through its torch fallback (float64 never runs the Triton kernels); the kernels' gradients are compared with
-float64 autograd of the reference in test_kernels_causal_conv1d.py.
+float64 reference (``inductor_conv.reference.conv``), on the Triton path (the interpreter on CPU) and, where a test
+says so, on the torch fallback (the interpreter switched off at call time). The float64 gradchecks exercise the op's
+autograd wiring through its torch fallback (float64 never runs the Triton kernels); the kernels' gradients are
+compared with float64 autograd of the reference in test_kernels_causal_conv1d.py.
 """
 import pytest
 import torch
@@ -184,6 +185,146 @@ def test_seq_idx_taps_never_cross_a_boundary():
     torch.testing.assert_close(packed, torch.cat(pieces, -1), **FP32_TOL)
 
 
+# Packed sequences with padding: ids counting up then -1 to the end of each row (Dao's
+# test_causal_conv1d_varlen_padding), and a run of another negative id between two sequences of the first row (any
+# negative id is padding).  Sequences [0, 3), [5, 9) of row 0 and [0, 5), [5, 7) of row 1.
+PADDED_SEQ_IDX = torch.tensor([[0, 0, 0, -3, -3, 1, 1, 1, 1, -1, -1, -1],
+                               [2, 2, 2, 2, 2, 3, 3, -1, -1, -1, -1, -1]], dtype=torch.int32)
+PADDED_SEQUENCES = [(0, 0, 3), (0, 5, 9), (1, 0, 5), (1, 5, 7)]  # (row, start, end)
+
+
+def _use_path(path, monkeypatch):
+    """"triton": the kernels (through the interpreter on CPU); "torch": the op's torch fallback, which the op takes
+    at call time when the interpreter is off."""
+    if path == "torch":
+        monkeypatch.setenv("TRITON_INTERPRET", "0")
+
+
+@pytest.mark.parametrize("path", ["triton", "torch"])
+@pytest.mark.parametrize("activation", [None, "silu"])
+@pytest.mark.parametrize("channel_last", [False, True])
+def test_padding_in_packed_sequences(path, activation, channel_last, monkeypatch):
+    """A negative id is padding (Note [padding in packed sequences]): y is 0 there, each sequence equals the float64
+    reference run on it alone, and the gradients are the float64 reference's (autograd of that y), whatever dy holds
+    at padding: dy there reaches nothing, and dx is 0 at padding positions."""
+    _use_path(path, monkeypatch)
+    torch.manual_seed(11)
+    seq_idx = PADDED_SEQ_IDX
+    B, L = seq_idx.shape
+    x, w, b = _inputs(B=B, C=5, L=L, K=4, channel_last=channel_last, requires_grad=True)
+    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation=activation)
+    pad = (seq_idx < 0)[:, None, :].expand_as(y)
+    assert y[pad].eq(0).all() and y[~pad].ne(0).all()
+    for row, start, end in PADDED_SEQUENCES:
+        alone = causal_conv1d_ref(x[row:row + 1, :, start:end].double(), w.double(), b.double(), activation=activation)
+        torch.testing.assert_close(y[row:row + 1, :, start:end].double(), alone, **FP32_TOL)
+    g = torch.randn_like(y)  # non-zero at padding too
+    grads = torch.autograd.grad(y, (x, w, b), g, retain_graph=True)
+    assert grads[0][pad].eq(0).all()
+    for ours, masked in zip(grads, torch.autograd.grad(y, (x, w, b), g.masked_fill(pad, 0))):
+        torch.testing.assert_close(ours, masked, rtol=0, atol=0)  # the same arithmetic: dy at padding adds nothing
+    leaves = [t.detach().double().requires_grad_(True) for t in (x, w, b)]
+    y64 = causal_conv1d_ref(*leaves, seq_idx=seq_idx, activation=activation)
+    torch.testing.assert_close(y.double(), y64, **FP32_TOL)
+    for ours, ref in zip(grads, torch.autograd.grad(y64, leaves, g.double())):
+        torch.testing.assert_close(ours.double(), ref, **FP32_TOL)
+
+
+@pytest.mark.parametrize("activation", [None, "silu"])
+@pytest.mark.parametrize("channel_last", [False, True])
+def test_gradcheck_float64_with_padding(activation, channel_last):
+    """Finite differences of the forward we compute, padding included: the op's gradient (float64 takes the torch
+    fallback) and the float64 reference's, against which the kernels' gradients are compared, are its derivative."""
+    torch.manual_seed(12)
+    seq_idx = PADDED_SEQ_IDX
+    x, w, b = _inputs(2, 3, seq_idx.shape[1], 3, dtype=torch.float64, channel_last=channel_last, requires_grad=True)
+    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation=activation)
+    assert y[(seq_idx < 0)[:, None, :].expand_as(y)].eq(0).all()
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation=activation), (x, w, b))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: causal_conv1d_ref(x, w, b, seq_idx=seq_idx, activation=activation), (x, w, b))
+
+
+@pytest.mark.parametrize("path", ["triton", "torch"])
+@pytest.mark.parametrize("channel_last", [False, True])
+def test_fp32_gradient_is_the_derivative_with_padding(path, channel_last, monkeypatch):
+    """fp32 (the Triton kernels never run float64): the derivative of sum(g * y) along a random direction of (x, w,
+    β), by central differences with eps = 1e-2 and the sum taken in float64, equals the gradients' inner product
+    with it.  SiLU's curvature gives a relative error of O(eps^2) (1.3e-4 seen) and fp32 rounding of y, ~1e-7 an
+    output over 2 eps, less: 1e-3 relative bounds both; a padding dy let into dw or dβ moves the gradient by O(1)."""
+    _use_path(path, monkeypatch)
+    torch.manual_seed(13)
+    seq_idx = PADDED_SEQ_IDX
+    x, w, b = _inputs(2, 5, seq_idx.shape[1], 4, channel_last=channel_last)
+    g = torch.randn(2, 5, seq_idx.shape[1], dtype=torch.float64)
+    direction = [torch.randn_like(t) for t in (x, w, b)]
+
+    def loss(x, w, b):
+        return (g * inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation="silu").double()).sum()
+
+    eps = 1e-2
+    plus = loss(*(t + eps * v for t, v in zip((x, w, b), direction)))
+    minus = loss(*(t - eps * v for t, v in zip((x, w, b), direction)))
+    leaves = [t.clone().requires_grad_(True) for t in (x, w, b)]
+    grads = torch.autograd.grad(loss(*leaves), leaves)
+    along = sum((gr.double() * v.double()).sum() for gr, v in zip(grads, direction))
+    assert abs((plus - minus).item() / (2 * eps) - along.item()) < 1e-3 * abs(along.item())
+
+
+def test_dao_positional_order_and_final_states_out():
+    """causal_conv1d_fn's order (x, weight, bias, seq_idx, initial_states, return_final_states, final_states_out,
+    activation): positional calls equal keyword ones; final_states_out (laid out channel-last, as Dao allocates it)
+    receives the final states and is returned, and the gradients reach x and initial_states through it.  L = 2 <
+    K - 1: the final states hold the last initial state, then x."""
+    torch.manual_seed(14)
+    x, w, b = _inputs(L=2, K=4, requires_grad=True)
+    init = torch.randn(2, 5, 3, requires_grad=True)
+    out = torch.empty(2, 3, 5).transpose(1, 2)
+    y, final = inductor_conv.causal_conv1d(x, w, b, None, init, True, out, "silu")
+    assert final is out
+    y_kw, final_kw = inductor_conv.causal_conv1d(x, w, b, initial_states=init, return_final_states=True,
+                                                  activation="silu")
+    assert torch.equal(y, y_kw) and torch.equal(final, final_kw)
+    g, h = torch.randn_like(y), torch.randn_like(final)
+    grads = torch.autograd.grad((y * g).sum() + (final * h).sum(), (x, w, b, init))
+    leaves = [t.detach().double().requires_grad_(True) for t in (x, w, b, init)]
+    y64 = causal_conv1d_ref(*leaves[:3], initial_states=leaves[3], activation="silu")
+    final64 = torch.cat([leaves[3], leaves[0]], -1)[..., -3:]
+    torch.testing.assert_close(final.double(), final64, rtol=0, atol=0)
+    loss64 = (y64 * g.double()).sum() + (final64 * h.double()).sum()
+    for ours, ref in zip(grads, torch.autograd.grad(loss64, leaves)):
+        torch.testing.assert_close(ours.double(), ref, **FP32_TOL)
+    seq_idx = torch.tensor([[0, 1], [-1, -1]], dtype=torch.int32)  # seq_idx is the fourth positional argument
+    torch.testing.assert_close(inductor_conv.causal_conv1d(x, w, b, seq_idx, None, False, None, "silu").double(),
+                               causal_conv1d_ref(*leaves[:3], seq_idx=seq_idx, activation="silu"), **FP32_TOL)
+
+
+@pytest.mark.parametrize("path", ["triton", "torch"])
+@pytest.mark.parametrize("B, C, L", [(2, 3, 0), (0, 3, 5), (2, 0, 5)], ids=["L0", "B0", "C0"])
+def test_empty_dimensions_behave_as_conv1d(path, B, C, L, monkeypatch):
+    """conv1d's answer on both paths: an empty y (B, C, L) in x's layout, an empty dx, zero dw and dβ (no output
+    depends on them).  The final states carry the initial ones' gradient (with L = 0 they are the initial states).
+    The torch fallback failed on L = 0 (its windows of K positions over K - 1 padded ones)."""
+    _use_path(path, monkeypatch)
+    torch.manual_seed(15)
+    K = 4
+    x = torch.randn(B, L, C).transpose(1, 2).requires_grad_(True)  # channel-last
+    w = torch.randn(C, K, requires_grad=True)
+    b = torch.randn(C, requires_grad=True)
+    init = torch.randn(B, C, K - 1, requires_grad=True)
+    y, final = inductor_conv.causal_conv1d(x, w, b, initial_states=init, return_final_states=True, activation="silu")
+    assert y.shape == (B, C, L) and y.dtype == x.dtype and y.stride() == x.stride()
+    h = torch.randn_like(final)
+    dx, dw, db, dinit = torch.autograd.grad(y.sum() + (final * h).sum(), (x, w, b, init))
+    assert dx.shape == x.shape and dw.shape == w.shape and db.shape == b.shape
+    assert dw.eq(0).all() and db.eq(0).all()
+    if L == 0:
+        assert torch.equal(final, init) and torch.equal(dinit, h)
+    elif C > 0:  # B = 0: conv1d of an empty batch
+        assert F.conv1d(F.pad(x, (K - 1, 0)), w[:, None], b, groups=C).shape == y.shape
+
+
 def test_mixed_dtypes_fp32_weights_bf16_input():
     x, w, b = _inputs(L=16)
     xb = x.bfloat16()
@@ -220,6 +361,13 @@ def test_mixed_dtypes_fp32_weights_bf16_input():
         ),
         (dict(seq_idx=[[0, 0, 1, 1], [0, 0, 0, 0]]), TypeError, "seq_idx must be an int32 Tensor"),
         (dict(initial_states=[[0.0, 0.0]]), TypeError, "initial_states must be a Tensor"),
+        # causal_conv1d_fn ignores final_states_out without return_final_states; a buffer left unwritten is an error
+        (dict(final_states_out=torch.randn(2, 3, 2)), ValueError, "final_states_out is written only with"),
+        (dict(final_states_out=torch.randn(2, 3, 3), return_final_states=True), ValueError,
+         r"final_states_out must have shape \(2, 3, 2\)"),
+        (dict(final_states_out=torch.randn(2, 3, 2, dtype=torch.float64), return_final_states=True), TypeError,
+         "final_states_out must have x's dtype"),
+        (dict(final_states_out=[[0.0, 0.0]], return_final_states=True), TypeError, "final_states_out must be a Tensor"),
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):

@@ -6,7 +6,9 @@ reference/conv.py ``causal_conv1d_update_ref``: batch row b uses cache row r (co
 is the K - 1 state entries before the new tokens (the window), then x[b, :, 0 .. T - 1]; y[:, t] = act(bias +
 sum_k w[:, k] line[t + k]).  Linear state (no cache_seqlens): the window is columns S - K + 1 .. S - 1 and the state
 becomes the last S entries of cat(state, x).  Circular: the window is columns (n - K + 1 .. n - 1) mod S and x[:, t]
-goes to column (n + t) mod S, n = cache_seqlens[b].  r < 0 is a padding slot: y = 0 and no state is touched.
+goes to column (n + t) mod S, n = cache_seqlens[b].  r < 0 is a padding slot: y = 0 and no state is touched;
+so is an r past the cache (r >= B_cache): the kernel never addresses memory outside conv_state, and checking the
+indices on the host would cost a device sync every step.
 
 One program per (batch row, BC channels): it reads its x, state window and weight once (each tap is one masked
 load of the line: x where the tap lands on a new token, the state where it lands on the window), writes y, then
@@ -32,18 +34,20 @@ __all__ = ["causal_conv1d_update"]
 @triton.jit
 def causal_conv1d_update_kernel(
     x, state, w, bias, seqlens, indices, y,
-    C, T, S,
+    C, T, S, R,
     s_xb, s_xc, s_xt, s_sb, s_sc, s_ss, s_wc, s_wk, s_bc, s_yb, s_yc, s_yt,
     K: tl.constexpr, BC: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr,
     HAS_BIAS: tl.constexpr, CIRCULAR: tl.constexpr, HAS_INDICES: tl.constexpr, SILU: tl.constexpr,
     FAST: tl.constexpr,
 ):
-    """y [BC, T] and the state row of one batch row, for BC channels; tiles of BT tokens, BS state columns."""
+    """y [BC, T] and the state row of one batch row, for BC channels; tiles of BT tokens, BS state columns.  R: the
+    cache's rows (B_cache)."""
     i_b, i_c = tl.program_id(0).to(tl.int64), tl.program_id(1)
     o_c = (i_c * BC + tl.arange(0, BC)).to(tl.int64)
     m_c = (o_c < C)[:, None]                                                  # [BC, 1]
     if HAS_INDICES:
         i_r = tl.load(indices + i_b).to(tl.int64)
+        i_r = tl.where(i_r < R, i_r, -1)  # a row past the cache is a padding slot too: nothing outside the state
     else:
         i_r = i_b
     m_live = m_c & (i_r >= 0)  # a negative cache row is a padding slot: its state is neither read nor written
@@ -144,6 +148,6 @@ def causal_conv1d_update(x, conv_state, weight, bias, activation: str, cache_seq
     _UPDATE((B, cdiv(C, plan.block_c)), plan,
             (x, conv_state, weight, weight if bias is None else bias, x if cache_seqlens is None else cache_seqlens,
              x if conv_state_indices is None else conv_state_indices, y),
-            (C, T, S, *x.stride(), *conv_state.stride(), *weight.stride(), 0 if bias is None else bias.stride(0),
-             *y.stride()), (), plan.constexprs, num_warps=plan.num_warps)
+            (C, T, S, conv_state.shape[0], *x.stride(), *conv_state.stride(), *weight.stride(),
+             0 if bias is None else bias.stride(0), *y.stride()), (), plan.constexprs, num_warps=plan.num_warps)
     return y

@@ -7,12 +7,17 @@ Notation (fla style): a program owns BC channels (axis 0 of every tile); `p_*c` 
 to the batch row and the program's channels, `m_c` their [BC, 1] mask, `s_*` strides, `o_*` positions.
 x~[s] is x at 0 <= s < L, initial_states[K - 1 + s] at -K + 1 <= s < 0 (HAS_INIT) and zero elsewhere. A tap of lag
 d reads x~[t - d]; weight tap k has lag d = K - 1 - k; with packed sequences (HAS_SEQ) a tap only counts inside
-the sequence of t.
+the sequence of t, and a position whose id is negative is padding (Dao-AILab causal-conv1d's contract): its y is 0.
 
     z[t] = beta + sum_d w[K - 1 - d] * x~[t - d] * [seq[t] == seq[t - d]]
-    delta[t] = dL/dz[t] = g[t] * silu'(z[t])     (g = dL/dy; delta = g without activation)
+    y[t] = act(z[t]) * [seq[t] >= 0]                                       ([seq[t] >= 0] = 1 without HAS_SEQ)
+    delta[t] = dL/dz[t] = g[t] * silu'(z[t]) * [seq[t] >= 0]     (g = dL/dy; delta = g (masked) without activation)
     dx[s] = sum_j w[K - 1 - j] * delta[s + j] * [seq[s + j] == seq[s]]     (a gather: each dx written once)
     dw[K - 1 - j] += x~[s] * delta[s + j] * (same mask)                    (the same products, one pair each)
+
+That is the exact gradient of y: a padding position's y is a constant, so its delta is 0, and dx at a padding
+position is 0 too (a valid t never reads it: the ids differ, and a padding t has delta 0). docs/conv.md, "Packed
+sequences", says why Dao's backward differs.
 
 The backward never reads a saved z: it recomputes z from x, w and beta (2K flops an element) instead of writing,
 holding and re-reading an activation-sized tensor (Note [conv backward recomputes z] in
@@ -72,10 +77,19 @@ def load_x_tilde(p_xc, p_ic, m_c, o_s, L, s_xl, s_ik, K: tl.constexpr, HAS_INIT:
 
 @triton.jit
 def same_sequence(p_seq, o_t, o_s, L, s_sl):
-    """[BT] bool: seq_idx[t] == seq_idx[s]; False when s is outside [0, L) (no x there with packed sequences)."""
+    """[BT] bool: seq_idx[t] == seq_idx[s]; False when s is outside [0, L) and t is a token (no x there with packed
+    sequences).  Two padding positions (negative ids) may match: the callers zero a padding position's y and delta
+    (is_token), so such a tap never reaches a result."""
     b_qt = tl.load(p_seq + o_t * s_sl, mask=(o_t >= 0) & (o_t < L), other=-1)
     b_qs = tl.load(p_seq + o_s * s_sl, mask=(o_s >= 0) & (o_s < L), other=-2)
     return b_qt == b_qs
+
+
+@triton.jit
+def is_token(p_seq, o_t, L, s_sl):
+    """[BT] bool (or a scalar for a scalar o_t): seq_idx[t] >= 0, i.e. t is no padding position; False outside
+    [0, L).  y and delta are zeroed where it is False (the module docstring)."""
+    return tl.load(p_seq + o_t * s_sl, mask=(o_t >= 0) & (o_t < L), other=-1) >= 0
 
 
 @triton.jit
@@ -95,8 +109,11 @@ def conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl,
 def conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t, b_bias, L, s_xl, s_ik, s_wk, s_sl, s_gl,
                   K: tl.constexpr, HAS_INIT: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr,
                   FAST: tl.constexpr):
-    """delta at arbitrary positions o_t ([T]) by loads, zero outside [0, L) (g is zero past the end)."""
+    """delta at arbitrary positions o_t ([T]) by loads, zero outside [0, L) (g is zero past the end) and, with
+    HAS_SEQ, at padding positions."""
     m_t = (o_t >= 0) & (o_t < L)
+    if HAS_SEQ:
+        m_t = m_t & is_token(p_seq, o_t, L, s_sl)
     b_d = tl.load(p_gc + o_t[None, :] * s_gl, mask=m_c & m_t[None, :], other=0.0).to(tl.float32)
     if SILU:
         b_z = conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl, K, HAS_INIT, HAS_SEQ)
@@ -246,13 +263,16 @@ def conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
 def fwd_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
              K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr,
              FAST: tl.constexpr):
-    """y = act(z) of the column tile at t0 (x~ columns xs, previous tile xp), as V fp32 columns [BC, N]."""
+    """y = act(z) of the column tile at t0 (x~ columns xs, previous tile xp), as V fp32 columns [BC, N]; 0 at
+    padding positions (HAS_SEQ)."""
     b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
     b_ys = ()
     for v in tl.static_range(V):
         b_y = b_zs[v]
         if SILU:
             b_y = silu(b_y, FAST)
+        if HAS_SEQ:
+            b_y = tl.where(is_token(p_seq, col_pos(t0, v, N, V), L, s_sl)[None, :], b_y, 0.0)
         b_ys = b_ys + (b_y,)
     return b_ys
 
@@ -261,14 +281,18 @@ def fwd_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
 def delta_cols(xs, xp, gs, b_ws, p_seq, b_bias, t0, L, s_sl,
                K: tl.constexpr, N: tl.constexpr, V: tl.constexpr, HAS_SEQ: tl.constexpr, SILU: tl.constexpr,
                FAST: tl.constexpr):
-    """delta of the column tile at t0 from its g columns gs (and x~ columns xs, xp when SILU: z is recomputed)."""
+    """delta of the column tile at t0 from its g columns gs (and x~ columns xs, xp when SILU: z is recomputed); 0 at
+    padding positions (HAS_SEQ)."""
     if SILU:
         b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
-        b_ds = ()
-        for v in tl.static_range(V):
-            b_ds = b_ds + (silu_grad_from_z(gs[v], b_zs[v], FAST),)
-    else:
-        b_ds = gs
+    b_ds = ()
+    for v in tl.static_range(V):
+        b_d = gs[v]
+        if HAS_SEQ:  # g masked before SiLU' (the same zero), as delta_rows does
+            b_d = tl.where(is_token(p_seq, col_pos(t0, v, N, V), L, s_sl)[None, :], b_d, 0.0)
+        if SILU:
+            b_d = silu_grad_from_z(b_d, b_zs[v], FAST)
+        b_ds = b_ds + (b_d,)
     return b_ds
 
 
@@ -439,13 +463,16 @@ def store_rows(p_c, rows, m_c, t0, L, s_l, R: tl.constexpr):
 @triton.jit
 def fwd_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr,
              SILU: tl.constexpr, FAST: tl.constexpr):
-    """y = act(z) at t0 .. t0 + R - 1 from xs = x~ at t0 - K + 1 .. t0 + R - 1, as R fp32 rows [BC, 1]."""
+    """y = act(z) at t0 .. t0 + R - 1 from xs = x~ at t0 - K + 1 .. t0 + R - 1, as R fp32 rows [BC, 1]; 0 at
+    padding positions (HAS_SEQ)."""
     b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
     b_ys = ()
     for v in tl.static_range(R):
         b_y = b_zs[v]
         if SILU:
             b_y = silu(b_y, FAST)
+        if HAS_SEQ:
+            b_y = tl.where(is_token(p_seq, t0 + v, L, s_sl), b_y, 0.0)
         b_ys = b_ys + (b_y,)
     return b_ys
 
@@ -453,15 +480,19 @@ def fwd_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.conste
 @triton.jit
 def delta_rows(xs, gs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.constexpr, HAS_SEQ: tl.constexpr,
                SILU: tl.constexpr, FAST: tl.constexpr):
-    """delta at t0 .. t0 + R - 1 (fp32 rows) from g there and xs = x~ at t0 - K + 1 .. t0 + R - 1 (used if SILU)."""
-    b_ds = ()
+    """delta at t0 .. t0 + R - 1 (fp32 rows) from g there and xs = x~ at t0 - K + 1 .. t0 + R - 1 (used if SILU);
+    0 at padding positions (HAS_SEQ)."""
     if SILU:
         b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
-        for u in tl.static_range(R):
-            b_ds = b_ds + (silu_grad_from_z(gs[u].to(tl.float32), b_zs[u], FAST),)
-    else:
-        for u in tl.static_range(R):
-            b_ds = b_ds + (gs[u].to(tl.float32),)
+    b_ds = ()
+    for u in tl.static_range(R):
+        b_d = gs[u].to(tl.float32)
+        if HAS_SEQ:  # g masked before SiLU' (the same zero): masking delta after it kept the mask live longer, 137
+            # registers instead of 124 in the bf16 channel-last backward (sm_90 offline; 120 without padding)
+            b_d = tl.where(is_token(p_seq, t0 + u, L, s_sl), b_d, 0.0)
+        if SILU:
+            b_d = silu_grad_from_z(b_d, b_zs[u], FAST)
+        b_ds = b_ds + (b_d,)
     return b_ds
 
 

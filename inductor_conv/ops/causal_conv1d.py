@@ -8,6 +8,14 @@ inside its one fused pass, because SiLU'(z) needs z (never y) and z is as large 
 activation memory and the backward's reads. The autograd function therefore saves only the inputs, and under
 torch.compile the partitioner saves only them too. Cited from kernels/causal_conv1d.py and
 lowerings/causal_conv1d_silu.py.
+
+Note [padding in packed sequences]: with ``seq_idx``, a position whose id is negative is padding and its y is 0
+(Dao-AILab causal-conv1d's forward); a tap reads x only inside the sequence of its output (equal ids). The
+backward is the exact gradient of that forward: a padding y is a constant, so its dy reaches nothing (delta = 0
+there), and since no token reads a padding input (the ids differ), dx is 0 at padding positions. Dao's backward
+lets dy at padding positions into dx, dw and dbias, which is not the gradient of his forward (docs/conv.md).
+Every implementation shares this reading: kernels/conv_math.py (``is_token``), the torch fallback below and the
+float64 reference (reference/conv.py).
 """
 from __future__ import annotations
 
@@ -49,8 +57,10 @@ def causal_conv1d_fwd(
 
         y = launch(x, weight, bias, seq_idx, initial_states, activation)
         return y.contiguous() if contiguous_out else y
-    z, _, _ = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
+    z, _, _, tokens = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
     y = z * torch.sigmoid(z) if activation == "silu" else z
+    if tokens is not None:
+        y = torch.where(tokens, y, 0.0)  # a padding position's y is 0 (Note [padding in packed sequences])
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device) if contiguous_out else torch.empty_like(x)
     return out.copy_(y)  # in x's dtype (the reference computes in float64)
 
@@ -93,31 +103,37 @@ def causal_conv1d_bwd(
 
 # Torch fallback (CPU without the Triton interpreter, float64): the same math, written with windows of x̃.
 def _torch_pre_activation(x, weight, bias, seq_idx, initial_states):
-    """z in float64, the windows X[b, c, t, k] = x̃[b, c, t − K + 1 + k] and the tap mask M[b, t, k]."""
+    """z in float64, the windows X[b, c, t, k] = x̃[b, c, t − K + 1 + k], the tap mask M[b, t, k] and, with seq_idx,
+    the tokens T[b, 1, t] = seq_idx[b, t] >= 0 (None without)."""
     B, C, L = x.shape
     K = weight.shape[-1]
     head = initial_states if initial_states is not None else x.new_zeros((B, C, K - 1))
     x_pad = torch.cat([head.double(), x.double()], dim=-1)  # (B, C, L + K - 1)
-    windows = x_pad.unfold(-1, K, 1)  # (B, C, L, K)
+    # stacked slices rather than unfold: unfold rejects L + K - 1 < K, i.e. an empty sequence (L = 0)
+    windows = torch.stack([x_pad[..., k : k + L] for k in range(K)], dim=-1)  # (B, C, L, K)
     taps = torch.ones(B, L, K, dtype=torch.bool, device=x.device)
+    tokens = None
     if seq_idx is not None:
         s = torch.arange(L, device=x.device)[:, None] - (K - 1) + torch.arange(K, device=x.device)  # (L, K)
         seq_s = seq_idx[:, s.clamp(min=0)]  # (B, L, K)
         taps = (s >= 0) & (seq_s == seq_idx[:, :, None])
+        tokens = (seq_idx >= 0)[:, None, :]
     windows = windows * taps[:, None]
     z = (windows * weight.double()[None, :, None, :]).sum(-1)
     if bias is not None:
         z = z + bias.double()[None, :, None]
-    return z, windows, taps
+    return z, windows, taps, tokens
 
 
 def _torch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation):
     K = weight.shape[-1]
-    z, windows, taps = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
+    z, windows, taps, tokens = _torch_pre_activation(x, weight, bias, seq_idx, initial_states)
     delta = dy.double()
     if activation == "silu":
         sig = torch.sigmoid(z)
         delta = delta * sig * (1 + z * (1 - sig))  # SiLU'(z): needs z, not y
+    if tokens is not None:
+        delta = delta * tokens  # a padding position's y is a constant 0 (Note [padding in packed sequences])
     dw = torch.einsum("bct,bctk->ck", delta, windows)
     db = delta.sum(dim=(0, 2))
     # dx̃[t − K + 1 + k] += w[k] · δ[t] on allowed taps: scatter each tap's column into the padded input.
@@ -172,24 +188,28 @@ def causal_conv1d(
     x: Tensor,
     weight: Tensor,
     bias: Optional[Tensor] = None,
-    *,
-    activation: Optional[str] = None,
     seq_idx: Optional[Tensor] = None,
     initial_states: Optional[Tensor] = None,
     return_final_states: bool = False,
+    final_states_out: Optional[Tensor] = None,
+    activation: Optional[str] = None,
 ):
-    """Causal depthwise conv1d with optional fused SiLU — the contract of Dao-AILab's ``causal_conv1d_fn``.
+    """Causal depthwise conv1d with optional fused SiLU — Dao-AILab's ``causal_conv1d_fn``, with its argument order.
 
     Args:
         x: ``[B, C, L]`` float32/float16/bfloat16, any strides (the channel-last view
-            ``[B, L, C].transpose(1, 2)`` is read in place, without a copy).
+            ``[B, L, C].transpose(1, 2)`` is read in place, without a copy). Any of B, C, L may be 0 (an empty y,
+            as conv1d; zero gradients for weight and bias).
         weight: ``[C, K]`` or ``[C, 1, K]``, K >= 1; may be float32 while x is bf16/fp16.
         bias: ``[C]`` or None.
-        activation: None (no activation), ``"silu"`` or ``"swish"`` (the same).
-        seq_idx: ``[B, L]`` int32 sequence ids of packed sequences: a tap never crosses a change of id.
+        seq_idx: ``[B, L]`` int32 sequence ids of packed sequences: a tap never crosses a change of id, and a
+            position with a negative id is padding: its output is 0 (Note [padding in packed sequences]).
         initial_states: ``[B, C, K - 1]``, the K − 1 inputs that precede x (zeros when None). Not with seq_idx.
         return_final_states: also return the last K − 1 inputs, ``[B, C, K - 1]``, to continue the sequence.
             Not with seq_idx.
+        final_states_out: ``[B, C, K - 1]`` in x's dtype, any strides, or None: with return_final_states, the
+            final states are written into it and it is returned (as ``causal_conv1d_fn`` does).
+        activation: None (no activation), ``"silu"`` or ``"swish"`` (the same).
 
     Returns:
         y ``[B, C, L]`` in x's dtype (and x's layout), or ``(y, final_states)``.
@@ -198,6 +218,8 @@ def causal_conv1d(
     if seq_idx is not None and return_final_states:
         # the last K - 1 inputs may span a sequence boundary: they are no state of the last sequence
         raise ValueError("return_final_states cannot be combined with seq_idx (as in causal_conv1d_fn)")
+    if final_states_out is not None:
+        _check_final_states_out(final_states_out, x, weight.shape[-1], return_final_states)
     if weight.dim() == 3:
         weight = weight.squeeze(1)
     if fast_path(x, weight, bias, seq_idx, initial_states):  # Note [eager fast path] in ops/eager.py
@@ -211,7 +233,10 @@ def causal_conv1d(
         y = torch.ops.inductor_conv.causal_conv1d_fwd(x, weight, bias, seq_idx, initial_states, act)
     if not return_final_states:
         return y
-    return y, _final_states(x, initial_states, weight.shape[-1])
+    final_states = _final_states(x, initial_states, weight.shape[-1])
+    if final_states_out is None:
+        return y, final_states
+    return y, final_states_out.copy_(final_states)
 
 
 class _EagerCausalConv1d(torch.autograd.Function):
@@ -245,6 +270,21 @@ def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor
     if initial_states is None:
         initial_states = x.new_zeros((B, C, K - 1))
     return torch.cat([initial_states.to(x.dtype), x], dim=-1)[..., x.shape[-1] :]
+
+
+def _check_final_states_out(final_states_out, x, K, return_final_states) -> None:
+    if not isinstance(final_states_out, Tensor):
+        raise TypeError(f"final_states_out must be a Tensor or None, got {type(final_states_out).__name__}")
+    if not return_final_states:
+        # causal_conv1d_fn ignores it then; a tensor the caller expects filled that stays untouched is an error here
+        raise ValueError("final_states_out is written only with return_final_states=True")
+    B, C, _ = x.shape
+    if final_states_out.shape != (B, C, K - 1):
+        raise ValueError(f"final_states_out must have shape ({B}, {C}, {K - 1}), got {tuple(final_states_out.shape)}")
+    if final_states_out.dtype != x.dtype:
+        raise TypeError(f"final_states_out must have x's dtype {x.dtype}, got {final_states_out.dtype}")
+    if final_states_out.device != x.device:
+        raise ValueError(f"final_states_out is on {final_states_out.device} but x is on {x.device}")
 
 
 def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:

@@ -56,8 +56,11 @@ def _torch_update(x, conv_state, weight, bias, activation, cache_seqlens, conv_s
     acc = torch.float64 if x.dtype == torch.float64 else torch.float32
     rows = (conv_state_indices.long() if conv_state_indices is not None
             else torch.arange(B, device=x.device))
-    live = rows >= 0
-    state = conv_state[rows.clamp(min=0)]  # [B, C, S], a copy
+    live = (rows >= 0) & (rows < conv_state.shape[0])  # a row past the cache is a padding slot, as in the kernel
+    if conv_state.shape[0] > 0:
+        state = conv_state[torch.where(live, rows, 0)]  # [B, C, S], a copy
+    else:  # every slot is padding: nothing to gather from
+        state = conv_state.new_zeros((B, C, S))
     if cache_seqlens is None:
         cols = torch.arange(S - K + 1, S, device=x.device).expand(B, K - 1)
     else:
@@ -108,7 +111,8 @@ def causal_conv1d_update(
         cache_seqlens: ``[B]`` int32, the number of tokens already seen by each row (circular state), or None.
         conv_state_indices: ``[B]`` int32, the cache row of each batch row (continuous batching; B_cache may differ
             from B), or None (row b is cache row b). A negative index is a padding slot: y is 0 there and no cache
-            row is touched. Two batch rows must not share a cache row.
+            row is touched; an index >= B_cache is taken as one too (never checked on the host: that would cost
+            a device sync each step). Two batch rows must not share a cache row.
 
     Returns:
         y like x (``[B, C]`` or ``[B, C, T]``), in x's dtype.
@@ -183,3 +187,47 @@ def _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_sta
         raise RuntimeError("inductor_conv.causal_conv1d_update is inference only (no backward): call it under "
                            "torch.no_grad() / torch.inference_mode(), or detach its inputs")
     return _ACTIVATIONS[activation]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The decode state of packed sequences
+# ---------------------------------------------------------------------------------------------------------------
+def causal_conv1d_varlen_states(x: Tensor, cu_seqlens: Tensor, state_len: int) -> Tensor:
+    """The conv state each packed sequence leaves behind — Dao-AILab's ``causal_conv1d_varlen_states``.
+
+    Sequence i holds the tokens ``cu_seqlens[i] .. cu_seqlens[i + 1] - 1`` of x; its state is its last state_len
+    tokens, zero-filled in front when it is shorter: the ``conv_state`` that ``causal_conv1d_update`` continues it
+    from (linear state, S = state_len).
+
+    Args:
+        x: ``[total_tokens, C]``, any float dtype and strides.
+        cu_seqlens: ``[batch + 1]`` int32 or int64, non-decreasing, starting at 0 (cumulative sequence lengths).
+        state_len: int >= 0, the state's columns S.
+
+    Returns:
+        ``[batch, C, state_len]`` in x's dtype, laid out ``[batch, state_len, C].transpose(1, 2)`` (channel-last,
+        as Dao's). One gather on the device: no host sync, and differentiable in x (Dao's has no backward).
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a Tensor, got {type(x).__name__}")
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (total_tokens, C), got {tuple(x.shape)}")
+    if not isinstance(cu_seqlens, Tensor):
+        raise TypeError(f"cu_seqlens must be an int32 or int64 Tensor, got {type(cu_seqlens).__name__}")
+    if cu_seqlens.dim() != 1 or cu_seqlens.shape[0] < 1:
+        raise ValueError(f"cu_seqlens must have shape (batch + 1,), got {tuple(cu_seqlens.shape)}")
+    if cu_seqlens.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"cu_seqlens must be int32 or int64, got {cu_seqlens.dtype}")
+    if cu_seqlens.device != x.device:
+        raise ValueError(f"cu_seqlens is on {cu_seqlens.device} but x is on {x.device}")
+    if isinstance(state_len, bool) or not isinstance(state_len, (int, torch.SymInt)) or state_len < 0:
+        raise ValueError(f"state_len must be an int >= 0, got {state_len!r}")
+    starts, ends = cu_seqlens[:-1].long(), cu_seqlens[1:].long()
+    # column j of sequence i holds token ends[i] - state_len + j, when that token is one of the sequence's
+    pos = ends[:, None] - state_len + torch.arange(state_len, device=x.device)  # [batch, state_len]
+    kept = pos >= starts[:, None]
+    if x.shape[0] == 0:  # no token to gather from: every column is the zero fill
+        states = x.new_zeros((pos.shape[0], state_len, x.shape[1]))
+    else:
+        states = torch.where(kept[..., None], x[torch.where(kept, pos, 0)], 0)  # [batch, state_len, C]
+    return states.transpose(1, 2)

@@ -2,10 +2,14 @@
 
 Notation (as in the kernels): x (B, C, L), weight w (C, K), bias beta (C,), output position t, tap k reads
 x~[t - K + 1 + k], where x~ is x at 0 <= s < L, initial_states[:, :, K - 1 + s] at -K + 1 <= s < 0 (zeros when no
-initial states are given); with seq_idx a tap only counts when seq_idx[b, s] == seq_idx[b, t].
+initial states are given); with seq_idx a tap only counts when seq_idx[b, s] == seq_idx[b, t], and a position
+whose id is negative is padding, whose output is 0 (Note [padding in packed sequences] in
+inductor_conv/ops/causal_conv1d.py).
 
     z[b, c, t] = beta[c] + sum_k w[c, k] * x~[b, c, t - K + 1 + k] * [seq_idx[b, t] == seq_idx[b, t - K + 1 + k]]
-    y = silu(z) if activation == "silu" else z
+    y = (silu(z) if activation == "silu" else z) * [seq_idx[b, t] >= 0]
+
+Differentiated by autograd, the reference gives the gradient of exactly that y (zero from padding outputs).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ def causal_conv1d_ref(
         x: [B, C, L], any strides and float dtype.
         weight: [C, K].
         bias: [C] or None.
-        seq_idx: [B, L] integer sequence ids of packed sequences, or None.
+        seq_idx: [B, L] integer sequence ids of packed sequences (negative: padding, output 0), or None.
         initial_states: [B, C, K - 1], the values of x at positions -K + 1 .. -1, or None (zeros).
         activation: None, "none" or "silu".
     """
@@ -55,6 +59,8 @@ def causal_conv1d_ref(
     if bias is not None:
         z = z + bias.to(torch.float64)[:, None]
     y = F.silu(z) if activation == "silu" else z
+    if seq_idx is not None:
+        y = torch.where((seq_idx >= 0)[:, None, :], y, 0.0)
     return y.to(x.dtype)
 
 
@@ -77,7 +83,8 @@ def causal_conv1d_update_ref(
       entries of cat(state, x) (shifted by T);
     * circular: the window is the columns (n - K + 1 .. n - 1) mod S, n = cache_seqlens[b], and x[:, t] is written
       to column (n + t) mod S, token after token (with T > S a later token overwrites an earlier one);
-    * r < 0: a padding slot, y[b] = 0 and no cache row changes.
+    * r < 0 or r >= B_cache: a padding slot, y[b] = 0 and no cache row changes (an index past the cache is
+      treated as the pad slot -1, as the kernel does).
 
     Args:
         x: [B, C] or [B, C, T].
@@ -100,7 +107,7 @@ def causal_conv1d_update_ref(
     y = torch.zeros(B, C, T, dtype=torch.float64, device=x.device)
     for b in range(B):
         r = int(conv_state_indices[b]) if conv_state_indices is not None else b
-        if r < 0:
+        if not 0 <= r < conv_state.shape[0]:
             continue
         row = conv_state[r].to(torch.float64)  # [C, S]
         if cache_seqlens is None:

@@ -44,17 +44,14 @@ P, K, E = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONL
 
 def test_attention_signature_is_sdpa_s():
     assert _params(inductor_conv.attention) == [
-        ("q", P, E), ("k", P, E), ("v", P, E), ("attn_mask", P, None), ("dropout_p", P, 0.0), ("is_causal", P, False),
-        ("scale", P, None), ("enable_gqa", P, False)]
+        ("query", P, E), ("key", P, E), ("value", P, E), ("attn_mask", P, None), ("dropout_p", P, 0.0),
+        ("is_causal", P, False), ("scale", K, None), ("enable_gqa", K, False)]
 
 
 def test_causal_conv1d_signature_is_dao_s():
     assert _params(inductor_conv.causal_conv1d) == [
-        ("x", P, E), ("weight", P, E), ("bias", P, None), ("activation", K, None), ("seq_idx", K, None),
-        ("initial_states", K, None), ("return_final_states", K, False)]
-    x, w = torch.randn(1, 2, 5), torch.randn(2, 3)
-    with pytest.raises(TypeError):  # activation is keyword-only, as in causal_conv1d_fn
-        inductor_conv.causal_conv1d(x, w, None, "silu")
+        ("x", P, E), ("weight", P, E), ("bias", P, None), ("seq_idx", P, None), ("initial_states", P, None),
+        ("return_final_states", P, False), ("final_states_out", P, None), ("activation", P, None)]
 
 
 def test_enable_disable_counters_signatures():
@@ -77,21 +74,21 @@ def _q(*shape):
     [
         (dict(scale=float("inf")), TypeError, "scale must be a finite"),
         (dict(scale=float("nan")), TypeError, "scale must be a finite"),
-        (dict(k=_q().to("meta")), ValueError, "share a device"),
+        (dict(key=_q().to("meta")), ValueError, "share a device"),
         (dict(attn_mask=torch.ones(8, 8, device="meta")), ValueError, "attn_mask is on meta"),
-        (dict(q=_q().tolist()), TypeError, "q must be a Tensor"),
-        (dict(q=_q(1, 3, 8, 16), enable_gqa=True), ValueError, r"q's heads \(3\) must be a multiple"),
-        (dict(v=_q(1, 2, 8, 32)), ValueError, "head dim"),
-        (dict(v=_q(1, 2, 9, 16)), ValueError, "k and v must agree"),
-        (dict(k=_q(2, 2, 8, 16), v=_q(2, 2, 8, 16)), ValueError, "k and v must have batch size"),
+        (dict(query=_q().tolist()), TypeError, "query must be a Tensor"),
+        (dict(query=_q(1, 3, 8, 16), enable_gqa=True), ValueError, r"query's heads \(3\) must be a multiple"),
+        (dict(value=_q(1, 2, 8, 32)), ValueError, "head dim"),
+        (dict(value=_q(1, 2, 9, 16)), ValueError, "key and value must agree"),
+        (dict(key=_q(2, 2, 8, 16), value=_q(2, 2, 8, 16)), ValueError, "key and value must have batch size"),
         (dict(dropout_p=-0.1), ValueError, "dropout_p"),
         (dict(dropout_p="0.1"), TypeError, "dropout_p must be a float, got str"),
         (dict(dropout_p=None), TypeError, "dropout_p must be a float, got NoneType"),
-        (dict(q=_q().long(), k=_q().long(), v=_q().long()), TypeError, "q must be float32"),
+        (dict(query=_q().long(), key=_q().long(), value=_q().long()), TypeError, "query must be float32"),
     ],
 )
 def test_attention_errors_name_the_argument(kwargs, exc, needle):
-    args = dict(q=_q(), k=_q(), v=_q())
+    args = dict(query=_q(), key=_q(), value=_q())
     args.update(kwargs)
     with pytest.raises(exc, match=needle):
         inductor_conv.attention(**args)

@@ -5,11 +5,27 @@ The forms live in ``attention_forms.py`` (search and replacement side by side), 
 patterns]). This module expands the forms into training/inference variants, traces each once and registers it with
 Inductor's ``register_replacement`` as a pre-traced, relaxed ``search_fn_pattern`` whose ``extra_check`` is
 ``attention_checks.all_hold``.
+
+Note [partial gradients]: training patterns are traced with q, k and v (and a learned mask) all requiring grad, but
+AOTAutograd's joint graph computes only the gradients of inputs that require one: a cross-attention with frozen K/V
+has the forward and dQ's backward, nothing of dK and dV. ``relax`` makes the gradients of q, k and v optional
+(``attention_relax._MaybeGradient``), so such a graph matches with the missing gradients absent
+(``match.output_nodes()`` gives None for them); a learned mask's stays required (a frozen bias is an additive mask,
+which the additive forms match). That is a rewrite of the same computation: the forward and every gradient present
+are replaced by the op's, an absent gradient replaces nothing, and ``no_outside_users`` proves that nothing else in
+the graph reads the scores, probabilities or dS the rewrite removes (every gradient of attention reads P or dS, so
+one computed in a spelling the pattern misses is such a reader). The replacement must return None where the match
+has no gradient (``register_replacement`` pairs its outputs with the match's), so its trace gives those inputs no
+grad: the extra_check, which ``register_replacement`` calls right before it traces the replacement for that match,
+records which gradients are present, and the trace function (``_tracing``) reads it. The op's backward still
+computes dQ, dK and dV (its kernels have no switch to skip one); the unused ones are dropped. A training match must
+compute at least one gradient (``checks.computes_a_gradient``): attention without any is the inference patterns'.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import torch
 
@@ -120,19 +136,39 @@ def variants():
                         yield name, f, training, bias_shape
 
 
+# The gradients present in the match the extra_check accepted last, for the replacement's trace that follows it
+# (Note [partial gradients]). Per thread, as a compile runs its passes on one thread.
+_ACCEPTED = threading.local()
+
+
 def _extra_check(form: Form):
     def check(match) -> bool:
-        return checks.all_hold(match, form)
+        if not checks.all_hold(match, form):
+            return False
+        _ACCEPTED.gradients = checks.gradients_present(match)
+        return True
 
     return check
 
 
-def _counting(trace_fn, replace_fn):
-    """trace_fn that bumps ``counters()["attention"]`` when it traces ``replace_fn``: ``register_replacement`` does
-    that once per accepted match, right before substituting it. (The replacement cannot count itself: AOTAutograd
-    runs it twice per joint trace.)"""
+def _without_grad(arg):
+    """A tensor like ``arg`` (same size, strides, dtype, device; fake under the caller's fake mode) that requires no
+    grad."""
+    return torch.empty_strided(arg.size(), arg.stride(), dtype=arg.dtype, device=arg.device)
+
+
+def _tracing(trace_fn, replace_fn):
+    """trace_fn that, when it traces ``replace_fn`` (``register_replacement`` does that once per accepted match,
+    right before substituting it): gives no grad to the inputs whose gradient the match lacks (Note [partial
+    gradients]), and bumps ``counters()["attention"]`` (the replacement cannot count itself: AOTAutograd runs it
+    twice per joint trace)."""
 
     def trace(fn, args, **kwargs):
+        if fn is replace_fn:
+            present, _ACCEPTED.gradients = getattr(_ACCEPTED, "gradients", None), None
+            if present is not None:
+                args = [_without_grad(a) if isinstance(a, torch.Tensor) and a.requires_grad and not needed else a
+                        for a, needed in zip(args, present, strict=True)]
         graph = trace_fn(fn, args, **kwargs)
         if fn is replace_fn:
             bump("attention")
@@ -161,7 +197,7 @@ def register(pass_dict) -> None:
                 search,
                 replace,
                 example_inputs,
-                _counting(trace_fn, replace),
+                _tracing(trace_fn, replace),
                 pass_dict,
                 extra_check=_extra_check(form),
                 scalar_workaround=sentinels,

@@ -147,6 +147,23 @@ def gradients_shaped_like_inputs(match) -> bool:
     return True
 
 
+def gradients_present(match) -> tuple[bool, ...] | None:
+    """For a training match, whether the joint graph computes the gradient of each pattern input (argnames order),
+    else None. A training pattern's outputs are the forward's output, then one gradient per input (None where the
+    trace had none); relax lets each be absent (Note [partial gradients] in attention.py)."""
+    outputs = match.output_nodes()
+    if len(outputs) == 1:
+        return None
+    return tuple(node is not None for node in outputs[1:])
+
+
+def computes_a_gradient(match) -> bool:
+    """A training match computes at least one gradient: attention whose inputs all lack one has no backward, and is
+    the inference patterns' (registered after the training ones)."""
+    present = gradients_present(match)
+    return present is None or any(present)
+
+
 def repeat_kv_interleaves(match) -> bool:
     """HF repeat_kv: k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, Hkv·G, S, D), so query head h reads kv head
     h // G as the op does. (Unsqueezing another dim would pair heads as h % Hkv.)"""
@@ -247,7 +264,7 @@ def all_hold(match, form) -> bool:
 
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two, masks_supported,
-              head_sums_reduce_broadcast_kv, gradients_shaped_like_inputs, no_outside_users]
+              head_sums_reduce_broadcast_kv, computes_a_gradient, gradients_shaped_like_inputs, no_outside_users]
     if form.gqa:
         checks.append(repeat_kv_interleaves)
     if "fill" in MASKS[form.mask].inputs:

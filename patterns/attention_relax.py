@@ -19,6 +19,9 @@ repeat_kv's head order, the mask fill, no user outside the match). ``relax`` the
   k (B, 1, S, D)), the backward reduces each K/V gradient over the heads.
 * The score scale and the query pre-scale are choices (``_MaybeScale``): ``x * c``, ``x / c`` (c a number or a 0-d
   tensor) or ``x``, binding ``scale``/``scale_kind`` (``q_scale``/``q_scale_kind``) for the replacement.
+* The gradients of q, k and v in a training pattern may each be absent (``_MaybeGradient``), not all three
+  unless a learned mask's is there: a joint graph computes the gradients of the inputs that require one only
+  (Note [partial gradients] in attention.py).
 
 An optional part appears in the forward and again in the backward; the forward one (the *leader*, the one whose
 inputs include no tangent) decides, the backward ones (followers) must agree, so one graph gets one answer.
@@ -95,7 +98,10 @@ class _Optional(PatternExpr):
             yield ctx.pattern_to_node[self]
             return
         yield from self.full.find_anchor_nodes(ctx, searched)
-        yield from self.skip.find_anchor_nodes(ctx, searched)
+        # ``full`` contains ``skip``: searched with ``full``'s set, ``skip``'s candidates would all have been taken
+        # as ``full``'s inner nodes already and never be offered bare (a learned bias's gradient sum of a dS that no
+        # other gradient reached first, Note [partial gradients] in attention.py)
+        yield from self.skip.find_anchor_nodes(ctx, type(searched)())
 
     def pattern_eq(self, other) -> bool:
         return super().pattern_eq(other) and self.full.pattern_eq(other.full) and self.skip.pattern_eq(other.skip)
@@ -130,6 +136,49 @@ class _MaybeHeadSum(_Optional):
             if isinstance(node, torch.fx.Node):
                 yield from (u for u in node.users if _is_call(u, (aten.sum.dim_IntList,)))
             yield node
+
+
+class _MaybeGradient(PatternExpr):
+    """The gradient of q, k or v in a training pattern, or nothing: AOTAutograd leaves out the backward of an input
+    that does not require grad (a frozen K/V, a frozen projection), so the joint graph has only some gradients.
+
+    Candidates are ``inner``'s anchors, then ``None``, which matches as the absent gradient (``output_nodes()``
+    gives None for it). An absent gradient binds nothing and removes nothing. Every gradient of attention reads the
+    probabilities or dS, which the match holds, so one the graph computes in a spelling ``inner`` misses is a user
+    outside the match, which ``no_outside_users`` refuses (Note [partial gradients] in attention.py).
+    ``siblings`` (set by ``relax``): the pattern's q, k and v gradients when they are all its gradients; the last of
+    them is not absent when the others are, as attention without a backward is the inference patterns'."""
+
+    def __init__(self, inner: PatternExpr) -> None:
+        super().__init__()
+        self.inner = inner
+        self.siblings: list[_MaybeGradient] = []
+
+    def _match(self, node, ctx):
+        m = Match(ctx, self)
+        if node is None:
+            if self.siblings and self is self.siblings[-1] and all(
+                    ctx.pattern_to_node.get(s) is None for s in self.siblings[:-1]):
+                return FailedMatch("no gradient: attention without a backward")
+            return m
+        child = ctx.match(self.inner, node)
+        if not is_match(child):
+            return child
+        m.extend(child)
+        return m
+
+    def find_anchor_nodes(self, ctx, searched):
+        if self in ctx.pattern_to_node:
+            yield ctx.pattern_to_node[self]
+            return
+        yield from self.inner.find_anchor_nodes(ctx, searched)
+        yield None
+
+    def pattern_eq(self, other) -> bool:
+        return super().pattern_eq(other) and self.inner.pattern_eq(other.inner)
+
+    def pretty_print(self, pp) -> str:
+        return f"_MaybeGradient({pp.pretty_print(self.inner)})"
 
 
 def _constant_of(node):
@@ -342,12 +391,19 @@ def relax(pattern: PatternExpr) -> PatternExpr:
     outputs = pattern.outputs if isinstance(pattern, MultiOutputPattern) else [pattern]
     for out in outputs:
         mark(out, set())
+    gradients = []
     for i, out in enumerate(outputs):
         new = visit(out)
         if i > 0 and isinstance(pattern, MultiOutputPattern):
             if type(new) is _Optional and not any(new in group for group in groups.values()):
                 new = _OutputOptional(new.full, new.skip, new.absent)
-            pattern.outputs[i] = new  # outputs[0] is the anchor: a plain CallFunction, never wrapped
+            if i <= 3 and new is not None:  # the gradients of query, key and value, the first inputs (argnames)
+                new = _MaybeGradient(new)
+                gradients.append(new)
+            pattern.outputs[i] = new  # outputs[0] is the anchor (the forward's output): never wrapped
+    if isinstance(pattern, MultiOutputPattern) and sum(o is not None for o in pattern.outputs[1:]) == len(gradients):
+        for g in gradients:  # no learned mask's gradient: one of q, k, v must have one
+            g.siblings = gradients
     for group in groups.values():
         inner = [getattr(g, "inner", None) or g.skip for g in group]
         leaders = [g for g, i in zip(group, inner) if not _uses_tangents(i)]

@@ -5,7 +5,8 @@ to our custom op also replaces the eager backward with our fused backward op, an
 the op's inputs. The joint passes also run for inference (no-grad) graphs, so inference patterns live here too.
 
 It runs before Inductor's own ``remove_noop_ops``, so it first removes alias/clone no-ops itself (they sit between
-the ops of a pattern and make it miss), and calls ``stable_topological_sort`` after replacing.
+the ops of a pattern and make it miss), lets the backward reuse the forward's views (``merge_repeated_views``), and
+calls ``stable_topological_sort`` after replacing.
 
 Each capability's patterns are registered (rebuilt from the shipped files in about a second, or from the disk cache,
 or traced: Note [pattern cache] in pattern_cache.py) the first time a graph holds one of its anchor ops (a
@@ -46,6 +47,52 @@ _CAPABILITIES = (
     # a decode step writes its cache back: the graph ends with copy_(conv_state, new state)
     ("inductor_conv.patterns.causal_conv1d_update", "causal_conv1d", (torch.ops.aten.copy_.default,)),
 )
+
+
+# Ops whose result is a view of their first argument: two calls with equal arguments alias the same elements.
+_VIEW_OPS = frozenset((torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default, torch.ops.aten.expand.default,
+                       torch.ops.aten.permute.default, torch.ops.aten.transpose.int, torch.ops.aten.t.default,
+                       torch.ops.aten.unsqueeze.default, torch.ops.aten.squeeze.dim, torch.ops.aten.slice.Tensor,
+                       torch.ops.aten.select.int, torch.ops.aten.alias.default))
+
+
+def _hashable(arg):
+    """``arg`` with its lists as tuples (nodes stay themselves: equal means the same node)."""
+    if isinstance(arg, (list, tuple)):
+        return tuple(_hashable(a) for a in arg)
+    if isinstance(arg, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in arg.items()))
+    return arg
+
+
+def merge_repeated_views(graph) -> int:
+    """In a joint graph, make the backward use the forward's node for each view op it repeats (the same op with the
+    same arguments: same input node, same sizes or dims). Exact: both alias the same elements of the same tensor.
+
+    Functionalisation replays the views of a tensor the model wrote into where autograd reads it again (Kimi-Linear
+    builds its key with ``k = kv.new_empty(...); k[..., :a].copy_(k_nope); k[..., a:].copy_(k_rot)``): the backward
+    takes kᵀ from k through a second permute / expand / view chain for dQ's matmul, where the training patterns read
+    the forward's kᵀ. Views repeated within the forward are left apart: two attentions reading the same K through
+    views of their own match one each (merged, each would see the other reading its nodes). The backward starts at
+    the first node that reads a tangent; a graph without tangents is left as it is. Returns the number of nodes
+    merged."""
+    tangents = {n for n in graph.find_nodes(op="placeholder") if str(n.target).startswith("tangents")}
+    forward: dict = {}
+    in_backward, merged = False, 0
+    for node in list(graph.nodes):
+        in_backward = in_backward or any(a in tangents for a in node.all_input_nodes)
+        if node.op != "call_function" or node.target not in _VIEW_OPS:
+            continue
+        try:
+            key = (node.target, _hashable(node.args), _hashable(node.kwargs))
+            seen = forward.get(key) if in_backward else forward.setdefault(key, node)
+        except TypeError:  # an argument that cannot be hashed (a symbolic size object): left as it is
+            continue
+        if in_backward and seen is not None:
+            node.replace_all_uses_with(seen)
+            graph.erase_node(node)
+            merged += 1
+    return merged
 
 
 def _register_for(graph) -> bool:
@@ -109,13 +156,15 @@ class InductorConvPass(CustomGraphPass):
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
-        # spellings the patterns were not traced in (causal_conv1d_silu.normalize, autocast.normalize).
+        # spellings the patterns were not traced in (views the backward repeats, causal_conv1d_silu.normalize,
+        # autocast.normalize).
         from inductor_conv.patterns.autocast import normalize as normalize_autocast
         from inductor_conv.patterns.causal_conv1d_silu import normalize
 
         remove_noop_ops(graph)
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
+        merge_repeated_views(graph)
         normalize(graph)
         normalize_autocast(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default

@@ -1,4 +1,7 @@
-"""enable() / disable() / enabled() / counters(): install, chain, restore."""
+"""enable() / disable() / enabled() / counters(): install, chain, restore. The public attention functions'
+signatures (SDPA's)."""
+import inspect
+
 import pytest
 import torch
 
@@ -178,3 +181,30 @@ def test_counters_are_mirrored_in_dynamo_counters(clean_state):
     assert dynamo_counters["inductor_conv"]["attention"] == 0
     with pytest.raises(KeyError):
         _counters.bump("conv2d")
+
+
+def _sdpa_parameters():
+    """(name, kind, default) of each argument of ``F.scaled_dot_product_attention`` in this torch, read from its
+    schema (a builtin: inspect cannot see its signature)."""
+    P, K, E = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+    return [(a.name, K if a.kwarg_only else P, a.default_value if a.has_default_value() else E)
+            for a in torch.ops.aten.scaled_dot_product_attention.default._schema.arguments]
+
+
+def _parameters(fn):
+    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+def test_attention_signature_is_sdpas():
+    """``inductor_conv.attention`` is a drop-in for SDPA: the same names, order, defaults and keyword-only arguments
+    (scale, enable_gqa), whatever this torch's SDPA has."""
+    sdpa = _sdpa_parameters()
+    assert [name for name, _, _ in sdpa][:3] == ["query", "key", "value"]  # the schema was read
+    assert _parameters(inductor_conv.attention) == sdpa
+
+
+def test_softcapped_attention_signature_is_sdpas_plus_softcap():
+    """SDPA's arguments with the cap, required, right after the tensors (``softcapped_attention(q, k, v, 50.0)``)."""
+    sdpa = _sdpa_parameters()
+    softcap = ("softcap", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty)
+    assert _parameters(inductor_conv.softcapped_attention) == [*sdpa[:3], softcap, *sdpa[3:]]

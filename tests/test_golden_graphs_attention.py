@@ -27,6 +27,13 @@ def left_alone(name: str) -> str:
     return text
 
 
+def frozen(name: str, frozen_inputs: str) -> str:
+    """A recognised case trained with some inputs frozen (test_patterns_attention.FROZEN): the op's backward still
+    returns every gradient, the graph keeps the ones it had and returns None for the others."""
+    assert (name, frozen_inputs) in forms.GOLDEN_FROZEN, "list the case in GOLDEN_FROZEN (its xdist group)"
+    return "".join(forms.check_frozen(name, frozen_inputs))
+
+
 def dropout_training() -> str:
     """nn.Dropout(p=0.5) in training (test_patterns_attention's dropout probe): p and a fresh seed reach both ops."""
     _, _, _, counts, graphs = forms._compiled_dropout(train=True)
@@ -963,6 +970,111 @@ class Graph:
         permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
         permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
         return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11], self._out_spec)
+""")
+
+    def test_kimi_key_assembled_training(self):
+        # Kimi-Linear's key written into a new tensor: the op reads the written tensor (the slice_scatter of both
+        # copies), and the backward's gradient of it flows into the two parts
+        self.assertExpectedInline(recognised("kimi_key_assembled", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 4, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        empty: "f32[3, 4, 8, 16]" = torch.ops.aten.empty.memory_format([3, 4, 8, 16], dtype = torch.float32, layout = torch.strided, device = device, pin_memory = False)
+        slice_1: "f32[3, 4, 8, 8]" = torch.ops.aten.slice.Tensor(empty, 3, 0, 8)
+        slice_2: "f32[3, 4, 8, 8]" = torch.ops.aten.slice.Tensor(permute_1, 3, 0, 8)
+        copy: "f32[3, 4, 8, 8]" = torch.ops.aten.copy.default(slice_1, slice_2);  slice_1 = slice_2 = None
+        slice_scatter: "f32[3, 4, 8, 16]" = torch.ops.aten.slice_scatter.default(empty, copy, 3, 0, 8);  empty = copy = None
+        slice_6: "f32[3, 1, 8, 16]" = torch.ops.aten.slice.Tensor(permute_1, 1, 0, 1);  permute_1 = None
+        slice_7: "f32[3, 1, 8, 8]" = torch.ops.aten.slice.Tensor(slice_6, 3, 8, 9223372036854775807);  slice_6 = None
+        expand: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(slice_7, [-1, 4, -1, -1]);  slice_7 = None
+        slice_8: "f32[3, 4, 8, 8]" = torch.ops.aten.slice.Tensor(slice_scatter, 3, 8, 9223372036854775807)
+        copy_1: "f32[3, 4, 8, 8]" = torch.ops.aten.copy.default(slice_8, expand);  slice_8 = expand = None
+        slice_scatter_1: "f32[3, 4, 8, 16]" = torch.ops.aten.slice_scatter.default(slice_scatter, copy_1, 3, 8, 9223372036854775807);  slice_scatter = copy_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, slice_scatter_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_7: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_7, memory_format = torch.contiguous_format);  permute_7 = None
+        permute_8: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1, 3]);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_8, permute, slice_scatter_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_8 = permute = slice_scatter_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        new_empty_strided: "f32[3, 4, 8, 16]" = torch.ops.aten.new_empty_strided.default(getitem_3, [3, 4, 8, 16], [512, 128, 16, 1])
+        copy_2: "f32[3, 4, 8, 16]" = torch.ops.aten.copy.default(new_empty_strided, getitem_3);  new_empty_strided = getitem_3 = None
+        slice_12: "f32[3, 4, 8, 8]" = torch.ops.aten.slice.Tensor(copy_2, 3, 8, 9223372036854775807)
+        clone_5: "f32[3, 4, 8, 8]" = torch.ops.aten.clone.default(slice_12, memory_format = torch.contiguous_format)
+        full: "f32[3, 4, 8, 8]" = torch.ops.aten.full.default([3, 4, 8, 8], 0, dtype = torch.float32, layout = torch.strided, device = device, pin_memory = False)
+        copy_3: "f32[3, 4, 8, 8]" = torch.ops.aten.copy.default(slice_12, full);  slice_12 = full = None
+        slice_scatter_2: "f32[3, 4, 8, 16]" = torch.ops.aten.slice_scatter.default(copy_2, copy_3, 3, 8, 9223372036854775807);  copy_2 = copy_3 = None
+        sum_3: "f32[3, 1, 8, 8]" = torch.ops.aten.sum.dim_IntList(clone_5, [1], True);  clone_5 = None
+        full_1: "f32[3, 1, 8, 16]" = torch.ops.aten.full.default([3, 1, 8, 16], 0, dtype = torch.float32, layout = torch.strided, device = device, pin_memory = False)
+        slice_scatter_3: "f32[3, 1, 8, 16]" = torch.ops.aten.slice_scatter.default(full_1, sum_3, 3, 8, 9223372036854775807);  full_1 = sum_3 = None
+        full_2: "f32[3, 4, 8, 16]" = torch.ops.aten.full.default([3, 4, 8, 16], 0, dtype = torch.float32, layout = torch.strided, device = device, pin_memory = False)
+        slice_scatter_4: "f32[3, 4, 8, 16]" = torch.ops.aten.slice_scatter.default(full_2, slice_scatter_3, 1, 0, 1);  full_2 = slice_scatter_3 = None
+        slice_15: "f32[3, 4, 8, 8]" = torch.ops.aten.slice.Tensor(slice_scatter_2, 3, 0, 8);  slice_scatter_2 = None
+        clone_6: "f32[3, 4, 8, 8]" = torch.ops.aten.clone.default(slice_15, memory_format = torch.contiguous_format);  slice_15 = None
+        full_3: "f32[3, 4, 8, 16]" = torch.ops.aten.full.default([3, 4, 8, 16], 0, dtype = torch.float32, layout = torch.strided, device = device, pin_memory = False)
+        slice_scatter_5: "f32[3, 4, 8, 16]" = torch.ops.aten.slice_scatter.default(full_3, clone_6, 3, 0, 8);  full_3 = clone_6 = None
+        add_1: "f32[3, 4, 8, 16]" = torch.ops.aten.add.Tensor(slice_scatter_4, slice_scatter_5);  slice_scatter_4 = slice_scatter_5 = None
+        permute_16: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_17: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(add_1, [0, 2, 1, 3]);  add_1 = None
+        permute_18: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([clone_3, permute_18, permute_17, permute_16, None], self._out_spec)
+""")
+
+    def test_bert_additive_mask_training_frozen_kv(self):
+        self.assertExpectedInline(frozen("bert_additive_mask", "kv"), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 1, 1, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0];  attention_bwd_default = None
+        permute_8: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_8, None, None, None], self._out_spec)
+""")
+
+    def test_hf_llama_repeat_kv_training_frozen_q(self):
+        self.assertExpectedInline(frozen("hf_llama_repeat_kv", "q"), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 2, 16]"; primals_3: "f32[3, 8, 2, 16]"; primals_4: "f32[3, 1, 8, 12]"; tangents_1: "f32[3, 8, 4, 16]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 2, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        slice_1: "f32[3, 1, 8, 8]" = torch.ops.aten.slice.Tensor(primals_4, 3, 0, 8);  primals_4 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(slice_1, [3, 4, 8, 8]);  slice_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(tangents_1, [0, 2, 1, 3]);  tangents_1 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 2, 8, 16]" = attention_bwd_default[1]
+        getitem_3: "f32[3, 2, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_10: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_11: "f32[3, 8, 2, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([clone_4, None, permute_11, permute_10, None], self._out_spec)
 """)
 
 

@@ -52,6 +52,13 @@ def _t5():
     return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
 
 
+def _kimi_linear():
+    pytest.importorskip("transformers.models.kimi_linear")  # older releases lack it; CI pins one that has it
+    return _causal_lm("kimi_linear", num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                      v_head_dim=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, layer_types=["full_attention"],
+                      mlp_layer_types=["dense"])
+
+
 # name -> (builder, expected counters, extra inputs). Counts are the model's attentions and short convs.
 MODELS = {
     # GQA 4 query heads / 2 KV heads through repeat_kv, causal mask built in the graph
@@ -76,8 +83,12 @@ MODELS = {
     "gemma2": (lambda: _causal_lm("gemma2", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
                                   sliding_window=8, attn_logit_softcapping=1.0, query_pre_attn_scalar=16),
                dict(attention=2, causal_conv1d=0), {}),
+    # Kimi-Linear's full-attention layer (KimiLinearAttention): its key is written into a new tensor by two slice
+    # copies, a per-head part and a part one head shares with all; q/k head dim 8 + 8 equal to v's 16 (the op takes
+    # one head dim); the layer types keep its linear-attention (KDA) layers out
+    "kimi_linear": (_kimi_linear, dict(attention=1, causal_conv1d=0), {}),
 }
-TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2")
+TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16).
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),

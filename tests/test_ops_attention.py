@@ -233,10 +233,13 @@ def test_dropout_fallback_and_kernels_drop_the_same_elements():
 @pytest.mark.parametrize(
     "kwargs, exc, needle",
     [
-        (dict(q=torch.randn(2, 8, 16)), ValueError, "q must have shape"),
-        (dict(k=torch.randn(1, 2, 8, 16).half()), TypeError, "share a dtype"),
-        (dict(q=torch.randn(1, 4, 8, 16)), ValueError, "enable_gqa"),
-        (dict(q=torch.randn(1, 2, 8, 8), k=torch.randn(1, 2, 8, 8), v=torch.randn(1, 2, 8, 8)), ValueError, "head dim"),
+        (dict(query=torch.randn(2, 8, 16)), ValueError, "query must have shape"),
+        (dict(key=torch.randn(1, 2, 8, 16).half()), TypeError, "share a dtype"),
+        (dict(query=torch.randn(1, 4, 8, 16)), ValueError, "enable_gqa"),
+        (dict(query=torch.randn(1, 2, 8, 8), key=torch.randn(1, 2, 8, 8), value=torch.randn(1, 2, 8, 8)), ValueError,
+         "head dim"),
+        (dict(key=torch.randn(1, 0, 8, 16), value=torch.randn(1, 0, 8, 16), enable_gqa=True), ValueError,
+         "key and value have no heads but query has 2"),
         (dict(dropout_p=1.0), ValueError, "dropout_p"),
         (dict(attn_mask=torch.randn(3, 8)), ValueError, "attn_mask of shape"),
         (dict(attn_mask=torch.ones(8, 8, dtype=torch.int32)), TypeError, "attn_mask must be bool"),
@@ -245,10 +248,60 @@ def test_dropout_fallback_and_kernels_drop_the_same_elements():
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):
-    args = dict(q=torch.randn(1, 2, 8, 16), k=torch.randn(1, 2, 8, 16), v=torch.randn(1, 2, 8, 16))
+    args = dict(query=torch.randn(1, 2, 8, 16), key=torch.randn(1, 2, 8, 16), value=torch.randn(1, 2, 8, 16))
     args.update(kwargs)
     with pytest.raises(exc, match=needle):
         inductor_conv.attention(**args)
+
+
+def test_sdpa_keyword_calls():
+    """SDPA's keyword names (query, key, value, ...) and its keyword-only scale / enable_gqa; softcapped_attention
+    takes the same names plus softcap. Against float64 SDPA, and bit for bit against the positional call."""
+    q, k, v = _qkv(Hq=4, Hkv=2)
+    mask = torch.randn(1, 4, q.shape[2], k.shape[2])
+    out = inductor_conv.attention(query=q, key=k, value=v, attn_mask=mask, dropout_p=0.0, is_causal=False, scale=0.3,
+                                  enable_gqa=True)
+    torch.testing.assert_close(out.double(), _sdpa64(q, k, v, attn_mask=mask, scale=0.3)[0], **FP32_TOL)
+    assert torch.equal(out, inductor_conv.attention(q, k, v, mask, 0.0, False, scale=0.3, enable_gqa=True))
+    capped = inductor_conv.softcapped_attention(query=q, key=k, value=v, softcap=2.0, attn_mask=mask, scale=0.3,
+                                                enable_gqa=True)
+    assert torch.equal(capped, inductor_conv.softcapped_attention(q, k, v, 2.0, mask, scale=0.3, enable_gqa=True))
+    with pytest.raises(TypeError):  # keyword-only, as in SDPA's schema
+        inductor_conv.attention(q, k, v, None, 0.0, False, 0.3)
+
+
+# (B, Hq, Hkv, Sq, Sk): each dimension zero alone, and zero query heads against two KV heads (GQA).
+EMPTY = {"batch": (0, 2, 2, 5, 7), "heads": (1, 0, 0, 5, 7), "query_heads_gqa": (1, 0, 2, 5, 7),
+         "queries": (1, 2, 2, 0, 7), "keys": (1, 2, 2, 5, 0)}
+
+
+@pytest.mark.parametrize("how", ["eager", "fallback", "compiled"])
+@pytest.mark.parametrize("dims", list(EMPTY))
+def test_empty_dims_give_sdpas_result(dims, how):
+    """Note [empty attention] in ops/attention.py: SDPA's output (empty; zeros for zero keys) and gradients (zeros,
+    empty where the input is), with causal masking and dropout, and with a learned mask. float32 eagerly is the
+    public function's kernel path (interpreter), float64 the torch fallback; compiled, the custom op in a graph.
+    The mask's gradient is empty here (B·H·Sq·Sk = 0): ours is that empty tensor, SDPA's shortcut leaves the mask
+    out of its graph (None)."""
+    B, Hq, Hkv, Sq, Sk = EMPTY[dims]
+    dtype = torch.float64 if how == "fallback" else torch.float32
+    torch._dynamo.reset()  # each case compiles the lambda below afresh: stay under Dynamo's recompile limit
+    q, k, v = _qkv(B=B, Hq=Hq, Hkv=Hkv, Sq=Sq, Sk=Sk, dtype=dtype, requires_grad=True)
+    bias = torch.randn(B, Hq, Sq, Sk, dtype=dtype, requires_grad=True)
+    for kw in (dict(is_causal=True, dropout_p=0.3), dict(attn_mask=bias)):
+        fn = lambda q, k, v: inductor_conv.attention(q, k, v, enable_gqa=True, **kw)  # noqa: E731
+        out = torch.compile(fn, backend="inductor", fullgraph=True)(q, k, v) if how == "compiled" else fn(q, k, v)
+        want = F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
+        assert out.shape == want.shape and out.dtype == dtype
+        assert torch.equal(out, want), (out, want)
+        leaves = (q, k, v, bias) if "attn_mask" in kw else (q, k, v)
+        dout = torch.randn_like(out)
+        grads = torch.autograd.grad(out, leaves, dout)
+        for g, w in zip(grads, torch.autograd.grad(want, leaves, dout, allow_unused=True)):
+            w = torch.zeros_like(bias) if w is None else w  # the mask's (docstring)
+            assert g.shape == w.shape and torch.equal(g, w)
+    if dims == "keys":  # the one case with elements: SDPA's zeros, not NaN (softmax over no key is an empty sum)
+        assert out.numel() > 0 and not out.isnan().any()
 
 
 def test_compiles_fullgraph_without_break():

@@ -171,6 +171,26 @@ def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the posi
     return _merge(torch.matmul(w, v))
 
 
+def _kimi(m, q, k, v, mask):
+    """HF Kimi-Linear (KimiLinearAttention.expand_kv, then Llama's eager attention): the key assembled in a new tensor
+    from a per-head part and a part shared by the heads (its rotary half, one head expanded)."""
+    q, k, v = _heads(q, k, v)
+    nope = D // 2
+    key = k.new_empty(k.shape)
+    key[..., :nope].copy_(k[..., :nope])
+    key[..., nope:].copy_(k[:, :1, :, nope:].expand(-1, k.shape[1], -1, -1))
+    w = torch.matmul(q, key.transpose(2, 3)) * m.scaling + mask
+    w = F.dropout(F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype), p=m.p, training=m.training)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def _key_copied(m, q, k, v, mask):  # the key copied into a new tensor (issue 32's reduction of Kimi-Linear's)
+    q, k, v = _heads(q, k, v)
+    key = k.new_empty(k.shape)
+    key.copy_(k)
+    return _merge(torch.matmul(F.softmax(torch.matmul(q, key.transpose(-1, -2)) * m.scaling, dim=-1), v))
+
+
 def _alibi_then_mask(m, q, k, v, mask):  # a fixed per-head linear bias (a buffer), then the padding mask
     q, k, v = _heads(q, k, v)
     w = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.alibi + mask
@@ -318,6 +338,8 @@ RECOGNISED = {
     "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), _additive(B, 1, S, S), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
+    "kimi_key_assembled": (_kimi, {}, _additive(B, 1, S, S), H),
+    "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
     "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
@@ -366,20 +388,28 @@ def make_case(name, dtype=torch.float32, seed=0, table=None):
 # One helper per kind of check
 # ---------------------------------------------------------------------------------------------------------------
 def _grads(model, args, out, dy):
-    inputs = [a for a in args if a.requires_grad] + [p for p in model.parameters()]
+    inputs = [a for a in args if a.requires_grad] + [p for p in model.parameters() if p.requires_grad]
     return torch.autograd.grad(out, inputs, dy)
 
 
-def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None):
+def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None, frozen=""):
     """Compile model(*args) with our pass; compare outputs (and gradients of q, k, v, every parameter and, with
     mask_grad, the float mask) with float64 eager. ``autocast``: a dtype the compiled model runs under
     ``torch.autocast`` with; the float64 reference runs without, and each result is then compared with eager
-    autocast's error (helpers.assert_as_close_as_eager).
+    autocast's error (helpers.assert_as_close_as_eager). ``frozen``: letters of the inputs that get no gradient in
+    training ("q", "k", "v"; "p": the model's parameters).
     Returns (counters, recorded graph texts)."""
     dtype = autocast or args[0].dtype
+    model.requires_grad_("p" not in frozen)
     ref = copy.deepcopy(model).double()
     eager = copy.deepcopy(model)
-    trained = [a.is_floating_point() and train and i < (4 if mask_grad else 3) for i, a in enumerate(args)]
+
+    def trains(i, a):  # q, k, v unless frozen; the mask (args[3]) with mask_grad
+        if not (train and a.is_floating_point()):
+            return False
+        return "qkv"[i] not in frozen if i < 3 else mask_grad and i == 3
+
+    trained = [trains(i, a) for i, a in enumerate(args)]
     args64 = [a.double().requires_grad_(g) if a.is_floating_point() else a for a, g in zip(args, trained)]
     args_eager = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
     args = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
@@ -416,7 +446,7 @@ GOLDEN_RECOGNISED = {  # (name, train)
     ("bert_learned_mask_bhss", True), ("hf_gpt2_padding", False), ("hf_gpt2_padding", True),
     ("gpt2_scalar_fill_padding", False), ("multi_query_broadcast", True), ("alibi_then_padding", False),
     ("bmm_masked_fill", False), ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True),
-    ("bmm_learned_bias_broadcast", True)}
+    ("bmm_learned_bias_broadcast", True), ("kimi_key_assembled", True)}
 GOLDEN_LEFT_ALONE = {"weights_used_in_graph", "weights_stored", "softmax_dim_minus2", "weights_returned",
                      "mask_from_scores", "head_dim_8", "masked_fill_minus_1e4", "int_additive_mask", "scale_along_keys",
                      "softcap_two_constants"}
@@ -516,6 +546,45 @@ def test_casts_move_outside_transposes_only_next_to_a_matmul():
     for got, want in zip(gm(q, k, w), f(q, k, w)):
         assert got.stride() == want.stride() and got.dtype == want.dtype
         torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
+def test_backward_reuses_the_forwards_views():
+    """A joint graph's backward (from the first node reading a tangent) that repeats a view chain of the forward on
+    the same tensor reads the forward's nodes instead; a forward view repeated in the forward (a second attention's
+    kᵀ), a backward permute with other dims or of another tensor, and every view of a graph without tangents stay.
+    Values and strides are unchanged."""
+    from inductor_conv.patterns.graph_pass import merge_repeated_views
+
+    aten = torch.ops.aten
+
+    def k_t(k):
+        return aten.view.default(aten.expand.default(aten.permute.default(k, [0, 2, 1]), [2, 4, 6]), [2, 4, 6])
+
+    def f(primals_k, primals_j, tangents_1):
+        first, second = k_t(primals_k) * 2, k_t(primals_k) * 3  # forward: two readers of kᵀ
+        grad = tangents_1 * 4  # the backward starts here
+        again = k_t(primals_k) * grad  # the replayed chain
+        return (first, second, again, aten.permute.default(primals_k, [2, 1, 0]),
+                aten.permute.default(primals_j, [0, 2, 1]))
+
+    def permutes(gm):
+        return [(n.args[0].name, n.args[1]) for n in gm.graph.find_nodes(op="call_function",
+                                                                         target=aten.permute.default)]
+
+    args = (torch.randn(2, 6, 4), torch.randn(2, 6, 4), torch.randn(2, 4, 6))
+    gm = make_fx(f)(*args)
+    k, j = (n.name for n in list(gm.graph.find_nodes(op="placeholder"))[:2])
+    assert merge_repeated_views(gm.graph) == 3
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    assert sorted(permutes(gm)) == sorted([(k, [0, 2, 1])] * 2 + [(k, [2, 1, 0]), (j, [0, 2, 1])]), gm.code
+    muls = list(gm.graph.find_nodes(op="call_function", target=aten.mul.Tensor))
+    assert muls[3].args[0] is muls[0].args[0] and muls[1].args[0] is not muls[0].args[0], gm.code
+    for got, want in zip(gm(*args), f(*args)):
+        assert got.stride() == want.stride()
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+    inference = make_fx(lambda k: (k_t(k) * 2, k_t(k) * 3))(args[0])
+    assert merge_repeated_views(inference.graph) == 0
 
 
 def test_round_trip_casts_are_removed_only_when_exact():
@@ -739,6 +808,81 @@ def test_dropout_off_is_the_plain_rewrite(mode):
     model.train(mode == "p0")
     counts, graphs = run_and_compare(model, args, train=True, dynamic=False)
     assert counts["attention"] == 1 and "randint" not in "".join(graphs) and ", 0.0, False, " in "".join(graphs)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Some inputs frozen: the joint graph has only some gradients (Note [partial gradients] in patterns/attention.py)
+# ---------------------------------------------------------------------------------------------------------------
+# (name, frozen): cross-attention with frozen K/V ("kv"), a frozen query projection ("q"), one of each, a learned
+# bias alone ("qkv": only the parameter trains) or with V; GQA, multi-query broadcast, bmm, soft-capping, a mask.
+FROZEN = [("bert_additive_mask", "kv"), ("bert_additive_mask", "q"), ("hf_llama_repeat_kv", "kv"),
+          ("hf_llama_repeat_kv", "q"), ("hf_llama_repeat_kv", "k"), ("hf_llama_repeat_kv", "qk"),
+          ("multi_query_broadcast", "kv"), ("multi_query_broadcast", "q"), ("bmm_additive_mask", "kv"),
+          ("hf_gemma2_softcap", "q"), ("nanogpt", "kv"), ("t5_learned_bias", "qkv"), ("t5_learned_bias", "qk"),
+          ("bmm_learned_bias", "qkv"), ("kimi_key_assembled", "q")]
+GOLDEN_FROZEN = {("bert_additive_mask", "kv"), ("hf_llama_repeat_kv", "q")}
+
+
+@functools.cache
+def check_frozen(name, frozen) -> list[str]:
+    """Train a recognised case with ``frozen`` inputs (run_and_compare's letters): one rewrite, no bmm or softmax
+    left, the gradients that exist equal to float64 eager's. Returns the graphs (test_golden_graphs_attention.py)."""
+    model, args = make_case(name)
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, frozen=frozen)
+    text = "".join(graphs)
+    assert counts["attention"] == 1, text
+    assert ops_in(text) == ["attention_fwd", "attention_bwd"], text
+    assert "aten.bmm" not in text and "aten.amax" not in text, text
+    return graphs
+
+
+@pytest.mark.parametrize("name, frozen", [pytest.param(*c, marks=GOLDEN) if c in GOLDEN_FROZEN else c for c in FROZEN],
+                         ids=[f"{name}-frozen_{frozen}" for name, frozen in FROZEN])
+def test_recognised_with_frozen_inputs(name, frozen):
+    check_frozen(name, frozen)
+
+
+def test_frozen_inputs_with_dropout():
+    """Frozen K/V with dropout: rewritten, and dQ uses the forward's keep mask (a float64 reconstruction from the
+    dropped probabilities the one-hot V reveals, as test_dropout_deterministic_keep_fraction_and_backward)."""
+    model = Attention(_bert, p=P_DROP).train()
+    q, k, v = _one_hot_probe()
+    q.requires_grad_(True)
+    torch.manual_seed(123)
+    out, counts, graphs = compile_and_run(model, q, k, v)
+    assert counts["attention"] == 1 and ops_in("".join(graphs)) == ["attention_fwd", "attention_bwd"], graphs
+    kept = out.view(B, S, H, D).transpose(1, 2)[..., :S]
+    keep = kept != 0
+    assert 0 < keep.double().mean().item() < 1
+    dy = torch.randn_like(out)
+    (dq,) = torch.autograd.grad(out, (q,), dy)
+    qh, kh, vh, dyh = (x.double().view(B, S, H, D).transpose(1, 2) for x in (q.detach(), k, v, dy))
+    scale = 1 / math.sqrt(D)
+    p = torch.softmax(qh @ kh.transpose(-2, -1) * scale, dim=-1)
+    dp = (dyh @ vh.transpose(-2, -1)) * keep / (1 - P_DROP)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    torch.testing.assert_close(dq.view(B, S, H, D).transpose(1, 2).double(), ds @ kh * scale, atol=1e-5, rtol=1e-5)
+
+
+def test_frozen_inputs_weights_used_elsewhere_left_alone():
+    """Frozen K/V do not loosen the other checks: weights with another consumer still keep the graph eager's."""
+    model, args = make_left_alone("weights_used_in_graph")
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, frozen="kv")
+    assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
+
+
+def test_predicate_computes_a_gradient():
+    """A training match with some gradient (absent ones are None) may be rewritten, one with none is left to the
+    inference patterns; an inference match (one output) is not a training match."""
+    node = object()
+
+    def match(*outputs):
+        return SimpleNamespace(output_nodes=lambda: list(outputs))
+
+    assert checks.gradients_present(match(node, node, None, None, None)) == (True, False, False, False)
+    assert checks.computes_a_gradient(match(node, None, None, node, None))
+    assert not checks.computes_a_gradient(match(node, None, None, None, None))
+    assert checks.gradients_present(match(node)) is None and checks.computes_a_gradient(match(node))
 
 
 # ---------------------------------------------------------------------------------------------------------------

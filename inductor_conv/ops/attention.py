@@ -14,6 +14,13 @@ torch.compile the partitioner saves the same. Cited from kernels/attention.py an
 Declared extension: a query row with no allowed key (all False / −inf, or empty under ``is_causal`` when Sq > Sk
 is impossible here since causal is top-left aligned, but a bool mask can empty a row) returns zeros and zero
 gradients, where eager SDPA returns NaN. Finite "minus infinity" masks (``finfo.min``) behave exactly as eager.
+
+Note [empty attention]: with B, Hq, Sq or Sk zero the ops launch no kernel and run no fallback math: O is zeros of
+q's shape (empty unless only Sk is zero), LSE is −inf (the log of an empty sum), and every gradient is zeros of its
+input's shape. That is SDPA's result (torch 2.13, checked on CPU; its math backend takes softmax over zero keys and
+then an empty P @ V, a sum of nothing: O = 0, dQ = 0, no NaN), and our empty-row convention for Sk = 0: every row
+has no key. The public functions take the custom op for such calls (not the eager fast path), so eager, compiled
+and the torch fallback share this one implementation.
 """
 from __future__ import annotations
 
@@ -39,6 +46,11 @@ def _empty_mask_grad(q: Tensor) -> Tensor:
     return q.new_empty((0,))
 
 
+def _is_empty(q: Tensor, k: Tensor) -> bool:
+    """No score to compute: B, H or Sq zero (q has no element), or Sk zero (Note [empty attention])."""
+    return q.numel() == 0 or k.shape[-2] == 0
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Custom ops
 # ---------------------------------------------------------------------------------------------------------------
@@ -56,6 +68,8 @@ def attention_fwd(
 ) -> tuple[Tensor, Tensor]:
     """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok).
     softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
+    if _is_empty(q, k):  # Note [empty attention]
+        return torch.zeros_like(q), q.new_full(q.shape[:3], -math.inf, dtype=torch.float32)
     if use_triton(q):
         from inductor_conv.kernels.attention import attention_fwd as launch
 
@@ -88,6 +102,10 @@ def attention_bwd(
     softcap: float = 0.0,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above."""
+    if _is_empty(q, k):  # Note [empty attention]: nothing reads an element of v or sees a score
+        dmask = (q.new_zeros((*q.shape[:3], k.shape[-2]), dtype=attn_mask.dtype) if mask_grad
+                 else _empty_mask_grad(q))
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v), dmask
     if use_triton(q):
         from inductor_conv.kernels.attention import attention_bwd as launch
 
@@ -145,55 +163,60 @@ attention_fwd.register_autograd(_backward, setup_context=_setup_context)
 # Public function
 # ---------------------------------------------------------------------------------------------------------------
 def attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
     attn_mask: Optional[Tensor] = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
+    *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
 ) -> Tensor:
-    """Fused attention with the semantics of ``F.scaled_dot_product_attention`` (its exact signature).
+    """Fused attention with the semantics and the signature of ``F.scaled_dot_product_attention``: its argument
+    names, order and defaults, scale and enable_gqa keyword-only as in its schema, so every call SDPA accepts works.
 
     Args:
-        q: ``[B, Hq, Sq, D]``; k, v: ``[B, Hkv, Sk, D]``; any strides; float32/float16/bfloat16; 16 <= D <= 256.
+        query: ``[B, Hq, Sq, D]``; key, value: ``[B, Hkv, Sk, D]``; any strides; float32/float16/bfloat16;
+            16 <= D <= 256. Zero B, H, Sq or Sk give SDPA's result: an empty output, or zeros when only Sk is zero,
+            and zero gradients (Note [empty attention]).
         attn_mask: bool (True = attend) or additive float, broadcastable to ``[B, Hq, Sq, Sk]``. A float mask that
             requires grad (a learned bias) gets its gradient, summed over its broadcast dims.
         dropout_p: dropout on the probabilities; the keep mask is a pure function of a seed drawn from torch's
             generator and the logical index (b, h, i, j), so ``torch.manual_seed`` reproduces a step.
         is_causal: key j attends to query i iff j <= i (top-left aligned, like SDPA). Not with attn_mask.
-        scale: score scale, default ``1 / sqrt(D)``; zero or negative scales multiply q instead (as SDPA allows).
-        enable_gqa: allow Hq = G · Hkv (grouped-query attention); K/V are never repeated per query head.
+        scale: score scale, default ``1 / sqrt(D)``; zero or negative scales multiply query instead (as SDPA allows).
+        enable_gqa: allow Hq = G · Hkv (grouped-query attention); key/value are never repeated per query head.
 
     Returns:
-        ``[B, Hq, Sq, D]`` in q's dtype. A row with no allowed key is zero (eager would give NaN).
+        ``[B, Hq, Sq, D]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
     """
-    return _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
 
 
 def softcapped_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
     softcap: float,
     attn_mask: Optional[Tensor] = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
+    *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
 ) -> Tensor:
     """``attention`` with logit soft-capping (Gemma 2's ``attn_logit_softcapping``, FlashAttention's ``softcap``):
-    the scaled scores become ``softcap * tanh(scale * q kᵀ / softcap)`` before ``attn_mask`` is added.
+    the scaled scores become ``softcap * tanh(scale * query keyᵀ / softcap)`` before ``attn_mask`` is added.
 
     Args:
         softcap: the cap, a finite float >= 0 (0: no soft-capping, then exactly ``attention``); the other
-            arguments as in ``attention``.
+            arguments as in ``attention`` (SDPA's names).
 
     Returns:
-        ``[B, Hq, Sq, D]`` in q's dtype.
+        ``[B, Hq, Sq, D]`` in query's dtype.
     """
-    return _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
 
 
 def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap):
@@ -209,7 +232,7 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     seed = None
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
-    if fast_path(q, k, v, attn_mask):  # Note [eager fast path] in ops/eager.py
+    if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py
         args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
         if needs_grad(q, k, v, attn_mask):
             return _eager_attention(*args)
@@ -253,7 +276,8 @@ _eager_attention = raw_function_apply(_EagerAttention)
 
 
 def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap=None) -> None:
-    for name, t in (("q", q), ("k", k), ("v", v)):
+    """The public functions' checks; messages name SDPA's arguments (query, key, value, ...)."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name} must be a Tensor, got {type(t).__name__}")
         if t.dim() != 4:
@@ -261,24 +285,28 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
         if t.dtype not in _FLOAT_DTYPES:
             raise TypeError(f"{name} must be float32, float16 or bfloat16, got {t.dtype}")
     if k.dtype != q.dtype or v.dtype != q.dtype:
-        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+        raise TypeError(f"query, key and value must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if k.device != q.device or v.device != q.device:
-        raise ValueError(f"q, k and v must share a device, got {q.device}, {k.device}, {v.device}")
+        raise ValueError(f"query, key and value must share a device, got {q.device}, {k.device}, {v.device}")
     B, Hq, Sq, D = q.shape
     if k.shape[0] != B or v.shape[0] != B:
-        raise ValueError(f"k and v must have batch size {B}, got {k.shape[0]} and {v.shape[0]}")
-    if k.shape != v.shape[:3] + (k.shape[3],) or v.shape[:3] != k.shape[:3]:
-        raise ValueError(f"k and v must agree on (B, Hkv, Sk), got {tuple(k.shape)} and {tuple(v.shape)}")
+        raise ValueError(f"key and value must have batch size {B}, got {k.shape[0]} and {v.shape[0]}")
+    if v.shape[:3] != k.shape[:3]:
+        raise ValueError(f"key and value must agree on (B, Hkv, Sk), got {tuple(k.shape)} and {tuple(v.shape)}")
     if k.shape[-1] != D or v.shape[-1] != D:
-        raise ValueError(f"q, k and v must share the head dim D={D}, got k {k.shape[-1]} and v {v.shape[-1]}")
+        raise ValueError(f"query, key and value must share the head dim D={D}, got key {k.shape[-1]} and value "
+                         f"{v.shape[-1]}")
     if not 16 <= D <= 256:
         raise ValueError(f"head dim D must be in [16, 256], got {D}")
     Hkv = k.shape[1]
+    if Hkv == 0 and Hq != 0:  # SDPA broadcasts zero heads to Hq and returns zeros; there is no head to read
+        raise ValueError(f"key and value have no heads but query has {Hq}")
     if Hkv != Hq:
         if not enable_gqa:
-            raise ValueError(f"q has {Hq} heads but k/v have {Hkv}: pass enable_gqa=True for grouped-query attention")
+            raise ValueError(f"query has {Hq} heads but key/value have {Hkv}: pass enable_gqa=True for grouped-query "
+                             "attention")
         if Hq % Hkv != 0:
-            raise ValueError(f"q's heads ({Hq}) must be a multiple of k/v's heads ({Hkv})")
+            raise ValueError(f"query's heads ({Hq}) must be a multiple of key/value's heads ({Hkv})")
     if not isinstance(dropout_p, (int, float, torch.SymFloat)):
         raise TypeError(f"dropout_p must be a float, got {type(dropout_p).__name__}")
     if not 0.0 <= dropout_p < 1.0:

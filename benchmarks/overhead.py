@@ -1,7 +1,7 @@
 """What a user's clock shows: wall time, GPU kernel time and host (CPU) time per call, for both public ops called
 eagerly and for the same code compiled with and without the plugin.
 
-    python benchmarks/overhead.py [--quick] [--cases 0,2] [--profile] [--out results.md]
+    python benchmarks/overhead.py [--quick] [--cases 0,2] [--impls ours-op,sdpa] [--profile] [--out results.md]
 
 Columns (milliseconds):
   wall  triton.testing.do_bench median (CUDA events around each call, L2 flushed between calls)
@@ -35,7 +35,7 @@ from torch import nn
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, write_table
+from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, pick_impls, write_table
 
 # (B, H, S, D) causal, p=0.1: tiny, benchmarks/attention.py's D64 case, its first case
 ATTENTION_CASES = [(1, 8, 256, 64), (8, 16, 1024, 64), (4, 16, 2048, 128)]
@@ -234,10 +234,15 @@ def main():
         b = torch.randn(C, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
         return [x, w, b]
 
+    # --impls picks rows by name (ours-op, sdpa, ours-compiled, inductor); the compiled stacks need ours-compiled
+    wanted = pick_impls({**attention_impls(), **conv_impls()}, args)
+    attention = {k: v for k, v in attention_impls().items() if k in wanted}
+    conv = {k: v for k, v in conv_impls().items() if k in wanted}
     with fx_graph_cache_disabled():
-        run_cases(lines, pick(ATTENTION_CASES, args), attention_impls(), eager_attention, make_attention,
+        run_cases(lines, pick(ATTENTION_CASES, args), attention, eager_attention, make_attention,
                   lambda c: "attention causal p=0.1 B{} H{} S{} D{}".format(*c))
-        run_cases(lines, pick(CONV_CASES, args), conv_impls(), eager_conv, make_conv, lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c))
+        run_cases(lines, pick(CONV_CASES, args), conv, eager_conv, make_conv,
+                  lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c))
         autograd_floor(lines)
         if args.profile:
             q, k, v, *_ = make_attention(ATTENTION_CASES[0], True)
@@ -246,7 +251,8 @@ def main():
             x, w, b = make_conv(CONV_CASES[0], True)
             print_profile("eager conv fwd+bwd B1 C2048 L256",
                           lambda: inductor_conv.causal_conv1d(x, w, b, activation="silu").sum().backward())
-        stack_host(lines, profile=args.profile)
+        if "ours-compiled" in wanted:
+            stack_host(lines, profile=args.profile)
     write_table(lines, args.out)
 
 

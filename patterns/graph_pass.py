@@ -188,7 +188,8 @@ class InductorConvPass(CustomGraphPass):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
         # plus the torch switches the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
-                    config.attention_cudnn, config.conv_eager_output_layout, torch.backends.cuda.cudnn_sdp_enabled(),
+                    config.attention_cudnn, config.attention_fast_tanh, config.conv_eager_output_layout,
+                    torch.backends.cuda.cudnn_sdp_enabled(),
                     torch.are_deterministic_algorithms_enabled(), _lowering_knobs())
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 

@@ -255,6 +255,26 @@ def no_outside_users(match) -> bool:
     return True
 
 
+def template_pays(match) -> bool:
+    """The measured routing table (lowerings/heuristics/attention.py's template_pays): a form where the template is
+    slower than Inductor's unfused code is left to Inductor.  A mask is dense unless the pass can prove it top-left
+    causal (patterns/attention_causal.py), which it then replaces by is_causal."""
+    from inductor_conv.lowerings.heuristics.attention import template_pays as pays
+    from inductor_conv.patterns.attention_causal import abstract_values, is_top_left_causal
+
+    d = _val(match, "query").shape[-1]
+    softcap = "softcap" in match.kwargs
+    if not isinstance(d, int) or pays(d, softcap, dense_mask=True):
+        return True  # the mask cannot change the decision
+    mask = match.kwargs.get("mask")
+    if "padding" in match.kwargs:  # a second mask added to the first: not the causal mask
+        return pays(d, softcap, dense_mask=True)
+    if not isinstance(mask, torch.fx.Node):
+        return pays(d, softcap, dense_mask=False)
+    causal = is_top_left_causal(mask, match.kwargs["query"], match.kwargs["key"], abstract_values(mask.graph))
+    return pays(d, softcap, dense_mask=not causal)
+
+
 def _is_call(node, target) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == target
 
@@ -271,5 +291,5 @@ def all_hold(match, form) -> bool:
         checks.append(fill_supported)
     if form.softcap:
         checks.append(softcap_supported)
-    checks.append(dropout_consistent)
+    checks += [dropout_consistent, template_pays]
     return all(check(match) for check in checks)

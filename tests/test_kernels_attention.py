@@ -239,8 +239,13 @@ class _Attention(torch.autograd.Function):
         return dq, dk, dv, dbias, None, None, None, None
 
 
-# fp64 + dropout compiles for sm_90 since the mask is elementwise; softcap 0.7 bends scores of std ~1
-@pytest.mark.parametrize("p,softcap", [(0.0, 0.0), (0.4, 0.0), (0.4, 0.7)])
+# softcap 0.7 bends scores of std ~1.  fp64 is a test-only dtype of the launchers (the ops run float64 in torch):
+# on the GPU triton 3.6 fails an assertion compiling the fp64 dots of the dropout backward ("fp64 don't support
+# largeK MMA", H200), so the dropout cases run in the interpreter only.
+@pytest.mark.parametrize("p,softcap", [
+    (0.0, 0.0),
+    pytest.param(0.4, 0.0, marks=pytest.mark.skipif(DEVICE == "cuda", reason="triton: fp64 largeK MMA")),
+    pytest.param(0.4, 0.7, marks=pytest.mark.skipif(DEVICE == "cuda", reason="triton: fp64 largeK MMA"))])
 def test_gradcheck_fp64(p, softcap):
     """Finite differences in float64 (kernels accumulate in fp64; LSE and scale stay fp32, ~1e-7 relative, well
     inside gradcheck's atol=1e-5 / rtol=1e-3).  A fixed seed makes dropout a fixed function of the inputs."""

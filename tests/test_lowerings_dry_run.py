@@ -85,9 +85,10 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
 
 
 def test_softcap_reaches_both_templates(dry_run, monkeypatch):
-    """Soft-capping (Note [soft-capping]): both lowerings pass SOFTCAP with QK_SCALE2 = cap * log2(e) and
-    SOFTCAP_SCALE = scale / cap, bf16 without a mask or dropout, a form the cuDNN gate would otherwise take (it is
-    made to admit every form here; it must still refuse this one), and the fallback choice runs the eager op."""
+    """Soft-capping (Note [soft-capping]): both lowerings pass SOFTCAP (2: the fast tanh of 16-bit inputs) with
+    QK_SCALE2 = cap * log2(e) and SOFTCAP_SCALE = scale / cap, bf16 without a mask or dropout, a form the cuDNN gate
+    would otherwise take (it is made to admit every form here; it must still refuse this one), and the fallback
+    choice runs the eager op."""
     import math
 
     monkeypatch.setattr(attn_lowering, "_aligned", lambda t: True)
@@ -100,7 +101,7 @@ def test_softcap_reaches_both_templates(dry_run, monkeypatch):
         torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
     (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
     for kwargs in (fwd, bwd):
-        assert kwargs["SOFTCAP"] is True
+        assert kwargs["SOFTCAP"] == 2  # tanh.approx for bf16 (config.attention_fast_tanh)
         assert kwargs["QK_SCALE2"] == 3.0 * math.log2(math.e) and kwargs["SOFTCAP_SCALE"] == 0.125 / 3.0
         assert kwargs["SCALE"] == 0.125
 

@@ -988,6 +988,9 @@ LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim
     "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
     "softcap_two_constants": (_gemma2(1.5, 2.0), {}, _additive(B, 1, S, S), HKV, D),
+    # the routing table (lowerings/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
+    # input the pass cannot prove causal is measured slower fused than in Inductor's own graph
+    "softcap_d256_mask_input": (_gemma2(), {}, _additive(B, 1, S, S), HKV, 256),
 }
 
 
@@ -1051,6 +1054,25 @@ def test_left_alone_on_other_device_types():
     model, args = make_case("bert_no_mask")
     counts, _ = run_and_compare(model, args, train=False, dynamic=False, device_types=("cuda",))
     assert counts["attention"] == 0
+
+
+def _gemma2_causal_built_in_graph(m, q, k, v, mask=None):
+    """Gemma 2's soft-capped attention with its causal mask built in the graph (a whole-model compile): provably
+    causal, so the routing table keeps the rewrite at head dim 256 (the op runs is_causal)."""
+    S = q.shape[1]
+    causal = torch.full((S, S), torch.finfo(q.dtype).min, dtype=q.dtype).triu(1)
+    return _gemma2()(m, q, k, v, causal)
+
+
+def test_softcap_head_dim_256_routing():
+    """template_pays: at head dim 256 a soft-capped attention is rewritten when its mask is provably causal, and
+    left to Inductor when the mask is an input (the LEFT_ALONE case softcap_d256_mask_input)."""
+    torch.manual_seed(0)
+    model = Attention(_gemma2_causal_built_in_graph)
+    args = [torch.randn(B, S, H, 256), torch.randn(B, S, HKV, 256), torch.randn(B, S, HKV, 256)]
+    counts, graphs = run_and_compare(model, args, train=False, dynamic=False)
+    assert counts["attention"] == 1, graphs
+    check_left_alone("softcap_d256_mask_input")
 
 
 def test_softcap_under_dynamic_shapes(monkeypatch):

@@ -170,3 +170,21 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
     if head_dim > 128:
         extra = _CUDA_BWD_AUTOTUNE_256
     return [default] + [t for t in extra if t != default]
+
+
+# ---------------------------------------------------------------- routing
+# Where the fused template is measured slower than what Inductor runs without the rewrite, the pattern is left to
+# Inductor (patterns/attention_checks.py's template_pays; the decision table is in docs/attention.md).  Soft-capped
+# attention at head dim 256 with a mask tensor the pass cannot prove causal (HF builds the mask outside the layers,
+# so a per-layer compile receives it as an input): the template computes every tile and loads the mask; Inductor's
+# unfused graph runs the two products in cuBLAS.  H200, 2026-12-03, benchmarks/models.py --models gemma2 (8 layers x
+# 4 x 2048, 8/4 heads of 256, sliding and full layers): default Inductor 39.9 ms a step, the plugin 47.5 ms (0.84x)
+# at 7.8 vs 11.8 GiB.  With the causal mask built in the graph (proven causal: the band only) the template wins:
+# 181 vs 154 TFLOP/s forward+backward (benchmarks/attention_softcap.py --quick, B2 H16/8 S4096 D256).
+_SOFTCAP_DENSE_MASK_MAX_HEAD_DIM = 128
+
+
+def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
+    """Whether the rewrite is measured no slower than Inductor's own code for this form.  dense_mask: a mask tensor
+    that stays one (not provably causal), so every tile is computed."""
+    return not (softcap and dense_mask and head_dim > _SOFTCAP_DENSE_MASK_MAX_HEAD_DIM)

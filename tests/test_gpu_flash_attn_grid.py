@@ -22,9 +22,9 @@ What differs from FlashAttention's test, and why:
   16..256, and the kernels pad each to the next power of two (at most 256, which they support), so none is skipped.
 
 The subset. FlashAttention's product is 11 head dims x 10 length pairs x 3 head layouts x 2 dtypes x 2 causal x 2
-dropout x 2 soft-capping (a few thousand cases). The eager kernels are compiled per shape today
-(``config.eager_static_shapes``: about a second per kernel and new shape, three kernels a case), so the whole
-product would not fit one device call. ``CASES`` takes every (head dim, length pair) once, 110 cases (each a new
+dropout x 2 soft-capping (a few thousand cases); each configuration (head dim, dtype, causal, dropout, cap, GQA
+group) compiles its kernels once (Note [one kernel per configuration] in kernels/attention.py), seconds each, so the
+whole product would not fit one device call. ``CASES`` takes every (head dim, length pair) once, 110 cases (each a new
 shape), and walks the other factors in mixed radix along them: case n has head layout n mod 3, dtype (n div 3) mod
 2, causal (n div 6) mod 2 and variant (n div 12) mod 3 (no dropout and no cap; dropout 0.17; cap 50, without dropout
 as in FlashAttention). Every combination of head layout, dtype, causal and variant (36) occurs at least three times,

@@ -1,11 +1,9 @@
-"""What compiling the eager attention kernels per shape buys and costs: kernel time of the kernels compiled for one
-shape against the any-shape kernels, and the first call of each new sequence length (a compile or not) beside
-SDPA's first call at that length.
+"""The eager attention kernels per configuration (Note [one kernel per configuration] in kernels/attention.py):
+their kernel time at fixed shapes, and the first call of each new sequence length beside SDPA's first call there.
 
     python benchmarks/diagnostics/eager_shapes.py [--lengths 20]
 
-Note [static shapes] in kernels/attention.py: config.eager_static_shapes = 1 gives a shape its own kernels at its
-first launch; 0 never does.
+Run from a tree that still has per-shape kernels (config.eager_static_shapes), it times both kinds for comparison.
 """
 from __future__ import annotations
 

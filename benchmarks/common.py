@@ -16,7 +16,7 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.add_argument("--impls", default=None, help="comma-separated implementation names (default: all)")
     parser.add_argument("--autotune", action="store_true",
-                        help="conv_tiles.py: also the templates' max-autotune tables")
+                        help="diagnostics/conv_tiles.py: also the templates' max-autotune tables")
     parser.add_argument("--profile", action="store_true", help="overhead.py: also cProfile's top host functions")
     return parser.parse_args()
 

@@ -51,28 +51,28 @@ OPS = (FWD_OP, BWD_OP)
 # templates' program-id mapping and docs/benchmarks.md.  CAUSAL_GROUP is the forward's: None, _causal_group's choice
 # by size; an int forces it.  CAUSAL_BWD_GROUP is the backward's: None, 0 with the masked tiles first (the grouped
 # mapping's scalars make the dK/dV loop spill: H200 B2 H16 S8192 D128 p=0.1, backward 3569 us ungrouped vs 4074
-# grouped) else _causal_group's.  benchmarks/attention_profile.py's group=N / bwd_group=N set them.
+# grouped) else _causal_group's.  benchmarks/diagnostics/attention_profile.py's group=N / bwd_group=N set them.
 CAUSAL_GROUP = None
 CAUSAL_BWD_GROUP = None
 # Note [masked tiles first] in kernels/attn_math.py: the causal backward template visits its masked tiles first, so
 # ptxas keeps its wgmmas pipelined (H200, D128: S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us with
-# CAUSAL_BWD_GROUP's default).  False restores the old order (benchmarks/attention_profile.py `masked_first=0`).
+# CAUSAL_BWD_GROUP's default).  False restores the old order (benchmarks/diagnostics/attention_profile.py `masked_first=0`).
 CAUSAL_MASKED_FIRST = True
 # Under GQA the backward launches every (b, kv head) slice's dK/dV programs before any dQ program (the template's
 # KV_FIRST): a dK/dV program sums GROUP query heads, and interleaved per slice the last slice's long dK/dV programs
 # start near the end of the launch and run alone.  H200, 32/8 heads, S2048 D128, backward template: causal p=0
 # 953 -> 875 us, p=0.1 1085 -> 970, non-causal p=0.1 1816 -> 1746; without GQA no change (S2048 causal 456 / 458,
 # S8192 p=0.1 6995 / 7067), so the order there stays as it was.  False: interleaved everywhere
-# (benchmarks/attention_profile.py `kv_first=0`).
+# (benchmarks/diagnostics/attention_profile.py `kv_first=0`).
 BWD_KV_FIRST = True
 # Causal pairs (the forward template's CAUSAL_PAIR): a program runs row block n - 1 - u, then row block u, so that
 # with Sq == Sk every program visits n + 1 key tiles (equal lengths, half as many programs) instead of unequal ones
 # ordered longest-first (CAUSAL_GROUP, unused then).  None: as the tile says (AttnFwdTile.pair); True / False force
-# it (benchmarks/attention_profile.py `pair=`).
+# it (benchmarks/diagnostics/attention_profile.py `pair=`).
 CAUSAL_PAIR = None
 # Note [TMA loads] in kernels/attn_math.py: True loads the templates' streamed tiles through TMA tensor descriptors
 # where every such input allows it (_use_tma).  Off: slower on the H200 with triton 3.6 (forward 3-13%, backward
-# 2-8%, docs/benchmarks.md, seventeenth session).  benchmarks/attention_profile.py `tma=1` sets it.
+# 2-8%, docs/benchmarks.md, seventeenth session).  benchmarks/diagnostics/attention_profile.py `tma=1` sets it.
 USE_TMA = False
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
@@ -156,21 +156,25 @@ BWD_FALLBACK = extern_kernel_choice(_bwd_eager, name="inductor_conv_attention_bw
 
 # ---------------------------------------------------------------- lowerings
 def _use_template(q, k, v) -> bool:
-    """CUDA, a dtype the templates take, and a static head dim <= 256 (it sizes BLOCK_D)."""
+    """CUDA, a dtype the templates take, and static head dims <= 256 (they size BLOCK_D and BLOCK_DV)."""
     if q.get_device().type != "cuda" or q.get_dtype() not in _DOT_DTYPES:
         return False
-    return V.graph.sizevars.guard_int(q.get_size()[-1]) <= 256  # specialises a dynamic head dim, as Flex does
+    guard_int = V.graph.sizevars.guard_int  # specialises a dynamic head dim, as Flex does
+    return guard_int(q.get_size()[-1]) <= 256 and guard_int(v.get_size()[-1]) <= 256
 
 
-def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0):
-    """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines)."""
+def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0):
+    """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines), and the head dim
+    that picks the tile (the larger of q's and v's: Note [value head dim] in kernels/attn_math.py)."""
     sizevars = V.graph.sizevars
     head_dim = sizevars.guard_int(q.get_size()[-1])
+    head_dim_v = sizevars.guard_int(v.get_size()[-1])
     mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
     return dict(
-        HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), MASK_KIND=mask_kind,
+        HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), HEAD_DIM_V=head_dim_v,
+        BLOCK_DV=max(16, 1 << (head_dim_v - 1).bit_length()), MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=qk_scale2, SCALE=float(scale), SOFTCAP=softcap_mode(bool(softcap), q.get_dtype(), False),
@@ -181,7 +185,7 @@ def _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=False, softc
         **(dict(KV_FIRST=bool(BWD_KV_FIRST) and not sizevars.statically_known_equals(q.get_size()[1],
                                                                                   k.get_size()[1]))
            if backward else {}),
-    ), head_dim
+    ), max(head_dim, head_dim_v)
 
 
 def _use_tma(*nodes) -> bool:
@@ -269,7 +273,7 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     if not all(sizevars.guard_or_false(sympy.Le(n, 65535)) for n in (B, H)):
         return False
     head_dim = sizevars.guard_int(q.get_size()[-1])
-    if head_dim % 8 or head_dim > 256:
+    if head_dim % 8 or head_dim > 256 or sizevars.guard_int(v.get_size()[-1]) != head_dim:
         return False
     if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
         return False
@@ -305,7 +309,7 @@ def _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale):
         scale=float(scale))
 
 
-def _use_decode(q, dropout_p) -> bool:
+def _use_decode(q, v, dropout_p) -> bool:
     """Note [flash-decoding] in kernels/attention_decode.py: a forward of a few queries (a static Sq <= 16, no
     dropout) runs the eager op, whose launcher splits the keys over programs (the template runs one program per
     BLOCK_M rows of one query head: at small B * Hkv most of the GPU idles, and each kv head is read G times)."""
@@ -313,23 +317,27 @@ def _use_decode(q, dropout_p) -> bool:
     seq_q, head_dim = q.get_size()[2:]
     if dropout_p > 0 or not sizevars.statically_known_leq(seq_q, MAX_QUERIES):
         return False
+    if not sizevars.statically_known_equals(v.get_size()[-1], head_dim):  # the decode kernels take one head dim
+        return False
     return decode_shape_ok(sizevars.guard_int(seq_q), sizevars.guard_int(head_dim), q.get_dtype())
 
 
 def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
-    if not _use_template(q, k, v) or _use_decode(q, dropout_p):
+    if not _use_template(q, k, v) or _use_decode(q, v, dropout_p):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                                                     seed, **softcap_kwargs(softcap))
     q, k, v = realize_inputs(q, k, v)
     if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         return _cudnn_forward(q, k, v, is_causal, scale)
-    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
+    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
     options["USE_TMA"] = _use_tma(k, v)
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
     B, Hq, Sq, D = q.get_size()
-    layout = ir.FixedLayout(device, q.get_dtype(), [B, Hq, Sq, D], stride=infer_dense_strides([B, Hq, Sq, D], q.get_stride()))
+    Dv = v.get_size()[-1]  # O has v's head dim in q's dim order (Note [value head dim])
+    layout = ir.FixedLayout(device, q.get_dtype(), [B, Hq, Sq, Dv],
+                            stride=infer_dense_strides([B, Hq, Sq, Dv], q.get_stride()))
     lse = empty_strided([B, Hq, Sq], None, dtype=torch.float32, device=device)
     inputs = [q, k, v, mask, seed_node, lse]
 
@@ -368,7 +376,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, k, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap)
+    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap)
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).

@@ -90,6 +90,28 @@ def ops_in(graph_text: str) -> list[str]:
     return re.findall(r"torch\.ops\.inductor_conv\.(\w+)", graph_text)
 
 
+def op_arg_shapes(text: str) -> list[str]:
+    """The shapes of attention_fwd's q, k, v arguments in a recorded graph text."""
+    (args,) = re.findall(r"attention_fwd\.default\((\w+), (\w+), (\w+),", text)
+    return [re.search(rf"\b{a}: \"\w+\[([\d, ]+)\]\"", text).group(1) for a in args]
+
+
+def repeat_kv(x, n_rep):
+    """HF Llama's repeat_kv: (B, Hkv, S, D) -> (B, Hkv·n_rep, S, D) through expand and reshape, the GQA spelling the
+    attention pattern turns back into native GQA."""
+    if n_rep == 1:
+        return x
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+
+def compiled_fullgraph(fn):
+    """fn under torch.compile(fullgraph=True) with Inductor, Dynamo's caches reset first (a public op called inside
+    a compiled graph, without our passes)."""
+    torch._dynamo.reset()
+    return torch.compile(fn, fullgraph=True, backend="inductor")
+
+
 def fused_activations(graphs) -> list[str]:
     """The activation of each causal_conv1d_fwd call in recorded graph texts, in order: its last positional
     argument ('silu' / 'none'; a y leaving the graph also carries contiguous_out)."""
@@ -104,7 +126,7 @@ def assert_as_close_as_eager(got, eager, reference, what=None) -> None:
     largest single error of a tiny model's gradient is one entry's luck.  E.g. eager T5 runs its softmax and its
     backward in fp32 (``softmax(scores.float())``) on its own dP, while a flash backward takes Δ = rowsum(dO ∘ O)
     from the bf16 output (as FlashAttention does): T5's gradients then have 1.2-1.7x eager's relative error and up
-    to 3.75x its largest entry error, on CPU and GPU alike (benchmarks/autocast_error.py, fifteenth session)."""
+    to 3.75x its largest entry error, on CPU and GPU alike (benchmarks/diagnostics/autocast_error.py)."""
     for i, (g, e, r) in enumerate(zip(got, eager, reference, strict=True)):
         norm = r.norm().item() or 1.0
         err, err_eager = (g.double() - r).norm().item() / norm, (e.double() - r).norm().item() / norm

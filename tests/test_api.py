@@ -1,5 +1,5 @@
-"""enable() / disable() / enabled() / counters(): install, chain, restore. The public attention functions'
-signatures (SDPA's)."""
+"""enable() / disable() / enabled() / counters(): install, chain, restore. The public functions' signatures: the
+attention functions' (SDPA's), causal_conv1d's (Dao's) and the plugin switches'."""
 import inspect
 
 import pytest
@@ -208,3 +208,28 @@ def test_softcapped_attention_signature_is_sdpas_plus_softcap():
     sdpa = _sdpa_parameters()
     softcap = ("softcap", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty)
     assert _parameters(inductor_conv.softcapped_attention) == [*sdpa[:3], softcap, *sdpa[3:]]
+
+
+# The exact parameter lists, whatever this torch's SDPA has: other code and call sites ported from Dao's
+# causal_conv1d_fn and from SDPA depend on them.
+P, K, E = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+
+
+def test_attention_signature_is_pinned():
+    assert _parameters(inductor_conv.attention) == [
+        ("query", P, E), ("key", P, E), ("value", P, E), ("attn_mask", P, None), ("dropout_p", P, 0.0),
+        ("is_causal", P, False), ("scale", K, None), ("enable_gqa", K, False)]
+
+
+def test_causal_conv1d_signature_is_daos():
+    assert _parameters(inductor_conv.causal_conv1d) == [
+        ("x", P, E), ("weight", P, E), ("bias", P, None), ("seq_idx", P, None), ("initial_states", P, None),
+        ("return_final_states", P, False), ("final_states_out", P, None), ("activation", P, None)]
+
+
+def test_enable_disable_and_counters_signatures():
+    assert _parameters(inductor_conv.enable) == [("device_types", P, ("cuda",))]
+    assert _parameters(inductor_conv.enabled) == [("device_types", P, ("cuda",))]
+    assert _parameters(inductor_conv.disable) == []
+    assert _parameters(inductor_conv.reset_counters) == []
+    assert set(inductor_conv.counters()) == {"causal_conv1d", "attention"}

@@ -213,8 +213,8 @@ def test_split_plan(monkeypatch):
 # ---------------------------------------------------------------- compiled for sm_90 (no GPU needed)
 _SM90_SCRIPT = r"""
 import json, torch, triton
-import compile_sm90
-from compile_sm90 import SM90, loops, record, resources, sass
+from tools import compile_sm90
+from tools.compile_sm90 import SM90, loops, record, resources, sass
 from triton.compiler import ASTSource
 from inductor_conv.kernels.attention_decode import attention_decode_fwd
 
@@ -259,9 +259,9 @@ print(json.dumps(results))
 
 def test_kernels_compile_for_sm90():
     """Every kernel variant (16-bit and fp32, head dims 64 to 256, each mask kind, causal, soft-capping, one split
-    and several) compiles with Triton's NVIDIA backend for sm_90 on this CPU machine (tests/compile_sm90.py),
+    and several) compiles with Triton's NVIDIA backend for sm_90 on this CPU machine (tests/tools/compile_sm90.py),
     fits an sm_90 block's shared memory, and keeps no local memory traffic in its key loop."""
-    from compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES
+    from tools.compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES
 
     if not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")):
         pytest.skip("this triton has no NVIDIA backend with ptxas")

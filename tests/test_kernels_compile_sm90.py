@@ -1,26 +1,27 @@
 """The eager Triton kernels compile for sm_90 (H100 / H200) with Triton's NVIDIA backend, on a CPU machine.
 
 CPU CI runs the kernels through the interpreter, which never compiles them; the GPU compiler can reject what the
-interpreter accepts, and a tile can ask for more shared memory than an SM has.  tests/compile_sm90.py records the
-launches of the eager launchers (CUDA tile tables, CPU tensors), specialises them as Triton's launcher would, and
+interpreter accepts, and a tile can ask for more shared memory than an SM has.  tests/tools/compile_sm90.py records
+the launches of the eager launchers (CUDA tile tables, CPU tensors), specialises them as Triton's launcher would, and
 compiles each distinct variant for sm_90 with the ptxas Triton ships; it runs in a subprocess because the
 interpreter (switched on in conftest.py) replaces the kernels it compiles.  The template tests here pin what
-benchmarks/template_sass.py shows; tests/test_templates_compile_sm90.py compiles a wider set of templates.  .ci/run
-runs both files with triton 3.6.0 (its main venv) and 3.7.1 (a second venv): all hold with both.
+benchmarks/diagnostics/template_sass.py shows; tests/test_templates_compile_sm90.py compiles a wider set of
+templates.  .ci/run runs both files with triton 3.6.0 (its main venv) and 3.7.1 (a second venv): all hold with both.
 """
 import json
 import os
 
 import pytest
-from compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES, run_script
+from tools.compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES, run_script
 
 EXPECTED = {"_attn_fwd_kernel", "_attn_bwd_delta_kernel", "_attn_bwd_kernel", "causal_conv1d_fwd_kernel",
             "causal_conv1d_bwd_kernel", "causal_conv1d_param_grad_kernel"}
+TEMPLATE_SASS = "benchmarks/diagnostics/template_sass.py"
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    return json.loads(run_script("tests/compile_sm90.py", "--json").strip().splitlines()[-1])
+    return json.loads(run_script("tests/tools/compile_sm90.py", "--json").strip().splitlines()[-1])
 
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
@@ -58,7 +59,7 @@ def test_conv_kernels_do_not_spill(compiled):
 
 def test_attention_forward_kernels_do_not_spill(compiled):
     """The 16-bit eager forward kernels keep their loop state in registers.  Compiled as Triton's launcher
-    specialises them (tests/compile_sm90.py's source(): the unit head-dim strides are constants, as on the GPU);
+    specialises them (tests/tools/compile_sm90.py's source(): the unit head-dim strides are constants, as on the GPU);
     with those strides as runtime values every one of them took 255 registers and 27-377 LDL/STL in its loop."""
     fwd = [r for r in compiled if r["kernel"].startswith("_attn_fwd_kernel(") and "DOT_DTYPE=fp32" not in r["kernel"]]
     assert len(fwd) == 5, [r["kernel"] for r in fwd]
@@ -77,10 +78,10 @@ def test_conv_sigmoid_is_the_flush_to_zero_approximation(compiled):
 
 def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     """Note [masked tiles first]: the causal backward template, rendered as Inductor does for static shapes
-    (benchmarks/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after the main
-    loop and not with the masked tiles first, and then with no spills in its loops.  Pins what CAUSAL_MASKED_FIRST
-    (on by default) is for, with triton 3.6.0 and 3.7.1."""
-    reports = {flag: run_script("benchmarks/template_sass.py", "--causal", "--p", "0.1", "--shape", "1,2,256,128",
+    (benchmarks/diagnostics/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after
+    the main loop and not with the masked tiles first, and then with no spills in its loops.  Pins what
+    CAUSAL_MASKED_FIRST (on by default) is for, with triton 3.6.0 and 3.7.1."""
+    reports = {flag: run_script(TEMPLATE_SASS, "--causal", "--p", "0.1", "--shape", "1,2,256,128",
                                 *([flag] if flag else [])).splitlines() for flag in ("", "--masked-first")}
     lines = {flag: report[0] for flag, report in reports.items()}
     assert "SERIALISED" in lines[""], lines
@@ -96,8 +97,7 @@ def test_head_dim_256_backward_template_fits_and_pipelines():
     loop (the last) keeps no local memory.  The dK/dV programs hold two fp32 [64, 256] accumulators on 8 warps and
     spill a few words an iteration; the tile is still the fastest measured (the table's provenance), ahead of the
     split programs (Note [split dK/dV]) and of the spill-free (16, 64, 8, 2)."""
-    report = run_script("benchmarks/template_sass.py", "--causal", "--masked-first", "--shape",
-                        "1,2,256,256").splitlines()
+    report = run_script(TEMPLATE_SASS, "--causal", "--masked-first", "--shape", "1,2,256,256").splitlines()
     assert "tile (64, 64, 8, 2)" in report[0] and "pipelined" in report[0], report[0]
     loops = [line for line in report if "loop at" in line]
     assert loops and "LDL 0, STL 0" in loops[-1], loops
@@ -113,8 +113,8 @@ def test_dropout_mask_adds_no_layout_conversion(pass_, tmp_path):
     counts = {}
     for p in ("0", "0.1"):
         ttgir = tmp_path / f"p{p}.ttgir"
-        run_script("benchmarks/template_sass.py", *([pass_] if pass_ == "--fwd" else []), "--p", p, "--shape",
-                   "1,2,256,128", "--tile", "64,64,4,2", "--ttgir", str(ttgir))
+        run_script(TEMPLATE_SASS, *([pass_] if pass_ == "--fwd" else []), "--p", p, "--shape", "1,2,256,128",
+                   "--tile", "64,64,4,2", "--ttgir", str(ttgir))
         text = ttgir.read_text()
         counts[p] = (text.count("ttg.convert_layout"), text.count("ttg.local_alloc"))
     assert counts["0.1"] == counts["0"], counts

@@ -95,9 +95,10 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False, tma=False, softcap=0.0, split=False):
+                pair=False, tma=False, softcap=0.0, split=False, D_V=None):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
-    return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), BLOCK_M=block_m, BLOCK_N=block_n,
+    return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), HEAD_DIM_V=D_V or D,
+                BLOCK_DV=max(16, triton.next_power_of_2(D_V or D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=qk_scale2, SCALE=scale, SOFTCAP=softcap > 0,
                 SOFTCAP_SCALE=softcap_scale,
@@ -178,6 +179,38 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
         allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
         ds, dm_r = ds[..., allowed], dm_r[..., allowed]
     for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
+        torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
+@pytest.mark.parametrize("causal,p,split", [(True, 0.3, False), (False, 0.0, True)])
+def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split):
+    """Note [value head dim]: both templates with v's head dim 16 against q's and k's 24 (MLA's shape of the
+    problem): O [B, Hq, Sq, 16] and every gradient against float64, GQA, ragged lengths, a learned additive mask."""
+    B, Hq, Hkv, Sq, Sk, D, Dv, scale = 2, 4, 2, 41, 45, 24, 16, 0.3
+    q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
+    mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([77], dtype=torch.int64)
+    do = _randn(B, Hq, Sq, Dv, seed=4)
+    nan = float("nan")
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv)
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"mla_fwd_{causal}_{p}")
+    out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
+    fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
+        q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv) | dict(STORE_DS=True)
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"mla_bwd_{causal}_{p}_{split}")
+    delta = (do * out).sum(-1)
+    dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
+    bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
+        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
+        Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
+    for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)):
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
 
@@ -299,16 +332,16 @@ def test_causal_group_follows_the_length(monkeypatch):
         assert not env.guards  # a heuristic: no guard, so no recompile for another length
         # as the lowerings pass it to the templates (by key length, whatever the query length)
         q, k = _Node((2, 4, 2048, 128)), _Node((2, 4, 8192, 128))
-        assert lowering._options(q, k, None, 0.1, True, 0.125)[0]["CAUSAL_GROUP"] == 2
+        assert lowering._options(q, k, k, None, 0.1, True, 0.125)[0]["CAUSAL_GROUP"] == 2
         # the backward groups only with the masked tiles last (CAUSAL_BWD_GROUP's default)
-        assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 0
+        assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 0
         # every dK/dV program first only under GQA (BWD_KV_FIRST); the forward has no such order
-        assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["KV_FIRST"] is False
-        assert lowering._options(q, _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125,
+        assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["KV_FIRST"] is False
+        assert lowering._options(q, _Node((2, 2, 8192, 128)), _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125,
                                  backward=True)[0]["KV_FIRST"] is True
-        assert "KV_FIRST" not in lowering._options(q, _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125)[0]
+        assert "KV_FIRST" not in lowering._options(q, _Node((2, 2, 8192, 128)), _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125)[0]
         monkeypatch.setattr(lowering, "CAUSAL_MASKED_FIRST", False)
-        assert lowering._options(q, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 2
+        assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 2
 
 
 def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate, monkeypatch):

@@ -8,10 +8,14 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import compiled_fullgraph
 
 import inductor_conv
+from inductor_conv.reference.attention import attention_ref
 
-# fp32 kernels (fp32 dot products of length D <= 32 and an fp32 online softmax) vs float64 SDPA.
+# fp32 kernels (fp32 dot products of length D <= 256, sums over <= 129 keys of O(1) terms, an fp32 online softmax)
+# vs float64 SDPA: observed <= 2e-6; 2e-4 relative with a 2e-5 floor still fails on any wrong term, scale or mask
+# entry (>= 1e-3 here).
 FP32_TOL = dict(rtol=2e-4, atol=2e-5)
 
 
@@ -65,6 +69,52 @@ def test_matches_sdpa_with_grads(case):
         torch.testing.assert_close(ours.grad.double(), leaf.grad, **FP32_TOL)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Edges of the tiles, heads and head dims against float64 SDPA, outputs and every gradient
+# ---------------------------------------------------------------------------------------------------------------
+def _check_against_sdpa(B, Hq, Hkv, Sq, Sk, D, *, causal=False, dtype=torch.float32, tol=FP32_TOL):
+    q = torch.randn(B, Hq, Sq, D).to(dtype).requires_grad_()
+    k, v = (torch.randn(B, Hkv, Sk, D).to(dtype).requires_grad_() for _ in range(2))
+    out = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=True)
+    assert out.dtype == dtype
+    dout = torch.randn_like(out)
+    grads = torch.autograd.grad(out, (q, k, v), dout)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    G = Hq // Hkv
+    ref = F.scaled_dot_product_attention(leaves[0], *(t.repeat_interleave(G, dim=1) for t in leaves[1:]),
+                                         is_causal=causal)
+    torch.testing.assert_close(out.double(), ref, **tol)
+    for got, want in zip(grads, torch.autograd.grad(ref, leaves, dout.double())):
+        assert got.shape == want.shape  # dK, dV per kv head: the G query heads' contributions summed
+        torch.testing.assert_close(got.double(), want, **tol)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_gqa_ratio_8_matches_sdpa(causal):
+    torch.manual_seed(1)
+    _check_against_sdpa(1, 8, 1, 9, 11, 16, causal=causal)
+
+
+@pytest.mark.parametrize("Sq, Sk, causal", [(129, 129, True), (129, 17, False), (17, 129, True)])
+def test_ragged_last_tiles_at_length_129(Sq, Sk, causal):
+    """129 = one past a power of two: a ragged last tile on the query and on the key axis."""
+    torch.manual_seed(2)
+    _check_against_sdpa(1, 2, 1, Sq, Sk, 16, causal=causal)
+
+
+@pytest.mark.parametrize("D", [80, 256])
+def test_head_dims_up_to_256_match_sdpa(D):
+    torch.manual_seed(3)
+    _check_against_sdpa(1, 2, 1, 5, 7, D)
+
+
+def test_fp16_storage_matches_sdpa():
+    """fp16 q/k/v (the interpreter's tl.dot on fp16 is the known trap). One fp16 rounding of O and of the gradients
+    (2^-11 relative) on top of fp32 math; 2e-3 is a 4x margin."""
+    torch.manual_seed(4)
+    _check_against_sdpa(1, 4, 2, 17, 19, 16, causal=True, dtype=torch.float16, tol=dict(rtol=2e-3, atol=2e-3))
+
+
 def test_learned_bias_gets_its_gradient_reduced_over_broadcast_dims():
     q, k, v = _qkv(Hq=2, Hkv=2, requires_grad=True)
     bias = torch.randn(1, 2, q.shape[2], k.shape[2], requires_grad=True)
@@ -77,6 +127,22 @@ def test_learned_bias_gets_its_gradient_reduced_over_broadcast_dims():
     torch.testing.assert_close(bias.grad.double(), leaves[3].grad, **FP32_TOL)
     # Softmax is shift-invariant per row, so each row of the bias gradient sums to zero.
     torch.testing.assert_close(bias.grad.sum(-1), torch.zeros_like(bias.grad.sum(-1)), rtol=0, atol=1e-5)
+
+
+def test_compiled_learned_mask_gets_its_gradient():
+    """A float mask that requires grad (a learned position bias), broadcast over the batch: its gradient, summed
+    over the broadcast dim, through a compiled graph against float64 autograd."""
+    torch.manual_seed(23)
+    q, k, v = (torch.randn(2, 2, 9, 16, requires_grad=True) for _ in range(3))
+    bias = torch.randn(1, 2, 9, 9, requires_grad=True)
+    out = compiled_fullgraph(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m))(q, k, v, bias)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v, bias)]
+    ref = attention_ref(*leaves[:3], attn_mask=leaves[3])
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    g = torch.randn_like(out)
+    for got, want in zip(torch.autograd.grad(out, (q, k, v, bias), g),
+                         torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got.double(), want, **FP32_TOL)
 
 
 def _sdpa64_empty_rows_zero(q, k, v, attn_mask, **kw):
@@ -230,6 +296,49 @@ def test_dropout_fallback_and_kernels_drop_the_same_elements():
         torch.testing.assert_close(g32, g64, **FP32_TOL)
 
 
+def test_dropout_output_reveals_the_mask_and_dv_uses_it():
+    """q = k = 0 makes P uniform (1/Sk), v = I (Sk = D) makes out[i, j] = keep_ij / ((1 - p) Sk), so the output
+    *is* the forward's dropped P; the backward must give dV = Pᵀ dO with that same P (a backward that drew another
+    mask, or none, fails). q = k = 0 is the point of the check (not a lazy input); dO is random."""
+    B, H, Sq, Sk, p = 1, 2, 24, 16, 0.5
+    q, k = torch.zeros(B, H, Sq, Sk, requires_grad=True), torch.zeros(B, H, Sk, Sk, requires_grad=True)
+    v = torch.eye(Sk).expand(B, H, Sk, Sk).clone().requires_grad_()
+    torch.manual_seed(5)
+    out = inductor_conv.attention(q, k, v, dropout_p=p)
+    dropped = out.detach().double()  # (B, H, Sq, Sk): the dropped, rescaled P itself
+    kept = 1.0 / ((1 - p) * Sk)
+    assert ((dropped == 0) | ((dropped - kept).abs() < 1e-6)).all()
+    n, frac = dropped.numel(), (dropped != 0).double().mean().item()
+    assert abs(frac - (1 - p)) < 5 * math.sqrt(p * (1 - p) / n)  # binomial keep fraction, 5 sigma over 768 draws
+    dout = torch.randn_like(out)
+    (dv,) = torch.autograd.grad(out, (v,), dout)
+    torch.testing.assert_close(dv.double(), dropped.transpose(-2, -1) @ dout.double(), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_dropout_reproduces_under_manual_seed_and_matches_eager():
+    """The seed comes from torch's generator, so torch.manual_seed reproduces a compiled step too."""
+    torch.manual_seed(22)
+    q, k, v = (torch.randn(1, 2, 12, 16) for _ in range(3))
+    f = compiled_fullgraph(lambda q, k, v: inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True))
+    torch.manual_seed(7)
+    a = f(q, k, v)
+    torch.manual_seed(7)
+    b = f(q, k, v)
+    c = f(q, k, v)  # the generator has moved on: another mask
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    # Inductor draws random numbers its own way (as for any random op in a compiled graph); with
+    # fallback_random it draws them as eager does, and the compiled op then drops what the eager op drops.
+    from torch._inductor import config as inductor_config
+
+    with inductor_config.patch(fallback_random=True):
+        f = compiled_fullgraph(lambda q, k, v: inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True))
+        torch.manual_seed(7)
+        a = f(q, k, v)
+    torch.manual_seed(7)
+    eager = inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True)
+    torch.testing.assert_close(a, eager, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, needle",
     [
@@ -245,6 +354,22 @@ def test_dropout_fallback_and_kernels_drop_the_same_elements():
         (dict(attn_mask=torch.ones(8, 8, dtype=torch.int32)), TypeError, "attn_mask must be bool"),
         (dict(attn_mask=torch.ones(8, 8, dtype=torch.bool), is_causal=True), ValueError, "is_causal"),
         (dict(attn_mask=torch.randn(1, 1, 2, 8, 8)), ValueError, "attn_mask must have at most 4 dims"),
+        (dict(scale=float("inf")), TypeError, "scale must be a finite"),
+        (dict(scale=float("nan")), TypeError, "scale must be a finite"),
+        (dict(key=torch.randn(1, 2, 8, 16).to("meta")), ValueError, "share a device"),  # meta: another device
+        (dict(attn_mask=torch.ones(8, 8, device="meta")), ValueError, "attn_mask is on meta"),
+        (dict(query=torch.randn(1, 2, 8, 16).tolist()), TypeError, "query must be a Tensor"),
+        (dict(query=torch.randn(1, 3, 8, 16), enable_gqa=True), ValueError, r"query's heads \(3\) must be a multiple"),
+        (dict(key=torch.randn(1, 2, 8, 32)), ValueError, "query and key must share the head dim"),
+        (dict(value=torch.randn(1, 2, 8, 8)), ValueError, "value's head dim"),  # value may differ (MLA), >= 16
+        (dict(value=torch.randn(1, 2, 9, 16)), ValueError, "key and value must agree"),
+        (dict(key=torch.randn(2, 2, 8, 16), value=torch.randn(2, 2, 8, 16)), ValueError,
+         "key and value must have batch size"),
+        (dict(dropout_p=-0.1), ValueError, "dropout_p"),
+        (dict(dropout_p="0.1"), TypeError, "dropout_p must be a float, got str"),
+        (dict(dropout_p=None), TypeError, "dropout_p must be a float, got NoneType"),
+        (dict(query=torch.randn(1, 2, 8, 16).long(), key=torch.randn(1, 2, 8, 16).long(),
+              value=torch.randn(1, 2, 8, 16).long()), TypeError, "query must be float32"),
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):

@@ -9,6 +9,7 @@ compared with float64 autograd of the reference in test_kernels_causal_conv1d.py
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import compiled_fullgraph
 
 import inductor_conv
 from inductor_conv.reference.conv import causal_conv1d_ref
@@ -335,6 +336,17 @@ def test_mixed_dtypes_fp32_weights_bf16_input():
     torch.testing.assert_close(y.double(), ref, rtol=8e-3, atol=8e-3)
 
 
+def test_mixed_dtypes_fp32_weights_fp16_input():
+    """Dao's mixed dtypes with fp16: output in x's dtype. One fp16 rounding of O(1) outputs (2^-11 = 4.9e-4) with a
+    4x margin."""
+    torch.manual_seed(0)
+    x, w, b = torch.randn(2, 5, 16).half(), torch.randn(5, 4), torch.randn(5)
+    y = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    assert y.dtype == torch.float16
+    ref = F.silu(F.conv1d(F.pad(x.double(), (3, 0)), w.double()[:, None], b.double(), groups=5))
+    torch.testing.assert_close(y.double(), ref, rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, needle",
     [
@@ -368,6 +380,20 @@ def test_mixed_dtypes_fp32_weights_bf16_input():
         (dict(final_states_out=torch.randn(2, 3, 2, dtype=torch.float64), return_final_states=True), TypeError,
          "final_states_out must have x's dtype"),
         (dict(final_states_out=[[0.0, 0.0]], return_final_states=True), TypeError, "final_states_out must be a Tensor"),
+        (dict(weight=torch.ones(3, 3, dtype=torch.int64), bias=None), TypeError, "weight must be a floating-point"),
+        (dict(bias=torch.ones(3, dtype=torch.int64)), TypeError, "bias must be a floating-point"),
+        (dict(initial_states=torch.ones(2, 3, 2, dtype=torch.int64), bias=None), TypeError,
+         "initial_states must be a floating"),
+        # meta tensors stand in for another device
+        (dict(weight=torch.randn(3, 3, device="meta"), bias=None), ValueError, "weight is on meta but x is on cpu"),
+        (dict(bias=torch.randn(3, device="meta")), ValueError, "bias is on meta"),
+        (dict(initial_states=torch.randn(2, 3, 2, device="meta"), bias=None), ValueError, "initial_states is on meta"),
+        (dict(seq_idx=torch.zeros(2, 4, dtype=torch.int32, device="meta"), bias=None), ValueError,
+         "seq_idx is on meta"),
+        (dict(x=torch.randn(2, 3, 4).tolist(), bias=None), TypeError, "x must be a Tensor"),
+        (dict(weight=torch.randn(3, 3).tolist(), bias=None), TypeError, "weight must be a Tensor"),
+        (dict(bias=torch.randn(3).tolist()), TypeError, "bias must be a Tensor or None, got list"),
+        (dict(activation=["silu"], bias=None), TypeError, "activation must be None, 'silu' or 'swish', got a list"),
     ],
 )
 def test_errors_name_the_argument(kwargs, exc, needle):
@@ -395,6 +421,41 @@ def test_compiled_backward_with_a_transposed_weight_view():
     ref = causal_conv1d_ref(leaves[0], leaves[1].t(), leaves[2], activation="silu").square().sum()
     for ours, want in zip(grads, torch.autograd.grad(ref, leaves)):
         torch.testing.assert_close(ours, want)
+
+
+def test_compiled_with_seq_idx_and_with_initial_states():
+    """Packed sequences and carried-in states through a compiled graph: output, final states and every gradient
+    against the float64 reference (fp32 kernels through the interpreter)."""
+    # a few fp32 roundings (~1e-6) per O(1) value; a tap read across a sequence boundary or a wrong carried-in state
+    # moves values by far more than this 2e-4 relative, 2e-5 absolute
+    tol = dict(rtol=2e-4, atol=2e-5)
+    torch.manual_seed(21)
+    B, C, L, K = 2, 5, 13, 4
+    x = torch.randn(B, L, C).transpose(1, 2).requires_grad_()  # the channel-last view
+    w, b = torch.randn(C, K, requires_grad=True), torch.randn(C, requires_grad=True)
+    seq_idx = torch.tensor([[0] * 5 + [1] * 8, [0] * 9 + [2] * 4], dtype=torch.int32)
+    init = torch.randn(B, C, K - 1, requires_grad=True)
+    g = torch.randn(B, C, L)
+
+    y = compiled_fullgraph(lambda x, w, b, s: inductor_conv.causal_conv1d(x, w, b, activation="silu", seq_idx=s))(
+        x, w, b, seq_idx)
+    leaves = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    ref = causal_conv1d_ref(*leaves, seq_idx=seq_idx, activation="silu")
+    torch.testing.assert_close(y.double(), ref, **tol)
+    for got, want in zip(torch.autograd.grad(y, (x, w, b), g), torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got.double(), want, **tol)
+
+    def with_states(x, w, b, init):
+        return inductor_conv.causal_conv1d(x, w, b, initial_states=init, return_final_states=True)
+
+    y, final = compiled_fullgraph(with_states)(x, w, b, init)
+    leaves = [t.detach().double().requires_grad_() for t in (x, w, b, init)]
+    ref = causal_conv1d_ref(*leaves[:3], initial_states=leaves[3])
+    torch.testing.assert_close(y.double(), ref, **tol)
+    torch.testing.assert_close(final.double(), leaves[0][..., -(K - 1):].detach(), **tol)
+    got = torch.autograd.grad(y, (x, w, b, init), g)
+    for got_t, want in zip(got, torch.autograd.grad(ref, leaves, g.double())):
+        torch.testing.assert_close(got_t.double(), want, **tol)
 
 
 def test_compiles_fullgraph_without_break():

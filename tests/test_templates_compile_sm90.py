@@ -3,7 +3,7 @@ Triton's NVIDIA backend, on a CPU machine.
 
 The lowerings never reach their templates in CPU CI (tests/test_lowerings_dry_run.py stops at the choice), and the
 interpreter never compiles anything, so a template the GPU compiler rejects under one Triton would first fail on the
-device.  tests/compile_sm90.py renders a representative set (ATTENTION_TEMPLATES: forward and backward, head dims
+device.  tests/tools/compile_sm90.py renders a representative set (ATTENTION_TEMPLATES: forward and backward, head dims
 64 and 128, causal with and without pairs, dropout, bool and additive masks, the mask's gradient, GQA,
 soft-capping, fp16 / bf16 / fp32; CONV_TEMPLATES: forward and backward, contiguous and channel-last) with each
 lowering's default tile and compiles it in a subprocess (the interpreter, switched on in conftest.py, would replace
@@ -15,7 +15,7 @@ import json
 import os
 
 import pytest
-from compile_sm90 import ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, SM90_SHARED_BYTES, run_script
+from tools.compile_sm90 import ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, SM90_SHARED_BYTES, run_script
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
                                 reason="this triton has no NVIDIA backend with ptxas")
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptx
 
 @pytest.fixture(scope="module")
 def compiled():
-    return json.loads(run_script("tests/compile_sm90.py", "--templates", "--json").strip().splitlines()[-1])
+    return json.loads(run_script("tests/tools/compile_sm90.py", "--templates", "--json").strip().splitlines()[-1])
 
 
 def test_every_template_variant_compiles_for_sm90(compiled):

@@ -17,7 +17,7 @@ import triton.language as tl
 
 from inductor_conv import config
 from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
-from inductor_conv.kernels import interpreting
+from inductor_conv.kernels import empty_like_q, interpreting
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
@@ -48,7 +48,7 @@ def _attn_fwd_kernel(
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
-    SOFTCAP: tl.constexpr, EVEN: tl.constexpr,
+    SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
@@ -72,7 +72,7 @@ def _attn_fwd_kernel(
                         stride_ob, stride_oh, stride_om, stride_od,
                         GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
                         HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN)
+                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN, HEAD_DIM_V, BLOCK_DV)
 
 
 @triton.jit
@@ -85,9 +85,9 @@ def _attn_fwd_block(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
-    EVEN: tl.constexpr,
+    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):
-    """Row block i_m of (b, h): O and LSE."""
+    """Row block i_m of (b, h): O [BLOCK_M, HEAD_DIM_V] and LSE."""
     b_o, b_lse = attn_fwd_rows(
         Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
         stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
@@ -95,11 +95,11 @@ def _attn_fwd_block(
         SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
-        SOFTCAP=SOFTCAP, EVEN=EVEN)
-    o_i, o_d = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D)
+        SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+    o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
-    p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_d[None, :] * stride_od
-    tl.store(p_o, b_o.to(OUT.dtype.element_ty), mask=m_i[:, None] & (o_d < HEAD_DIM)[None, :])
+    p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
+    tl.store(p_o, b_o.to(OUT.dtype.element_ty), mask=m_i[:, None] & (o_dv < HEAD_DIM_V)[None, :])
     tl.store(LSE + i_bh.to(tl.int64) * SEQ_Q + o_i, b_lse, mask=m_i)
 
 
@@ -132,7 +132,8 @@ def _attn_bwd_cols(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
-    SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr,
+    SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
 ):
     """dK / dV of key block i_n of (b, kv head i_hk): attn_bwd_dkdv_cols with this kernel's arguments."""
     return attn_bwd_dkdv_cols(
@@ -143,7 +144,8 @@ def _attn_bwd_cols(
         H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN)
+        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN,
+        HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
 
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
@@ -158,7 +160,7 @@ def _attn_bwd_kernel(
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
     MASKED_FIRST: tl.constexpr, KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
-    EVEN: tl.constexpr,
+    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
@@ -175,9 +177,11 @@ def _attn_bwd_kernel(
     if pid < n_kv_programs:
         i_n = pid % n_kv_blocks
         o_j = i_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        o_dv = tl.arange(0, BLOCK_DV)
         m_out = (o_j < SEQ_K)[:, None] & m_d[None, :]
+        m_out_v = (o_j < SEQ_K)[:, None] & (o_dv < HEAD_DIM_V)[None, :]
         p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
-        p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_d[None, :] * stride_dvd
+        p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_dv[None, :] * stride_dvd
         if SPLIT_KV:
             if pid < n_kv_blocks:
                 dk, dv = _attn_bwd_cols(
@@ -187,7 +191,8 @@ def _attn_bwd_kernel(
                     stride_dob, stride_doh, stride_dom, stride_dod,
                     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                     HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2, EVEN=EVEN)
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
+                    BLOCK_DV=BLOCK_DV)
                 tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
             else:
                 dk, dv = _attn_bwd_cols(
@@ -197,8 +202,9 @@ def _attn_bwd_kernel(
                     stride_dob, stride_doh, stride_dom, stride_dod,
                     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                     HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN)
-                tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
+                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
+                    BLOCK_DV=BLOCK_DV)
+                tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
         else:
             dk, dv = _attn_bwd_cols(
                 Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
@@ -207,9 +213,10 @@ def _attn_bwd_kernel(
                 stride_dob, stride_doh, stride_dom, stride_dod,
                 H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                 HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0, EVEN=EVEN)
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
+                BLOCK_DV=BLOCK_DV)
             tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
-            tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out)
+            tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
         i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks
@@ -223,7 +230,8 @@ def _attn_bwd_kernel(
             H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
-            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN)
+            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN,
+            HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
         tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
@@ -253,12 +261,13 @@ def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
         raise ValueError(f"q, k, v must share a device, got {q.device}, {k.device}, {v.device}")
     B, Hq, Sq, D = q.shape
     Bk, Hkv, Sk, Dk = k.shape
-    if k.shape != v.shape or Bk != B or Dk != D:
-        raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, Hkv, Sk, D) with q {tuple(q.shape)}")
+    if k.shape[:3] != v.shape[:3] or Bk != B or Dk != D:
+        raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, Hkv, Sk, D) and (B, Hkv, Sk, Dv) "
+                         f"with q {tuple(q.shape)}")
     if Hkv == 0 or Hq % Hkv != 0:
         raise ValueError(f"query heads ({Hq}) must be a multiple of key/value heads ({Hkv})")
-    if not 1 <= D <= 256:
-        raise ValueError(f"head dim must be in 1..256, got {D}")
+    if not 1 <= D <= 256 or not 1 <= v.shape[-1] <= 256:
+        raise ValueError(f"head dims must be in 1..256, got {D} (q, k) and {v.shape[-1]} (v)")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     if dropout_p > 0.0 and (not isinstance(seed, torch.Tensor) or seed.dtype != torch.int64
@@ -334,16 +343,19 @@ class _Plan:
                  "delta_constexprs", "kv_programs", "_variants")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
-                 device, fast_tanh=False, config=None):
+                 device, fast_tanh=False, head_dim_v=None, config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
-        tile = _tile(kind, config, dtype, head_dim, "interpreter" if interpret else device, is_causal,
+        head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
+        tile = _tile(kind, config, dtype, max(head_dim, head_dim_v), "interpreter" if interpret else device, is_causal,
                      dropout_p > 0)
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
         block_d = max(16, triton.next_power_of_2(head_dim))
+        block_dv = max(16, triton.next_power_of_2(head_dim_v))
         mask_kind = (MASK_NONE if mask_dtype is None else MASK_BOOL if mask_dtype == torch.bool else MASK_ADDITIVE)
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d,
                                BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind, IS_CAUSAL=is_causal,
-                               HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret), **opts)
+                               HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret),
+                               HEAD_DIM_V=head_dim_v, BLOCK_DV=block_dv, **opts)
         if kind == "fwd":
             pair = tile[4] and is_causal
             self.rows = 2 * self.block_m if pair else self.block_m  # pairs: cdiv(cdiv(Sq, BM), 2) row blocks
@@ -353,7 +365,7 @@ class _Plan:
             # (H200, B4 H16 S2048 D128 p = 0.1: 844 -> 738 us; B8 H16 S1024 D64: 258 -> 247).
             self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal, SPLIT_KV=tile[4])
             self.kv_programs = 2 if tile[4] else 1  # key programs per key block (Note [split dK/dV])
-            self.delta_constexprs = dict(HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_M=_DELTA_BLOCK_M,
+            self.delta_constexprs = dict(HEAD_DIM=head_dim_v, BLOCK_D=block_dv, BLOCK_M=_DELTA_BLOCK_M,
                                          ACC_DTYPE=opts["ACC_DTYPE"])
         self._variants = {}
 
@@ -381,9 +393,9 @@ def softcap_mode(softcap: bool, dtype: torch.dtype, interpret: bool) -> int:
     return 2 if fast else 1
 
 
-def _plan_for(kind, q, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
+def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
-            softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh)
+            softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1])
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 
@@ -432,13 +444,13 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
         # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
         from inductor_conv.kernels.attention_decode import attention_decode_fwd, use_decode
 
-        if use_decode(q, k):
+        if use_decode(q, k) and v.shape[-1] == D:
             return attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap)
-    out = torch.empty_like(q)
+    out = empty_like_q(q, v.shape[-1])
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
         return out, lse.fill_(float("-inf"))
-    plan = _plan_for("fwd", q, mask4d, is_causal, dropout_p, softcap, False, config)
+    plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     grid = (cdiv(Sq, plan.rows) * B * Hq,)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse)
@@ -468,8 +480,9 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
     B, Hq, Sq, _ = q.shape
     if dout.dtype != q.dtype or out.dtype != q.dtype:
         raise TypeError(f"dout and out must have q's dtype {q.dtype}, got {dout.dtype} and {out.dtype}")
-    if dout.shape != q.shape or out.shape != q.shape or lse.shape != (B, Hq, Sq):
-        raise ValueError(f"dout {tuple(dout.shape)} / out {tuple(out.shape)} must be {tuple(q.shape)}, "
+    o_shape = (B, Hq, Sq, v.shape[-1])
+    if dout.shape != o_shape or out.shape != o_shape or lse.shape != (B, Hq, Sq):
+        raise ValueError(f"dout {tuple(dout.shape)} / out {tuple(out.shape)} must be {o_shape}, "
                          f"lse {tuple(lse.shape)} must be {(B, Hq, Sq)}")
     dq, dk, dv, ds = launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
                                 softcap, config)
@@ -489,7 +502,7 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
         dq.zero_(), dk.zero_(), dv.zero_()
         return dq, dk, dv, ds
     lse = lse.contiguous()  # (B, Hq, Sq) fp32 rows, written contiguous by attention_fwd
-    plan = _plan_for("bwd", q, mask4d, is_causal, dropout_p, softcap, mask_grad, config)
+    plan = _plan_for("bwd", q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),

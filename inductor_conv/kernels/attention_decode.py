@@ -122,15 +122,15 @@ def _decode_split_kernel(
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     b_l = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, lo, mid,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, m_d, lo, mid,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, 0,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False, MASKED=False,
-        DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False,
+        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, mid, hi,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, m_d, mid, hi,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, 0,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False, MASKED=True,
-        DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False,
+        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     # ---- store
     o_row = i_bhk.to(tl.int64) * (GROUP * SEQ_Q) + o_r  # [BM] index into [B, Hq, Sq]
     m_out = m_r[:, None] & m_d[None, :]

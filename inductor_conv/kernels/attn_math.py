@@ -77,7 +77,7 @@ Note [split dK/dV]: a dK/dV program holds two fp32 [BLOCK_N, BLOCK_D] accumulato
 256 that is 128 registers a thread for BLOCK_N 64 on 8 warps before K, V and the score tiles, so the one-program
 backward needs query steps of 16 (wgmma products 16 wide) to stay spill-free.  With SPLIT_KV a key block gets two
 programs: one accumulates dK (PART 2: Kᵀ Q, V dOᵀ, dSᵀ Q), the other dV (PART 1: Kᵀ Q, Pᵀ dO); each holds one
-accumulator and can step over 32 queries spill-free (benchmarks/template_sass.py --split).  The price is one more
+accumulator and can step over 32 queries spill-free (benchmarks/diagnostics/template_sass.py --split).  The price is one more
 Kᵀ Q product (and soft-capping's tanh) per score tile: 8 products a tile instead of 7.  Each gradient sums the same
 terms in the same order as the one-program backward, so the results are bit-identical (tests).
 
@@ -94,6 +94,11 @@ trip count is a constant (BLOCK_N // BLOCK_M) keeps ptxas' wgmma pipeline: with 
 and Sq a runtime value (the eager kernels serve every length), the 0-or-1-trip loop in front of the main loop made
 ptxas serialise every wgmma of the kernel (C7515; B4 H16 S2048 D128 causal p = 0.1, sm_90 SASS: 48 WARPGROUP waits
 a main-loop iteration instead of 6).
+
+Note [value head dim]: V (and so O, dO and dV) may have a head dim HEAD_DIM_V other than Q's and K's HEAD_DIM, as in
+DeepSeek's MLA (192 for the scores, 128 for the values; FlashAttention 3 supports it the same way).  The scores only
+see HEAD_DIM; the V tiles, the O / dV accumulators and the dO tiles are BLOCK_DV wide.  HEAD_DIM_V = 0 (the default
+of the helpers) means HEAD_DIM, and BLOCK_DV = 0 means BLOCK_D.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -184,7 +189,7 @@ def softcap_tanh(qk, softcap_scale, SOFTCAP: tl.constexpr = 1):
     (inf in the exp2 gives 1, 0 gives -1), never inf / inf.  Near 0 it is accurate to ~1 ulp of 1 absolute (6e-8,
     3e-6 of a score capped at 50): below bf16's and fp32 scores' own rounding at that magnitude.  On sm_90 (fp32,
     Triton's `/` is div.full.f32) about ten instructions an element, two of them MUFU (ex2, rcp): the D128 forward
-    template's loop grows from 351 to 602 instructions (benchmarks/template_sass.py --softcap).
+    template's loop grows from 351 to 602 instructions (benchmarks/diagnostics/template_sass.py --softcap).
     SOFTCAP 2: the GPU's tanh.approx.f32, one MUFU instruction, relative error <= 2^-10.99 (5e-4: 0.025 of a score
     capped at 50), what FlashAttention uses; an fp16 / bf16 score carries 2^-9 of its own rounding, so 16-bit
     inputs lose nothing they had (the launchers choose it for those on a GPU; the interpreter cannot run it)."""
@@ -329,12 +334,14 @@ def dropout_keep(seed, i_b, i_h, o_i, start_n, threshold, BLOCK_N: tl.constexpr,
 
 # ---------------------------------------------------------------- forward
 @triton.jit
-def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, lo, hi,
+def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
                    stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
-                   BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
-                   HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, DOT_DTYPE: tl.constexpr,
-                   PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale, SOFTCAP: tl.constexpr):
-    """Stream key tiles [lo, hi) into (acc [BM, BD], m_i, l_i).  p_k / p_v: tile_source's of K and V.
+                   BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
+                   IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
+                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
+                   SOFTCAP: tl.constexpr):
+    """Stream key tiles [lo, hi) into (acc [BM, BDV], m_i, l_i).  p_k / p_v: tile_source's of K and V; m_d / m_dv
+    the head-dim bounds of q, k and of v (Note [value head dim]).
 
     Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
     the ragged end (Triton tutorial 06).  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
@@ -354,7 +361,7 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
         acc = acc * alpha[:, None]
-        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
+        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_dv, MASKED, PAD_DV, USE_TMA)  # [BN, BDV]
         if HAS_DROPOUT:  # a product, not tl.where: LLVM would sink the select past the cast to DOT_DTYPE
             p = p * dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False).to(p.dtype)
         acc = tl.dot(p.to(DOT_DTYPE), v.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
@@ -363,10 +370,11 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
 
 # ---------------------------------------------------------------- backward
 @triton.jit
-def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                         lo, hi, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2,
                         dropout_threshold, dropout_scale,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr,
+                        MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                         SOFTCAP: tl.constexpr, PART: tl.constexpr = 0):
@@ -387,9 +395,9 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         o_i = start_m + o_ib
         m_i = o_i < SEQ_Q
         q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
-        do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
+        do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_dv, MASKED, PAD_DV, USE_TMA)  # [BM, BDV]
         # The statements keep one order for every PART (dPᵀ's product before dV's): ptxas spills otherwise at
-        # head dim 128 with dropout (benchmarks/template_sass.py, 16 LDL a masked iteration).
+        # head dim 128 with dropout (benchmarks/diagnostics/template_sass.py, 16 LDL a masked iteration).
         if MASKED:
             lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
             if PART != 1:
@@ -430,10 +438,10 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
 
 @triton.jit
 def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
-                      lo, hi, stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2,
+                      m_dv, lo, hi, stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2,
                       dropout_threshold, dropout_scale,
-                      BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr,
-                      HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
+                      BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
+                      IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                       SOFTCAP: tl.constexpr):
     """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi):
@@ -449,7 +457,7 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
         k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
-        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
+        v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_dv, MASKED, PAD_DV, USE_TMA)  # [BN, BDV]
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
@@ -479,24 +487,29 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
-                  USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False):
-    """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BD] (already
+                  USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
+                  BLOCK_DV: tl.constexpr = 0):
+    """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
     (Note [even lengths])."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
+    DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
+    BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    PAD_DV: tl.constexpr = BDV != DV
     o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
-    m_d = o_d < HEAD_DIM
+    o_dv = tl.arange(0, BDV)
+    m_d, m_dv = o_d < HEAD_DIM, o_dv < DV
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
     p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
                       stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
-    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_d, stride_vn,
-                      stride_vd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_dv, stride_vn,
+                      stride_vd, SEQ_K, DV, BLOCK_N, BDV, USE_TMA)
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
     b_q = load_tile(p_q, o_i < SEQ_Q, m_d, True, PAD_D).to(DOT_DTYPE)  # [BM, BD]
-    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
+    acc = tl.zeros([BLOCK_M, BDV], dtype=ACC_DTYPE)
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=ACC_DTYPE)
     b_l = tl.zeros([BLOCK_M], dtype=ACC_DTYPE)
     n_full = SEQ_K if EVEN else SEQ_K // BLOCK_N * BLOCK_N
@@ -507,16 +520,16 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         full_end = n_full
         hi = SEQ_K
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, 0, full_end,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, 0, full_end,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
         softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     if IS_CAUSAL or not EVEN:  # the causal band, the ragged end
         acc, b_m, b_l = attn_fwd_inner(
-            acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, full_end, hi,
+            acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, full_end, hi,
             stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
-            BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
             MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
             softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
@@ -543,15 +556,16 @@ def bwd_program(lin, n_programs, n_kv_blocks, n_p, KV_FIRST: tl.constexpr):
 
 
 @triton.jit
-def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
                    stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
-                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr):
+                   HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr,
+                   HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr):
     """Query head i_h's Q / dO tile sources, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
     i_bh = i_b * H_Q + i_h
     p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_ib, o_d, stride_qm, stride_qd,
                       SEQ_Q, HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
-    p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_ib, o_d, stride_dom,
-                       stride_dod, SEQ_Q, HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
+    p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_ib, o_dv, stride_dom,
+                       stride_dod, SEQ_Q, HEAD_DIM_V, BLOCK_M, BLOCK_DV, USE_TMA)
     p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     return p_q, p_do, p_lse, p_delta, mask_off, i_h
@@ -567,23 +581,28 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
-                       PART: tl.constexpr = 0, EVEN: tl.constexpr = False):
-    """dK, dV [BN, BD] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
+                       PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
+                       BLOCK_DV: tl.constexpr = 0):
+    """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
     only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
     tail (Note [even lengths])."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
+    DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
+    BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    PAD_DV: tl.constexpr = BDV != DV
     o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
-    m_j, m_d = o_j < SEQ_K, o_d < HEAD_DIM
+    o_dv = tl.arange(0, BDV)
+    m_j, m_d, m_dv = o_j < SEQ_K, o_d < HEAD_DIM, o_dv < DV
     p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_j[:, None] * stride_kn + o_d[None, :] * stride_kd
-    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_j[:, None] * stride_vn + o_d[None, :] * stride_vd
+    p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_j[:, None] * stride_vn + o_dv[None, :] * stride_vd
     b_k = load_tile(p_k, m_j, m_d, True, PAD_D).to(DOT_DTYPE)  # [BN, BD]
-    b_v = load_tile(p_v, m_j, m_d, True, PAD_D).to(DOT_DTYPE)  # [BN, BD]
+    b_v = load_tile(p_v, m_j, m_dv, True, PAD_DV).to(DOT_DTYPE)  # [BN, BDV]
     seed = tl.load(SEED) if HAS_DROPOUT else 0
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
-    dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
+    dv = tl.zeros([BLOCK_N, BDV], dtype=ACC_DTYPE)
     # query ranges: causal band [start_n, start_n + BN) masked, whole tiles unmasked, ragged tail masked
     m_full = SEQ_Q if EVEN else SEQ_Q // BLOCK_M * BLOCK_M
     if IS_CAUSAL:
@@ -601,44 +620,44 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     # causal backward 1129 -> 953 us).  Otherwise, per head: causal band, whole tiles, ragged tail.
     for g in range(GROUP):
         p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
-            Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+            Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
             stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
-            HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
+            HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
         if IS_CAUSAL:  # the band: a fixed BLOCK_N // BLOCK_M query tiles (Note [fixed band])
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                 start_n, start_n + BLOCK_N, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                 lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
                 USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                 lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
-                Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, stride_qb, stride_qh, stride_qm, stride_qd,
+                Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
                 stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
-                HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
+                HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d,
+                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                 lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
     return dk * (scale * dropout_scale), dv * dropout_scale
@@ -654,27 +673,32 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
-                     USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False):
+                     USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
+                     BLOCK_DV: tl.constexpr = 0):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
     MASKED_FIRST: Note [masked tiles first]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
+    DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
+    BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    PAD_DV: tl.constexpr = BDV != DV
     i_bh = i_b * H_Q + i_h
     o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
-    m_i, m_d = o_i < SEQ_Q, o_d < HEAD_DIM
+    o_dv = tl.arange(0, BDV)
+    m_i, m_d, m_dv = o_i < SEQ_Q, o_d < HEAD_DIM, o_dv < DV
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
-    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_d[None, :] * stride_dod
+    p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_dv[None, :] * stride_dod
     p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
                       stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
-    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_d, stride_vn,
-                      stride_vd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_dv, stride_vn,
+                      stride_vd, SEQ_K, DV, BLOCK_N, BDV, USE_TMA)
     p_ds = DS + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_jb[None, :] if STORE_DS else DS
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
     b_q = load_tile(p_q, m_i, m_d, True, PAD_D).to(DOT_DTYPE)
-    b_do = load_tile(p_do, m_i, m_d, True, PAD_D).to(DOT_DTYPE)
+    b_do = load_tile(p_do, m_i, m_dv, True, PAD_DV).to(DOT_DTYPE)
     anchor, offset = lse_unpack(tl.load(LSE + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=float("inf")))
     delta = tl.load(DELTA + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=0.0)
     if HAS_DROPOUT:  # dS = s P∘(keep∘dP - Δ / s), s = 1 / (1-p), applied to dQ at the end
@@ -693,18 +717,18 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     else:
         lo_1, hi_1, lo_2, hi_2 = 0, full_end, full_end, hi
     dq = attn_bwd_dq_inner(
-        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv,
         lo_1, hi_1, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
         dropout_threshold, dropout_scale,
-        BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+        BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
         softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     if IS_CAUSAL or not EVEN:  # (without BAND_FIRST) the causal band or the ragged end
         dq = attn_bwd_dq_inner(
-            dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+            dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv,
             lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
             dropout_threshold, dropout_scale,
-            BLOCK_N=BLOCK_N, PAD_D=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
             MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
             softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dq * (scale * dropout_scale)

@@ -18,7 +18,7 @@ path would have chosen:
 * the int arguments' values (Triton specialises ints on == 1, divisibility by 16 and width: the value decides all
   three).  Floats are fp32 runtime values whatever they are.
 The generic path runs instead under Triton's interpreter, when a launch hook is installed (profilers such as proton
-read launch metadata), and when a launch returns no ``CompiledKernel`` (tests/compile_sm90.py records launches
+read launch metadata), and when a launch returns no ``CompiledKernel`` (tests/tools/compile_sm90.py records launches
 instead of running them).  A bounded number of signatures is kept per kernel (dynamic shapes add one per shape).
 Written against triton 3.6 and 3.7 (``CompiledKernel.run(grid0, grid1, grid2, stream, function, packed_metadata,
 launch_metadata, enter_hook, exit_hook, *args)``); another Triton version takes the generic path.

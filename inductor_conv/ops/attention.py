@@ -32,6 +32,7 @@ from torch import Tensor
 
 from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
+from inductor_conv.kernels import empty_like_q
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
 
 _use_triton = use_triton  # the name other modules of the package import
@@ -66,10 +67,11 @@ def attention_fwd(
     seed: Optional[Tensor],
     softcap: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """(O, LSE): O (B, Hq, Sq, D) in q's dtype, LSE (B, Hq, Sq) float32. attn_mask is 4-D (broadcast views ok).
+    """(O, LSE): O (B, Hq, Sq, Dv) in q's dtype (Dv: v's head dim), LSE (B, Hq, Sq) float32. attn_mask is 4-D
+    (broadcast views ok).
     softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
     if _is_empty(q, k):  # Note [empty attention]
-        return torch.zeros_like(q), q.new_full(q.shape[:3], -math.inf, dtype=torch.float32)
+        return _like_q(q, v).zero_(), q.new_full(q.shape[:3], -math.inf, dtype=torch.float32)
     if use_triton(q):
         from inductor_conv.kernels.attention import attention_fwd as launch
 
@@ -80,8 +82,8 @@ def attention_fwd(
 @attention_fwd.register_fake
 def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
     B, Hq, Sq, _ = q.shape
-    # O takes q's layout (the kernels and templates write it with empty_like(q) strides).
-    return torch.empty_like(q), q.new_empty((B, Hq, Sq), dtype=torch.float32)
+    # O takes q's layout with v's head dim (the kernels and templates write it so: empty_like_q).
+    return _like_q(q, v), q.new_empty((B, Hq, Sq), dtype=torch.float32)
 
 
 @torch.library.custom_op("inductor_conv::attention_bwd", mutates_args=())
@@ -131,6 +133,11 @@ def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mas
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dmask
 
 
+def _like_q(q: Tensor, v: Tensor) -> Tensor:
+    """An empty O: q's shape and dim order with v's head dim (Note [value head dim] in kernels/attn_math.py)."""
+    return empty_like_q(q, v.shape[-1])
+
+
 def softcap_kwargs(softcap) -> dict:
     """The ops' softcap keyword: absent when 0, so graphs without soft-capping keep their calls."""
     return {"softcap": float(softcap)} if softcap else {}
@@ -177,8 +184,9 @@ def attention(
     names, order and defaults, scale and enable_gqa keyword-only as in its schema, so every call SDPA accepts works.
 
     Args:
-        query: ``[B, Hq, Sq, D]``; key, value: ``[B, Hkv, Sk, D]``; any strides; float32/float16/bfloat16;
-            16 <= D <= 256. Zero B, H, Sq or Sk give SDPA's result: an empty output, or zeros when only Sk is zero,
+        query, key: ``[B, Hq, Sq, D]``, ``[B, Hkv, Sk, D]``; value ``[B, Hkv, Sk, Dv]`` (Dv may differ from D, as in
+            MLA); any strides; float32/float16/bfloat16;
+            16 <= D, Dv <= 256. Zero B, H, Sq or Sk give SDPA's result: an empty output, or zeros when only Sk is zero,
             and zero gradients (Note [empty attention]).
         attn_mask: bool (True = attend) or additive float, broadcastable to ``[B, Hq, Sq, Sk]``. A float mask that
             requires grad (a learned bias) gets its gradient, summed over its broadcast dims.
@@ -189,7 +197,7 @@ def attention(
         enable_gqa: allow Hq = G · Hkv (grouped-query attention); key/value are never repeated per query head.
 
     Returns:
-        ``[B, Hq, Sq, D]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
+        ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
     """
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
 
@@ -214,7 +222,7 @@ def softcapped_attention(
             arguments as in ``attention`` (SDPA's names).
 
     Returns:
-        ``[B, Hq, Sq, D]`` in query's dtype.
+        ``[B, Hq, Sq, Dv]`` in query's dtype.
     """
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
 
@@ -293,11 +301,12 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
         raise ValueError(f"key and value must have batch size {B}, got {k.shape[0]} and {v.shape[0]}")
     if v.shape[:3] != k.shape[:3]:
         raise ValueError(f"key and value must agree on (B, Hkv, Sk), got {tuple(k.shape)} and {tuple(v.shape)}")
-    if k.shape[-1] != D or v.shape[-1] != D:
-        raise ValueError(f"query, key and value must share the head dim D={D}, got key {k.shape[-1]} and value "
-                         f"{v.shape[-1]}")
+    if k.shape[-1] != D:
+        raise ValueError(f"query and key must share the head dim D={D}, got key {k.shape[-1]}")
     if not 16 <= D <= 256:
         raise ValueError(f"head dim D must be in [16, 256], got {D}")
+    if not 16 <= v.shape[-1] <= 256:  # value may have another head dim (MLA: Note [value head dim])
+        raise ValueError(f"value's head dim must be in [16, 256], got {v.shape[-1]}")
     Hkv = k.shape[1]
     if Hkv == 0 and Hq != 0:  # SDPA broadcasts zero heads to Hq and returns zeros; there is no head to read
         raise ValueError(f"key and value have no heads but query has {Hq}")
@@ -378,7 +387,7 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.
         p = p * _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p)
     G = q.shape[1] // k.shape[1]
     vv = v.repeat_interleave(G, dim=1) if G > 1 else v
-    out = torch.empty_like(q).copy_(p @ vv.double())
+    out = _like_q(q, v).copy_(p @ vv.double())
     return out, lse.float()
 
 

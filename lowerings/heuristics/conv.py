@@ -24,7 +24,7 @@ class ConvTile:
     Powers of two. waves: each program loops over tiles along L so that about waves x #SMs programs remain (fewer
     programs, and in the backward fewer dw / dbeta partial rows). unroll (backward only): the tile loop's
     loop_unroll_factor; 2 lets the row tiles' sliding windows move by renaming registers instead of copying them
-    at the loop's back edge (the channel-last backward template, sm_90 offline by benchmarks/conv_template_sass.py:
+    at the loop's back edge (the channel-last backward template, sm_90 offline by benchmarks/diagnostics/conv_template_sass.py:
     281 -> 243.5 instructions a tile, 41 -> 6 MOVs, registers 72 -> 80).
     """
     block_c: int

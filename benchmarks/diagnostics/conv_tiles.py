@@ -1,6 +1,6 @@
 """Tile sweep of the causal conv1d kernels on the GPU: where lowerings/heuristics/conv.py's numbers come from.
 
-    python benchmarks/conv_tiles.py [--quick] [--autotune] [--out sweep.md]
+    python benchmarks/diagnostics/conv_tiles.py [--quick] [--autotune] [--out sweep.md]
 
 For both layouts at B8 C5120 L2048 K4 (bf16) it times the eager launchers (kernels/causal_conv1d.py) over the tile
 tables below, checking each result against an fp32 autograd reference; then the best and the default tile of each
@@ -10,15 +10,20 @@ num_warps, waves), see lowerings/heuristics/conv.py.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import torch
 import torch.nn.functional as F
 
-from inductor_conv._compat import fx_graph_cache_disabled
-from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: common, conv
 
-import conv
-from common import bench, gpu_ms, parse_args, write_table
-from conv import SHAPES, copy_bandwidth
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from inductor_conv.kernels.causal_conv1d import causal_conv1d_bwd, causal_conv1d_fwd  # noqa: E402
+
+import conv  # noqa: E402
+from common import bench, gpu_ms, parse_args, write_table  # noqa: E402
+from conv import SHAPES, copy_bandwidth  # noqa: E402
 
 TILES = {
     ("fwd", "bcl"): [(4, 256, 4, 4), (4, 256, 4, 8), (2, 256, 2, 4), (8, 256, 4, 4), (8, 256, 8, 4)],
@@ -34,7 +39,7 @@ TOL = 2e-2  # relative L2 error of bf16 results against the fp32 reference
 
 
 def make_inputs(B, C, L, K, layout):
-    """conv.py's bf16 inputs with the launchers' [C, K] weight, plus a dy in x's layout."""
+    """benchmarks/conv.py's bf16 inputs with the launchers' [C, K] weight, plus a dy in x's layout."""
     x, w, b = conv.make_inputs(B, C, L, K, channel_last=layout == "blc", requires_grad=False)
     return x, w.squeeze(1), b, torch.randn_like(x)
 

@@ -1,12 +1,13 @@
 """The attention templates as sm_90 machine code, without a GPU: registers, spills, wgmma serialisation, loop bodies.
 
-    python benchmarks/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P] [--tile BM,BN,WARPS,STAGES]
-                                       [--masked-first] [--group N] [--kv-first 0|1] [--pair] [--tma]
-                                       [--softcap CAP] [--fwd] [--sass FILE] [--ttgir FILE]
+    python benchmarks/diagnostics/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P]
+                                                   [--tile BM,BN,WARPS,STAGES] [--masked-first] [--group N]
+                                                   [--kv-first 0|1] [--pair] [--tma] [--softcap CAP] [--fwd]
+                                                   [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
-store_output (tests/compile_sm90.py's render_attention, the constexprs of its attention_constexprs), compiles it
+store_output (tests/tools/compile_sm90.py's render_attention, the constexprs of its attention_constexprs), compiles it
 with Triton's NVIDIA backend for sm_90 (Triton ships ptxas; no GPU needed), and prints
 registers, stack, shared memory, ptxas' wgmma-serialisation advisory (C7515) and, per loop of the SASS, its size and
 HGMMA / WARPGROUP / local-memory (LDL, STL) instruction counts.  This is a stand-in for Inductor's renderer (the
@@ -21,11 +22,11 @@ import argparse
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # tools.compile_sm90
 
-from compile_sm90 import attention_constexprs, compile_attention_template, loops, resources, sass  # noqa: E402
+from tools.compile_sm90 import attention_constexprs, compile_attention_template, loops, resources, sass  # noqa: E402
 
 
 def main():

@@ -1,11 +1,11 @@
 """Error against float64 of a tiny Hugging Face model trained one step under torch.autocast (bf16): eager, plain
 Inductor and inductor_conv, per output / parameter gradient.
 
-    python benchmarks/autocast_error.py [--device cuda] [--models t5,llama] [--seeds 1,2,3]
+    python benchmarks/diagnostics/autocast_error.py [--device cuda] [--models t5,llama] [--seeds 1,2,3]
 
-The models and inputs are tests/test_hf_models.py's.  Prints, per model and seed, the tensors where ours is furthest
-from float64 relative to eager autocast (largest-entry error ratio), with each side's largest-entry and relative
-(Frobenius) errors.  It is how the fifteenth session found that under CUDA autocast a flash backward (Δ from the bf16
+The models and inputs are tests/test_hf_models.py's (tests/hf_models.py).  Prints, per model and seed, the tensors
+where ours is furthest from float64 relative to eager autocast (largest-entry error ratio), with each side's
+largest-entry and relative (Frobenius) errors.  It shows that under CUDA autocast a flash backward (Δ from the bf16
 output) is 1.2-1.7x eager's relative error on T5's gradients (docs/attention.md, docs/benchmarks.md).
 """
 from __future__ import annotations
@@ -18,10 +18,12 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # hf_models
+
+import hf_models as hf  # noqa: E402
 
 import inductor_conv  # noqa: E402
-import test_hf_models as hf  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 
 
@@ -34,16 +36,16 @@ def main():
     dev = args.device
     for name in args.models.split(","):
         for seed in map(int, args.seeds.split(",")):
-            model = hf._model(name, train=True, device=dev)
-            inputs = hf._inputs(hf.MODELS[name][2], torch.Generator().manual_seed(seed), dev)
-            eager = hf._run(model, inputs, train=True, compiled=False, autocast=True)
-            ref = hf._run(copy.deepcopy(model).double(), inputs, train=True, compiled=False)
+            model = hf.build_model(name, train=True, device=dev)
+            inputs = hf.model_inputs(hf.MODELS[name][2], torch.Generator().manual_seed(seed), dev)
+            eager = hf.run_model(model, inputs, train=True, compiled=False, autocast=True)
+            ref = hf.run_model(copy.deepcopy(model).double(), inputs, train=True, compiled=False)
             compiled = {}
             for plugin in (False, True):
                 torch._dynamo.reset()
                 ours = inductor_conv.enabled(device_types=(dev,)) if plugin else contextlib.nullcontext()
                 with fx_graph_cache_disabled(), ours:
-                    compiled[plugin] = hf._run(model, inputs, train=True, compiled=True, autocast=True)
+                    compiled[plugin] = hf.run_model(model, inputs, train=True, compiled=True, autocast=True)
             rows = []
             flat = [[out, *grads] for out, grads in (eager, ref, compiled[False], compiled[True])]
             for i, (e, r, ind, got) in enumerate(zip(*flat)):

@@ -1,16 +1,16 @@
 """The conv templates as sm_90 machine code, without a GPU: registers, spills and each loop's instruction mix.
 
-    python benchmarks/conv_template_sass.py [--shape B,C,L,K] [--kind bwd:blc] [--tile BC,BT,WARPS,WAVES,UNROLL]
-                                            [--sass FILE]
+    python benchmarks/diagnostics/conv_template_sass.py [--shape B,C,L,K] [--kind bwd:blc]
+                                                        [--tile BC,BT,WARPS,WAVES,UNROLL] [--sass FILE]
 
 Renders `inductor_conv_causal_conv1d_fwd` / `_bwd` the way Inductor does for static shapes (sizes and strides as
 literals, the lowering's own constexprs from `_template_kwargs`, N_CHUNKS for 132 SMs, 16-byte aligned pointers, a
-plain tl.store for store_output: tests/compile_sm90.py's compile_conv_template), compiles it for sm_90 with Triton's
-NVIDIA backend (no GPU needed) and prints registers, stack and, per loop of the SASS, its length and the
+plain tl.store for store_output: tests/tools/compile_sm90.py's compile_conv_template), compiles it for sm_90 with
+Triton's NVIDIA backend (no GPU needed) and prints registers, stack and, per loop of the SASS, its length and the
 instructions that count in a stream kernel: loads, stores, MUFU, FFMA, register copies (MOV), shuffles, barriers,
 local memory.  Kinds: "bcl" (x (B, C, L) contiguous), "blc" (the channel-last view, y / dy in x's layout), "blc_t"
 (x channel-last, y / dy contiguous).  bf16 x, fp32 weight and bias.  The eager kernels' offline numbers
-(tests/compile_sm90.py) see runtime strides (unit ones as constants, as Triton's launcher specialises them); these
+(tests/tools/compile_sm90.py) see runtime strides (unit ones as constants, as Triton's launcher specialises them); these
 see the template's literals, as on the GPU.  Internal Triton API (ASTSource); written for triton 3.6 and 3.7.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ import argparse
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # tools.compile_sm90
 
-from compile_sm90 import compile_conv_template, loops, resources, sass  # noqa: E402
+from tools.compile_sm90 import compile_conv_template, loops, resources, sass  # noqa: E402
 
 from inductor_conv.lowerings.heuristics.conv import ConvTile  # noqa: E402
 

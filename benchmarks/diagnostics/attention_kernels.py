@@ -1,6 +1,6 @@
 """Dropout cost of the eager flash kernels on one GPU.
 
-Run from the repo root: PYTHONPATH=$PWD python3 benchmarks/attention_kernels.py [--quick] [--no-sdpa]
+Run from the repo root: PYTHONPATH=$PWD python3 benchmarks/diagnostics/attention_kernels.py [--quick] [--no-sdpa]
 
 B4 H16 S2048 D128 bf16, causal False / True, p in (0, 0.1): kernels.attention.attention_fwd and attention_fwd +
 attention_bwd timed with triton.testing.do_bench (median ms), against SDPA's flash backend with the same dropout.
@@ -9,6 +9,7 @@ with the kernels' own dropout mask (reference/attention_dropout.py): the forward
 (b, h) slices, and output + gradients at a smaller shape.  Options: --quick (fewer reps), --no-sdpa.
 """
 import math
+import os
 import sys
 import time
 
@@ -16,11 +17,13 @@ import torch
 import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from inductor_conv.kernels.attention import attention_bwd, attention_fwd
-from inductor_conv.reference.attention import attention_ref
-from inductor_conv.reference.attention_dropout import dropout_keep_mask
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: common
 
-from common import attention_tflops
+from inductor_conv.kernels.attention import attention_bwd, attention_fwd  # noqa: E402
+from inductor_conv.reference.attention import attention_ref  # noqa: E402
+from inductor_conv.reference.attention_dropout import dropout_keep_mask  # noqa: E402
+
+from common import attention_tflops  # noqa: E402
 
 B, H, S, D = 4, 16, 2048, 128
 DTYPE = torch.bfloat16

@@ -1,6 +1,7 @@
 """Per-kernel GPU time of one attention forward+backward (torch.profiler), for finding where time goes.
 
-    python benchmarks/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...] [--warmup S]
+    python benchmarks/diagnostics/attention_profile.py [--shape B,Hq,Hkv,S,D] [--causal] [--p P] [--impl NAME ...]
+                                                       [--warmup S]
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
@@ -18,19 +19,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 import time
 from unittest import mock
 
 import torch
 from torch._inductor.utils import run_and_get_code
+from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
-import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: attention, common
 
-from attention import config_patch, eager_attention, sdpa
-from common import compile_with_plugin
-from torch.nn.attention import SDPBackend
+import inductor_conv  # noqa: E402
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+
+from attention import config_patch, eager_attention, sdpa  # noqa: E402
+from common import compile_with_plugin  # noqa: E402
 
 
 def build(name):

@@ -1,10 +1,11 @@
 """GPU kernel time of one conv forward+backward, kernel by kernel (torch.profiler): where a step's time goes.
 
-    python benchmarks/conv_profile.py [--shape B,C,L,K] [--layout bcl|cl] [--impls ours-op,ours-compiled]
-    python benchmarks/conv_profile.py --inside [--shapes all]
+    python benchmarks/diagnostics/conv_profile.py [--shape B,C,L,K] [--layout bcl|cl]
+                                                  [--impls ours-op,ours-compiled]
+    python benchmarks/diagnostics/conv_profile.py --inside [--shapes all]
 
-conv.py's inputs and implementations (its `dy` convention: y's own layout); each implementation is called once to
-warm up, then 10 steps are profiled; the table lists every kernel's GPU µs per step, longest first.
+benchmarks/conv.py's inputs and implementations (its `dy` convention: y's own layout); each implementation is
+called once to warm up, then 10 steps are profiled; the table lists every kernel's GPU µs per step, longest first.
 --inside: the channel-last conv inside a graph, as in a Mamba block -- x the channel-last view of a (B, L, C)
 tensor and y read by the next layer, here a matmul with a (C, 64) weight (out_proj's place), so y stays in x's
 layout (Note [conv output layout]); prints the conv kernels' GPU time (names containing causal_conv1d) against the
@@ -13,15 +14,19 @@ layout (Note [conv output layout]); prints the conv kernels' GPU time (names con
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 import torch
 
-import inductor_conv
-from inductor_conv._compat import fx_graph_cache_disabled
-from inductor_conv.demo import kernel_times as kernels
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: common, conv
 
-import conv
-from common import compile_with_plugin
+import inductor_conv  # noqa: E402
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from inductor_conv.demo import kernel_times as kernels  # noqa: E402
+
+import conv  # noqa: E402
+from common import compile_with_plugin  # noqa: E402
 
 
 def main():

@@ -1,10 +1,10 @@
 """Conv templates against `waves` (programs per SM), each op compiled alone: lowerings/heuristics/conv.py's numbers.
 
-    python benchmarks/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only] [--waves 8,32]
-                                    [--unroll 2]
+    python benchmarks/diagnostics/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only]
+                                                [--waves 8,32] [--unroll 2]
 
 For each kind (direction:layout; "blc_t" is a channel-last x with y, or dy, laid out (B, C, L)) and each of
-conv.py's shapes it compiles the op once per `waves` value of WAVES (the other tile fields are the table's
+benchmarks/conv.py's shapes it compiles the op once per `waves` value of WAVES (the other tile fields are the table's
 defaults), checks each against an fp32 reference, then times them in interleaved rounds (GPU kernel time, medians;
 the backward includes the dw / dbeta sum).  Differences between device calls reach ~6% for one configuration, so
 only compare numbers of one run.
@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import statistics
+import sys
 import types
 
 import torch
 
-from inductor_conv._compat import fx_graph_cache_disabled
-from inductor_conv.lowerings import causal_conv1d_silu
-from inductor_conv.lowerings.heuristics import conv as heuristics
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: common, conv
 
-import conv
-from common import gpu_ms
-from conv_tiles import reference, rel_err
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from inductor_conv.lowerings import causal_conv1d_silu  # noqa: E402
+from inductor_conv.lowerings.heuristics import conv as heuristics  # noqa: E402
+
+import conv  # noqa: E402
+from common import gpu_ms  # noqa: E402
+from conv_tiles import reference, rel_err  # noqa: E402
 
 WAVES = {
     ("fwd", "bcl"): [8, 32, 128], ("bwd", "bcl"): [4, 16, 64],

@@ -1,9 +1,9 @@
 """Compile the eager Triton kernels and the Inductor templates for sm_90 (H100 / H200) on a machine without a GPU.
 
-    python tests/compile_sm90.py                     # one line per eager kernel variant: registers, stack (spills),
-                                                     # shared memory, local memory in loops
-    python tests/compile_sm90.py --templates         # the same for a representative set of rendered templates
-    python tests/compile_sm90.py [--templates] --json  # as a JSON list (tests/test_*_compile_sm90.py)
+    python tests/tools/compile_sm90.py                       # one line per eager kernel variant: registers, stack
+                                                             # (spills), shared memory, local memory in loops
+    python tests/tools/compile_sm90.py --templates           # the same for a representative set of rendered templates
+    python tests/tools/compile_sm90.py [--templates] --json  # as a JSON list (tests/test_*_compile_sm90.py)
 
 The interpreter that runs our kernels in CPU CI never runs Triton's NVIDIA backend, so a kernel the GPU compiler
 rejects (or whose tile needs more shared memory than an SM has) would first fail on the device.
@@ -17,8 +17,8 @@ ptxas, so this needs no GPU.
 Templates: `render_template` renders a template file the way Inductor does for static shapes (sizes and strides as
 literals, kernel options as `NAME : tl.constexpr = value` lines, 16-byte aligned pointers), with a plain tl.store
 for store_output; the attention constexprs mirror lowerings/attention.py's `_options`, the conv ones are the
-lowering's own `_template_kwargs`.  benchmarks/template_sass.py and benchmarks/conv_template_sass.py print one
-variant's machine code with the same functions.
+lowering's own `_template_kwargs`.  benchmarks/diagnostics/template_sass.py and
+benchmarks/diagnostics/conv_template_sass.py print one variant's machine code with the same functions.
 
 `cuobjdump -res-usage` on the cubin gives registers and stack bytes (spills).  Run without TRITON_INTERPRET
 (`run_script` starts it in a subprocess for the tests, whose conftest.py switches the interpreter on).  Internal
@@ -48,7 +48,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/tools/ -> the repository
 SM90 = GPUTarget("cuda", 90, 32)
 NVIDIA_BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")  # ptxas, cuobjdump
 SM90_SHARED_BYTES = 232448  # the most dynamic shared memory one block may use on sm_90 (227 KiB)
@@ -323,7 +323,7 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
-                         pair=None, tma=False, split=None) -> tuple[dict, int, int]:
+                         pair=None, tma=False, split=None, head_dim_v=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
@@ -345,7 +345,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     scale = head_dim ** -0.5
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     constexprs = dict(
-        HEAD_DIM=head_dim, BLOCK_D=max(16, triton.next_power_of_2(head_dim)), MASK_KIND=mask_kind,
+        HEAD_DIM=head_dim, BLOCK_D=max(16, triton.next_power_of_2(head_dim)), HEAD_DIM_V=head_dim_v or head_dim,
+        BLOCK_DV=max(16, triton.next_power_of_2(head_dim_v or head_dim)), MASK_KIND=mask_kind,
         IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=_DOT_DTYPES[dtype],
         PRECISION="'ieee'" if dtype == torch.float32 else "'tf32'", ACC_DTYPE="tl.float32", QK_SCALE2=qk_scale2,
         SCALE=scale, SOFTCAP=softcap > 0, SOFTCAP_SCALE=softcap_scale, DROPOUT_THRESHOLD=dropout_threshold(p),

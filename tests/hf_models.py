@@ -1,0 +1,127 @@
+"""Tiny Hugging Face models for tests/test_hf_models.py and benchmarks/diagnostics/autocast_error.py: transformers'
+own model code in one- or two-layer configurations (hidden size 32-64, random weights), their inputs, and one
+forward (+ backward) step, eager or compiled.
+
+The models use ``attn_implementation="eager"`` (the hand-written attention a user gets without SDPA or
+flash-attention); the Mamba-style models use their torch fallback (no ``causal_conv1d`` / ``mamba_ssm`` kernels).
+Importing this module needs transformers (test_hf_models.py skips itself first where it is not installed).
+"""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import transformers
+
+VOCAB, BATCH, LENGTH = 64, 2, 16
+
+
+def _config(model_type: str, **kwargs):
+    base = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=1, num_attention_heads=4, intermediate_size=128,
+                max_position_embeddings=64)
+    return transformers.AutoConfig.for_model(model_type, **(base | kwargs))
+
+
+def _causal_lm(model_type, **kwargs):
+    return transformers.AutoModelForCausalLM.from_config(_config(model_type, **kwargs), attn_implementation="eager")
+
+
+def _encoder(model_type, **kwargs):
+    return transformers.AutoModel.from_config(_config(model_type, **kwargs), attn_implementation="eager")
+
+
+def _t5():
+    config = transformers.T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=1, num_heads=4,
+                                   dropout_rate=0.0)
+    return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
+
+
+def _kimi_linear():
+    pytest.importorskip("transformers.models.kimi_linear")  # older releases lack it; CI pins one that has it
+    return _causal_lm("kimi_linear", num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                      v_head_dim=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, layer_types=["full_attention"],
+                      mlp_layer_types=["dense"])
+
+
+# name -> (builder, expected counters, extra inputs). Counts are the model's attentions and short convs.
+MODELS = {
+    # GQA 4 query heads / 2 KV heads through repeat_kv, causal mask built in the graph
+    "llama": (lambda: _causal_lm("llama", num_key_value_heads=2), dict(attention=1, causal_conv1d=0), {}),
+    # GPT-2's attention with a left-padded batch: rows with no key left get eager's uniform softmax (finfo.min)
+    "gpt2_left_padding": (lambda: _causal_lm("gpt2", n_embd=64, n_layer=1, n_head=4, n_positions=64),
+                          dict(attention=1, causal_conv1d=0), dict(padding="left")),
+    "bert_padding": (lambda: _encoder("bert"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # Falcon (rotary, multi-query): one K/V head that matmul broadcasts over the query heads, a padding mask
+    "falcon": (lambda: _causal_lm("falcon"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # encoder self-attention, decoder self-attention, cross-attention: each adds a position bias, then a mask
+    "t5": (_t5, dict(attention=3, causal_conv1d=0), dict(padding="right", decoder=True)),
+    # length 8: the torch fallback's selective scan is a Python loop over positions that Dynamo unrolls (a graph,
+    # and a compile, that grow with the length); 8 positions still span two conv windows of 4
+    "mamba": (lambda: _causal_lm("mamba", hidden_size=32, state_size=4, expand=2, conv_kernel=4),
+              dict(attention=0, causal_conv1d=1), dict(length=8)),
+    # LFM2: a gated short conv with no activation, and an attention layer
+    "lfm2": (lambda: _causal_lm("lfm2", num_key_value_heads=2, conv_L_cache=3, num_hidden_layers=2,
+                                layer_types=["conv", "full_attention"]), dict(attention=1, causal_conv1d=1), {}),
+    # Gemma 2: logit soft-capping (a cap of 1, so it bends these scores; the default 50 would not), GQA, a
+    # sliding-window layer (window 8 of 16 positions) and a full one
+    "gemma2": (lambda: _causal_lm("gemma2", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
+                                  sliding_window=8, attn_logit_softcapping=1.0, query_pre_attn_scalar=16),
+               dict(attention=2, causal_conv1d=0), {}),
+    # Kimi-Linear's full-attention layer (KimiLinearAttention): its key is written into a new tensor by two slice
+    # copies, a per-head part and a part one head shares with all; q/k head dim 8 + 8 equal to v's 16 (the op takes
+    # one head dim); the layer types keep its linear-attention (KDA) layers out
+    "kimi_linear": (_kimi_linear, dict(attention=1, causal_conv1d=0), {}),
+}
+
+
+def build_model(name, train, device="cpu"):
+    """MODELS[name] built from seed 0 in fp32 on ``device``; in training with dropout off."""
+    build, _, _ = MODELS[name]
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = build().float().train(train).to(device)
+    if train:  # dropout off: the rewrite replays its own mask, not eager's, so values are compared without it
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        for attn in model.modules():
+            if hasattr(attn, "attention_dropout") and isinstance(attn.attention_dropout, float):
+                attn.attention_dropout = 0.0
+    return model
+
+
+def model_inputs(extra, generator, device="cpu"):
+    """The input_ids (and attention mask, decoder input_ids) that ``extra`` (a MODELS entry's third field) asks for."""
+    ids = torch.randint(0, VOCAB, (BATCH, extra.get("length", LENGTH)), generator=generator)
+    inputs = dict(input_ids=ids)
+    if "padding" in extra:
+        mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
+        if extra["padding"] == "left":
+            mask[1, :3] = 0  # batch 1's first three query rows see no key at all
+        else:
+            mask[1, -5:] = 0
+        inputs["attention_mask"] = mask
+    if extra.get("decoder"):
+        inputs["decoder_input_ids"] = torch.randint(0, VOCAB, (BATCH, LENGTH // 2), generator=generator)
+    return {k: v.to(device) for k, v in inputs.items()}
+
+
+def run_model(model, inputs, *, train, compiled, autocast=False):
+    """One step, compiled with Inductor or eager, under torch.autocast(bf16) or not: (output, parameter gradients
+    or None); training backpropagates the mean square of the output."""
+    model.zero_grad(set_to_none=True)
+
+    def forward(**kwargs):
+        return model(**kwargs, use_cache=False)[0] if "decoder_input_ids" not in kwargs else model(**kwargs)[0]
+
+    fn = torch.compile(forward, backend="inductor") if compiled else forward
+    device = next(model.parameters()).device.type
+    amp = torch.autocast(device, dtype=torch.bfloat16, enabled=autocast)
+    with torch.set_grad_enabled(train), amp:
+        out = fn(**inputs)
+        if not train:
+            return out, None
+        out.float().square().mean().backward()
+    return out, [p.grad for p in model.parameters() if p.grad is not None]

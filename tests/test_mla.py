@@ -1,0 +1,95 @@
+"""Attention whose values have another head dim than queries and keys (Note [value head dim] in
+kernels/attn_math.py): DeepSeek's MLA (192 / 128), FlashAttention 3's hdim_qk != hdim_v.
+
+The kernels (eager launchers) and the public op against the float64 reference, on the Triton interpreter (CPU) or
+the GPU; the op's float64 torch path under gradcheck.  fp32 kernels: errors of a few hundred ulps of 1 at these sizes
+(tests/test_kernels_attention.py's FP32_TOL), bf16 at its own rounding.
+"""
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv.kernels.attention import attention_bwd, attention_fwd
+from inductor_conv.lowerings.heuristics.attention import AttnBwdTile
+from inductor_conv.reference.attention import attention_ref
+from inductor_conv.reference.attention_dropout import dropout_keep_mask
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+FP32_TOL = dict(atol=2e-5, rtol=2e-5)
+
+
+def _randn(*shape, seed, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype).to(DEVICE)
+
+
+def _reference(q, k, v, do, mask, causal, keep, p, softcap, mask_grad):
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    m = mask
+    if mask_grad:
+        m = mask.detach().double().requires_grad_()
+        leaves.append(m)
+    out = attention_ref(*leaves[:3], attn_mask=m, dropout_mask=keep, dropout_p=p, is_causal=causal, softcap=softcap)
+    return out.detach(), torch.autograd.grad(out, leaves, do.double())
+
+
+@pytest.mark.parametrize("causal,p,softcap,mask_kind,split", [
+    (True, 0.3, 0.0, None, False), (False, 0.0, 2.0, "float", False), (False, 0.3, 0.0, "bool", True),
+    (True, 0.0, 0.0, None, True)])
+def test_kernels_match_fp64(causal, p, softcap, mask_kind, split):
+    """O [B, Hq, Sq, Dv] and dQ, dK, dV (and a learned mask's gradient) for Dqk = 24, Dv = 16 under GQA with ragged
+    lengths, causal or not, dropout, soft-capping, both mask kinds, and the split dK / dV programs."""
+    B, Hq, Hkv, Sq, Sk, D, Dv = 2, 4, 2, 37, 45, 24, 16
+    q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
+    mask = {None: None, "float": _randn(1, Hq, Sq, Sk, seed=3), "bool": _randn(B, 1, Sq, Sk, seed=3) > -1.0}[mask_kind]
+    mask_grad = mask_kind == "float"
+    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE)
+    out, lse = attention_fwd(q, k, v, mask, p, causal, None, seed, softcap=softcap)
+    assert out.shape == (B, Hq, Sq, Dv)
+    do = _randn(B, Hq, Sq, Dv, seed=4)
+    tile = AttnBwdTile(16, 32, 4, 1, split=split) if DEVICE == "cpu" else None
+    grads = attention_bwd(do, q, k, v, mask, out, lse, p, causal, None, seed, mask_grad=mask_grad, softcap=softcap,
+                          config=tile)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p else None
+    ref, ref_grads = _reference(q, k, v, do, mask, causal, keep, p, softcap, mask_grad)
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    for name, got, want in zip(("dq", "dk", "dv", "dmask"), grads, ref_grads):
+        assert got.shape == want.shape, name
+        torch.testing.assert_close(got.double(), want, **FP32_TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_public_op_eager_and_gradients():
+    """inductor_conv.attention with value's head dim 16 and query / key's 32: SDPA's result (SDPA takes Dv != D too),
+    eagerly, with gradients, bf16."""
+    q = _randn(1, 4, 40, 32, seed=0, dtype=torch.bfloat16).requires_grad_()
+    k = _randn(1, 2, 40, 32, seed=1, dtype=torch.bfloat16).requires_grad_()
+    v = _randn(1, 2, 40, 16, seed=2, dtype=torch.bfloat16).requires_grad_()
+    out = inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True)
+    do = _randn(*out.shape, seed=3, dtype=torch.bfloat16)
+    grads = torch.autograd.grad(out, (q, k, v), do)
+    ref, ref_grads = _reference(q, k, v, do, None, True, None, 0.0, 0.0, False)
+    for got, want in zip((out, *grads), (ref, *ref_grads)):  # bf16 storage: 2^-8 relative, twice
+        assert got.shape == want.shape
+        assert (got.double() - want).abs().max() <= 2e-2 * want.abs().max() + 1e-3
+
+
+def test_op_gradcheck_fp64():
+    """The op's float64 path (torch math) under finite differences, with Dv != Dqk, a mask and dropout."""
+    q = torch.randn(1, 2, 5, 24, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(1, 1, 7, 24, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(1, 1, 7, 16, dtype=torch.float64, requires_grad=True)
+    mask = torch.randn(1, 2, 5, 7, dtype=torch.float64)
+
+    def fn(q, k, v):
+        torch.manual_seed(0)
+        return inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.3, enable_gqa=True)
+
+    assert fn(q, k, v).shape == (1, 2, 5, 16)
+    assert torch.autograd.gradcheck(fn, (q, k, v), fast_mode=True)
+
+
+def test_errors_name_the_argument():
+    q, k = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 32)
+    with pytest.raises(ValueError, match="query and key must share the head dim"):
+        inductor_conv.attention(q, torch.randn(1, 2, 8, 16), k)
+    with pytest.raises(ValueError, match="value's head dim"):
+        inductor_conv.attention(q, k, torch.randn(1, 2, 8, 512))

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 
 import torch
 
@@ -118,3 +120,22 @@ def write_table(lines: list[str], path: str | None) -> None:
     if path:
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
+
+
+@contextlib.contextmanager
+def scan_outside_graph(path: str | None, replacement=None):
+    """While open, the function at ``path`` ("package.module.name": an HF mixer's scan) is wrapped in
+    torch.compiler.disable (``replacement`` instead of it, if given): Dynamo breaks the graph at its call and runs it
+    eagerly, what a user does where Inductor cannot compile a scan (torch 2.11: Mamba-2's split cumsum) or takes
+    minutes.  HF's mixers look the function up in their module at call time."""
+    if path is None:
+        yield
+        return
+    module_name, name = path.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    original = getattr(module, name)
+    setattr(module, name, torch.compiler.disable(replacement or original))
+    try:
+        yield
+    finally:
+        setattr(module, name, original)

@@ -28,7 +28,6 @@ variants) and 80 steps; where a device slot is short, run one model per call (``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import datetime
 import os
@@ -42,7 +41,11 @@ import transformers
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 import inductor_conv
-from inductor_conv._compat import compiled_graph_caches_disabled, split_scans_off
+from inductor_conv._compat import compiled_graph_caches_disabled
+
+from common import scan_outside_graph
+
+_MAMBA2_SCAN = "transformers.models.mamba2.modeling_mamba2.mamba2_chunk_scan"
 
 VOCAB = 32000
 WARMUP = 3  # steps before timing (the first compiles)
@@ -205,8 +208,9 @@ def main() -> None:
             if batch % (world * args.micro_batches):
                 raise SystemExit(f"--batch {batch} must split into {world} ranks x {args.micro_batches} micro-batches")
             for variant in args.variants:
-                # torch 2.11 cannot generate its split cumsum (_compat.split_scans_off), with or without the plugin
-                with split_scans_off() if name == "mamba2" else contextlib.nullcontext():
+                # torch 2.11 cannot generate Mamba-2's split cumsum, with or without the plugin: its scan runs
+                # eagerly, as in benchmarks/models.py
+                with scan_outside_graph(_MAMBA2_SCAN if name == "mamba2" else None):
                     r = run_variant(spec, VARIANTS[variant], args, layers, seq, batch)
                 per_rank = [None] * world
                 dist.all_gather_object(per_rank, (r["step_ms"], r["peak"], r["rewrites"]))

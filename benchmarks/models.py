@@ -25,7 +25,7 @@ mask. ``--compile model`` compiles the whole model instead (the mask is then bui
 
 Scans kept out of the graph (model names ending in "scan eager" in the table). torch 2.11's Inductor cannot compile
 Mamba-2's chunked scan ("list indices must be integers or slices, not NoneType" in the code generation of a split
-cumsum; ``_compat.split_scans_off()`` does not prevent it) and compiles Mamba's associative scan for minutes;
+cumsum: Inductor's split_reductions switch does not prevent it) and compiles Mamba's associative scan for minutes;
 Dynamo unrolls Qwen3-Next's loop over chunks of 64 positions, so its compile time grows with S (32 chunks at S
 2048). As a user would, the benchmark puts ``torch.compiler.disable`` around the scan, the same in every variant, so
 the conv, projections and norms around it still compile (such a layer compiles as several graphs around the scan).
@@ -83,7 +83,7 @@ import transformers
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import step_kernel_ms
+from common import scan_outside_graph as common_scan_outside_graph, step_kernel_ms
 
 VOCAB = 32000  # every model's vocabulary (Gemma 2's 256000 would make the eager LM head dominate the step)
 
@@ -293,21 +293,9 @@ def mamba_scan_eager(hidden_states, dt, A, B, C, D=None, z=None, delta_bias=None
 _EAGER_SCANS = {"transformers.models.mamba.modeling_mamba.mamba_selective_scan": mamba_scan_eager}
 
 
-@contextlib.contextmanager
 def scan_outside_graph(spec: Spec):
-    """While open, the mixer's scan function (spec.scan) is wrapped in torch.compiler.disable: Dynamo breaks the
-    graph at its call and runs it eagerly. The mixers look the function up in their module at call time."""
-    if spec.scan is None:
-        yield
-        return
-    module_name, name = spec.scan.rsplit(".", 1)
-    module = importlib.import_module(module_name)
-    original = getattr(module, name)
-    setattr(module, name, torch.compiler.disable(_EAGER_SCANS.get(spec.scan, original)))
-    try:
-        yield
-    finally:
-        setattr(module, name, original)
+    """common.scan_outside_graph for the model's scan (its eager replacement where HF's own is a Python loop)."""
+    return common_scan_outside_graph(spec.scan, _EAGER_SCANS.get(spec.scan))
 
 
 def build(spec: Spec, n_layers: int, seq: int, args) -> torch.nn.Module:

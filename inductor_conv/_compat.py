@@ -1,32 +1,49 @@
-"""Every private torch / Inductor name inductor_conv touches, in one place.
+"""Every private torch / Inductor name inductor_conv touches, in one place, by subsystem.
 
 inductor_conv supports torch 2.11 (the GPU box) and torch 2.13 (CPU CI) at once. Inductor's internals move between
 releases; anything that is not public API is imported here and nowhere else, so a version difference is fixed in one
-file and `tests/test_compat.py` checks each name on whichever torch runs the tests.
+file and `tests/test_compat.py` checks each name on whichever torch runs the tests.  Sections: pattern matcher and
+tracing; Dynamo, AOTAutograd and Inductor's configuration and caches; lowerings and templates; the eager launch path.
 """
 from __future__ import annotations
+
+import inspect as _inspect
 
 import torch
 
 TORCH_VERSION = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 
-# --- Inductor configuration and custom passes -------------------------------------------------------------------
-from torch._inductor import config as inductor_config  # noqa: E402
-from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files  # noqa: E402
 
-# --- pattern matcher -----------------------------------------------------------------------------------------------
+# ================================================================ pattern matcher and tracing
+# patterns/: search patterns traced once under a fresh fake mode (as Inductor's own ``init_once_fakemode``), the
+# relaxed patterns of Note [relaxed attention search patterns] (PatternExpr subclasses), sizes proven equal without
+# guards, and the traced patterns written to and read from disk (Note [pattern cache]).
+from torch._guards import detect_fake_mode, tracing  # noqa: E402
+from torch._inductor.decomposition import select_decomp_table  # noqa: E402
 from torch._inductor.pattern_matcher import (  # noqa: E402
+    MULTIPLE,
     CallFunction,
+    FailedMatch,
     Ignored,
     KeywordArg,
     Match,
+    MultiOutputPattern,
+    PatternExpr,
     PatternMatcherPass,
     fwd_only,
     gen_pattern,
+    is_match,
     joint_fwd_bwd,
     register_replacement,
     stable_topological_sort,
 )
+from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily  # noqa: E402
+from torch.fx.experimental.symbolic_shapes import guard_or_false, statically_known_true  # noqa: E402
+
+# The functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py, Note
+# [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
+auto_functionalized = torch.ops.higher_order.auto_functionalized
+
 
 def remove_noop_ops(graph) -> None:
     """Inductor's own alias/clone/no-op removal. A ``joint_custom_pre_pass`` runs before Inductor does this, and
@@ -37,21 +54,72 @@ def remove_noop_ops(graph) -> None:
 
 
 # --- lowerings and templates ---------------------------------------------------------------------------------------
-from torch._inductor import ir  # noqa: E402
-from torch._inductor.lowering import (  # noqa: E402
-    fallback_handler,
-    lowerings as inductor_lowerings,
-    register_lowering,
-)
-from torch._inductor.select_algorithm import (  # noqa: E402
-    ExternKernelChoice,
-    TritonTemplate,
-    autotune_select_algorithm,
-)
-from torch._inductor.virtualized import V  # noqa: E402
 
-# --- dynamo counters -----------------------------------------------------------------------------------------------
+
+def joint_fwd_bwd_with_decompositions(fn, args, decompositions, **kwargs):
+    """``joint_fwd_bwd`` tracing with the decomposition table ``decompositions()`` (replacing any ``get_decomp_fn``
+    that register_replacement passes in 2.13).
+
+    2.13's ``joint_fwd_bwd`` takes ``get_decomp_fn``; 2.11's reads ``select_decomp_table`` from the pattern_matcher
+    module, so there we patch that name for the duration of the trace."""
+    import unittest.mock
+
+    import torch._inductor.pattern_matcher as _pm
+
+    if "get_decomp_fn" in _inspect.signature(joint_fwd_bwd).parameters:
+        return joint_fwd_bwd(fn, args, **{**kwargs, "get_decomp_fn": decompositions})
+    with unittest.mock.patch.object(_pm, "select_decomp_table", decompositions):
+        return joint_fwd_bwd(fn, args, **kwargs)
+
+
+def apply_early_joint_patterns(graph) -> int:
+    """Inductor's ``early_patterns`` (pointless view pairs and the like), which run after the joint pre-pass.
+
+    Our patterns were traced with them applied (``joint_fwd_bwd`` runs them), so graphs like HF T5's in-place
+    ``scores += bias`` match only once they have run on the user's graph too."""
+    from torch._inductor.fx_passes.joint_graph import early_patterns
+
+    return early_patterns.apply(graph)
+
+
+def pattern_source(pattern) -> str:
+    """Python that rebuilds ``pattern`` (a traced search pattern) into the name ``output``: Inductor's own serialiser
+    of its attention patterns (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/), called
+    past its ``functools.cache`` so that it keeps no reference to the pattern."""
+    from torch._inductor.pattern_matcher import PatternPrettyPrinter
+
+    run = PatternPrettyPrinter.run
+    return getattr(run, "__wrapped__", run)(pattern)
+
+
+def pattern_namespace() -> dict:
+    """The names ``pattern_source``'s Python refers to (the pattern classes, ``aten``, ``prims``, ``operator``)."""
+    import operator
+
+    import torch._inductor.pattern_matcher as _pm
+
+    return {**vars(_pm), "torch": torch, "operator": operator, "aten": torch.ops.aten, "prims": torch.ops.prims}
+
+
+def inductor_attention_binds_divisor() -> bool:
+    """Whether Inductor's fused-attention patterns bind the number the scores (or q) are divided by, as 2.13's do
+    (``_sfdp_pattern_5(query, key, value, attn_mask, inv_scale)``), or ignore it and assume sqrt(D), as 2.11's
+    patterns 5-10 and 20 do (``/ math.sqrt(query.size(-1))``, an ``Ignored()`` argument once serialised)."""
+    import inspect
+
+    from torch._inductor.fx_passes import fuse_attention
+
+    return "inv_scale" in inspect.signature(fuse_attention._sfdp_pattern_5).parameters
+
+
+
+# ================================================================ Dynamo, AOTAutograd, Inductor config and caches
+# patterns/graph_pass.py installs our pass as Inductor's joint_custom_pre_pass (a CustomGraphPass whose uuid keys
+# Inductor's caches); inductor_conv/_enable.py pins compiled frames to the plugin's state (Note [plugin state
+# guard]); tests, benchmarks and the demo turn caches off and read Dynamo's counters.
 from torch._dynamo.utils import counters as dynamo_counters  # noqa: E402
+from torch._inductor import config as inductor_config  # noqa: E402
+from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files  # noqa: E402
 
 
 def get_joint_custom_pre_pass():
@@ -63,91 +131,114 @@ def set_joint_custom_pre_pass(value) -> None:
     inductor_config.joint_custom_pre_pass = value
 
 
-def has_lowering(op) -> bool:
-    return op in inductor_lowerings
-
-
-def remove_lowering(op) -> None:
-    inductor_lowerings.pop(op, None)
-
-
 def fx_graph_cache_disabled():
     """A config patch that turns off every Inductor cache (FX graph, AOTAutograd, autotune): pattern tests need it,
     since a cache hit skips custom passes."""
     return inductor_config.patch(force_disable_caches=True)
 
 
-__all__ = [
-    "TORCH_VERSION",
-    "inductor_config",
-    "CustomGraphPass",
-    "get_hash_for_files",
-    "CallFunction",
-    "Ignored",
-    "KeywordArg",
-    "Match",
-    "PatternMatcherPass",
-    "fwd_only",
-    "gen_pattern",
-    "joint_fwd_bwd",
-    "register_replacement",
-    "stable_topological_sort",
-    "remove_noop_ops",
-    "ir",
-    "fallback_handler",
-    "register_lowering",
-    "ExternKernelChoice",
-    "TritonTemplate",
-    "autotune_select_algorithm",
-    "V",
-    "dynamo_counters",
-    "get_joint_custom_pre_pass",
-    "set_joint_custom_pre_pass",
-    "has_lowering",
-    "remove_lowering",
-    "fx_graph_cache_disabled",
-]
+def compiled_graph_caches_disabled():
+    """Inductor's FX graph cache and AOTAutograd's cache off, every other cache on: each compile runs our pass and
+    counts its rewrites (a hit would replay code rewritten elsewhere), while the pattern cache spares each process
+    the tracing (``fx_graph_cache_disabled`` turns that off too). Used where several processes compile at once."""
+    import contextlib
+
+    from torch._functorch import config as functorch_config
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+    return stack
 
 
-# --- pattern tracing and symbolic-shape checks (added by the conv pattern helper, H3) ------------------------------
-# Used by patterns/causal_conv1d_silu.py (tracing search functions once, under a fresh fake mode, as Inductor's own
-# ``init_once_fakemode`` does) and patterns/checks.py (proving sizes equal without adding guards).
-from torch._guards import detect_fake_mode, tracing  # noqa: E402
-from torch._inductor.decomposition import select_decomp_table  # noqa: E402
-from torch._inductor.pattern_matcher import MULTIPLE, MultiOutputPattern  # noqa: E402
-from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily  # noqa: E402
-from torch.fx.experimental.symbolic_shapes import statically_known_true  # noqa: E402
+def inductor_cache_dir() -> str:
+    """Inductor's cache directory (``TORCHINDUCTOR_CACHE_DIR``, else a per-user folder under the temp dir)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
 
-__all__ += [
-    "detect_fake_mode",
-    "tracing",
-    "select_decomp_table",
-    "MULTIPLE",
-    "MultiOutputPattern",
-    "FakeTensorMode",
-    "unset_fake_temporarily",
-    "statically_known_true",
-]
+    return cache_dir()
 
 
-# --- pattern-matcher internals used by patterns/attention.py (appended by helper H4) ---------------------------
-# ``PatternExpr``/``FailedMatch``/``is_match`` (with H3's ``MULTIPLE``/``MultiOutputPattern``): the relaxed search
-# patterns of Note [relaxed attention search patterns] subclass PatternExpr; ``guard_or_false`` decides head-dim
-# limits on symbolic sizes.
-from torch._inductor.pattern_matcher import FailedMatch, PatternExpr, is_match  # noqa: E402
-from torch.fx.experimental.symbolic_shapes import guard_or_false  # noqa: E402
-
-__all__ += ["FailedMatch", "PatternExpr", "is_match", "guard_or_false"]
+def inductor_caches_disabled() -> bool:
+    """Inductor's ``force_disable_caches`` (``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1``)."""
+    return bool(inductor_config.force_disable_caches)
 
 
-# --- attention lowering (appended by helper H2) ------------------------------------------------------------------
-# lowerings/attention.py builds Triton templates with several outputs the way FlexAttention does (extra outputs are
-# mutated inputs); these are the Inductor names it needs, with the 2.11 / 2.13 differences papered over.
-import inspect as _inspect  # noqa: E402
+def pin_compiled_frames(guard, description: str, pinned) -> int:
+    """Add ``guard`` to every cache entry of every frame Dynamo holds compiled code for, except the entries whose
+    guard manager is in ``pinned`` (a WeakSet; the managers guarded here are added to it). Returns how many.
 
+    ``guard(frame_locals) -> bool`` runs on each call of the cached code, before it is reused, like Dynamo's own
+    global guards: an entry's ``guard_manager.root`` is the RootGuardManager that the C++ cache lookup checks, and
+    ``add_lambda_guard(fn, verbose_code_parts, user_stack)`` is how Dynamo adds its Python-level ones (the
+    saved-tensors-hooks guard); a failing guard makes Dynamo compile the frame again and log ``description`` as the
+    reason. The compiled frames are the code objects in ``convert_frame.input_codes`` / ``output_codes`` (what
+    ``torch._dynamo.reset_code_caches`` walks), their entries ``_debug_get_cache_entry_list(code)``; all four names
+    are the same in 2.11 and 2.13. Runs under Dynamo's compile lock, so no entry is created meanwhile."""
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+    from torch._dynamo import convert_frame
+
+    added = 0
+    with convert_frame.compile_lock:
+        for ref in (*convert_frame.input_codes.seen, *convert_frame.output_codes.seen):
+            code = ref()
+            if code is None:
+                continue
+            for entry in _debug_get_cache_entry_list(code):
+                manager = entry.guard_manager
+                if manager in pinned:
+                    continue
+                manager.root.add_lambda_guard(guard, [description], None)
+                pinned.add(manager)
+                added += 1
+    return added
+
+
+def aten_fallbacks():
+    """A config patch under which Inductor lowers every ATen op to a call of the op itself (``fallback_by_default``,
+    its "lite mode" switch, in 2.11 and 2.13): no C++ is generated and compiled for them, while the joint-graph passes,
+    ours included, run as usual.  The CPU demo uses it: g++ on the rest of the graph would take most of its time."""
+    return inductor_config.patch(fallback_by_default=True)
+
+
+def run_and_get_code(fn, *args, **kwargs):
+    """(fn's result, the Python of every graph Inductor compiled while fn ran) (``torch._inductor.utils``)."""
+    from torch._inductor.utils import run_and_get_code as run
+
+    return run(fn, *args, **kwargs)
+
+
+
+# ================================================================ lowerings and templates
+# lowerings/ registers lowerings of our ops and builds Triton templates with several outputs the way FlexAttention
+# does (extra outputs are mutated inputs), with the 2.11 / 2.13 differences papered over; the conv's backward reduces
+# its dw / dbeta partial rows with Inductor's own sum lowering.
+from torch._inductor import ir  # noqa: E402
 from torch._inductor.kernel.flex.common import infer_dense_strides  # noqa: E402
-from torch._inductor.lowering import empty_strided  # noqa: E402
-from torch._inductor.select_algorithm import SymbolicGridFn, realize_inputs  # noqa: E402
+from torch._inductor.lowering import (  # noqa: E402
+    empty_strided,
+    fallback_handler,
+    full,
+    lowerings as inductor_lowerings,
+    register_lowering,
+    sum_ as sum_lowering,
+    to_dtype,
+)
+from torch._inductor.select_algorithm import (  # noqa: E402
+    ExternKernelChoice,
+    SymbolicGridFn,
+    TritonTemplate,
+    autotune_select_algorithm,
+    realize_inputs,
+)
+from torch._inductor.virtualized import V  # noqa: E402
+
+
+def has_lowering(op) -> bool:
+    return op in inductor_lowerings
+
+
+def remove_lowering(op) -> None:
+    inductor_lowerings.pop(op, None)
 
 
 def triton_template(name: str, grid, source: str):
@@ -205,90 +296,15 @@ def tma_compatible(node) -> bool:
     return has_triton_tma_device() and can_use_tma(node)
 
 
-__all__ += ["infer_dense_strides", "empty_strided", "SymbolicGridFn", "realize_inputs", "triton_template",
-            "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr", "tma_compatible"]
 
-
-# --- causal conv1d lowering (appended by helper H1) --------------------------------------------------------------
-# lowerings/causal_conv1d_silu.py reduces the backward template's dw / dbeta partial rows with Inductor's own
-# sum lowering (a fixed-order reduction) and casts / builds the small outputs with these.
-from torch._inductor.lowering import full, sum_ as sum_lowering, to_dtype  # noqa: E402
-
-__all__ += ["full", "sum_lowering", "to_dtype"]
-
-
-# --- joint tracing with extra decompositions (lead) -----------------------------------------------------------------
-def joint_fwd_bwd_with_decompositions(fn, args, decompositions, **kwargs):
-    """``joint_fwd_bwd`` tracing with the decomposition table ``decompositions()`` (replacing any ``get_decomp_fn``
-    that register_replacement passes in 2.13).
-
-    2.13's ``joint_fwd_bwd`` takes ``get_decomp_fn``; 2.11's reads ``select_decomp_table`` from the pattern_matcher
-    module, so there we patch that name for the duration of the trace."""
-    import unittest.mock
-
-    import torch._inductor.pattern_matcher as _pm
-
-    if "get_decomp_fn" in _inspect.signature(joint_fwd_bwd).parameters:
-        return joint_fwd_bwd(fn, args, **{**kwargs, "get_decomp_fn": decompositions})
-    with unittest.mock.patch.object(_pm, "select_decomp_table", decompositions):
-        return joint_fwd_bwd(fn, args, **kwargs)
-
-
-__all__ += ["joint_fwd_bwd_with_decompositions"]
-
-
-# --- Inductor's early joint-graph cleanups (lead) --------------------------------------------------------------------
-def apply_early_joint_patterns(graph) -> int:
-    """Inductor's ``early_patterns`` (pointless view pairs and the like), which run after the joint pre-pass.
-
-    Our patterns were traced with them applied (``joint_fwd_bwd`` runs them), so graphs like HF T5's in-place
-    ``scores += bias`` match only once they have run on the user's graph too."""
-    from torch._inductor.fx_passes.joint_graph import early_patterns
-
-    return early_patterns.apply(graph)
-
-
-__all__ += ["apply_early_joint_patterns"]
-
-
-# --- traced patterns on disk (patterns/pattern_cache.py, Note [pattern cache]) ------------------------------------
-def pattern_source(pattern) -> str:
-    """Python that rebuilds ``pattern`` (a traced search pattern) into the name ``output``: Inductor's own serialiser
-    of its attention patterns (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/), called
-    past its ``functools.cache`` so that it keeps no reference to the pattern."""
-    from torch._inductor.pattern_matcher import PatternPrettyPrinter
-
-    run = PatternPrettyPrinter.run
-    return getattr(run, "__wrapped__", run)(pattern)
-
-
-def pattern_namespace() -> dict:
-    """The names ``pattern_source``'s Python refers to (the pattern classes, ``aten``, ``prims``, ``operator``)."""
-    import operator
-
-    import torch._inductor.pattern_matcher as _pm
-
-    return {**vars(_pm), "torch": torch, "operator": operator, "aten": torch.ops.aten, "prims": torch.ops.prims}
-
-
-def inductor_cache_dir() -> str:
-    """Inductor's cache directory (``TORCHINDUCTOR_CACHE_DIR``, else a per-user folder under the temp dir)."""
-    from torch._inductor.runtime.cache_dir_utils import cache_dir
-
-    return cache_dir()
-
-
-def inductor_caches_disabled() -> bool:
-    """Inductor's ``force_disable_caches`` (``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1``)."""
-    return bool(inductor_config.force_disable_caches)
-
-
-__all__ += ["pattern_source", "pattern_namespace", "inductor_cache_dir", "inductor_caches_disabled"]
-
-
-# --- eager fast paths (Note [eager launch path] in kernels/launch.py, Note [eager fast path] in ops/) -------------
+# ================================================================ the eager launch path
+# Note [eager launch path] in kernels/launch.py, Note [eager fast path] in ops/eager.py.
 def _missing_cuda(*args):  # a CPU-only torch build: the fast launch path is never taken there (tensors not on CUDA)
     raise RuntimeError("this torch build has no CUDA")
+
+
+# The current CUDA device and its current raw stream (what Triton's launcher and Inductor's wrapper code use).
+
 
 
 # The current CUDA device and its current raw stream (what Triton's launcher and Inductor's wrapper code use).
@@ -309,103 +325,28 @@ def raw_function_apply(cls):
 
 # --- the functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py,
 # Note [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
-auto_functionalized = torch.ops.higher_order.auto_functionalized
-
-__all__ += ["auto_functionalized"]
 
 
-# --- the plugin's state as a Dynamo guard (Note [plugin state guard] in inductor_conv/_enable.py) ------------------
-def pin_compiled_frames(guard, description: str, pinned) -> int:
-    """Add ``guard`` to every cache entry of every frame Dynamo holds compiled code for, except the entries whose
-    guard manager is in ``pinned`` (a WeakSet; the managers guarded here are added to it). Returns how many.
 
-    ``guard(frame_locals) -> bool`` runs on each call of the cached code, before it is reused, like Dynamo's own
-    global guards: an entry's ``guard_manager.root`` is the RootGuardManager that the C++ cache lookup checks, and
-    ``add_lambda_guard(fn, verbose_code_parts, user_stack)`` is how Dynamo adds its Python-level ones (the
-    saved-tensors-hooks guard); a failing guard makes Dynamo compile the frame again and log ``description`` as the
-    reason. The compiled frames are the code objects in ``convert_frame.input_codes`` / ``output_codes`` (what
-    ``torch._dynamo.reset_code_caches`` walks), their entries ``_debug_get_cache_entry_list(code)``; all four names
-    are the same in 2.11 and 2.13. Runs under Dynamo's compile lock, so no entry is created meanwhile."""
-    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
-    from torch._dynamo import convert_frame
-
-    added = 0
-    with convert_frame.compile_lock:
-        for ref in (*convert_frame.input_codes.seen, *convert_frame.output_codes.seen):
-            code = ref()
-            if code is None:
-                continue
-            for entry in _debug_get_cache_entry_list(code):
-                manager = entry.guard_manager
-                if manager in pinned:
-                    continue
-                manager.root.add_lambda_guard(guard, [description], None)
-                pinned.add(manager)
-                added += 1
-    return added
-
-
-__all__ += ["pin_compiled_frames"]
-
-
-# --- compiled-graph caches (added by the distributed-training helper) ----------------------------------------------
-def compiled_graph_caches_disabled():
-    """Inductor's FX graph cache and AOTAutograd's cache off, every other cache on: each compile runs our pass and
-    counts its rewrites (a hit would replay code rewritten elsewhere), while the pattern cache spares each process
-    the tracing (``fx_graph_cache_disabled`` turns that off too). Used where several processes compile at once."""
-    import contextlib
-
-    from torch._functorch import config as functorch_config
-
-    stack = contextlib.ExitStack()
-    stack.enter_context(inductor_config.patch(fx_graph_cache=False))
-    stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
-    return stack
-
-
-__all__ += ["compiled_graph_caches_disabled"]
-
-
-# --- Inductor's own attention rewrite (Note [Inductor's attention rewrite] in patterns/inductor_guard.py) ----------
-def inductor_attention_binds_divisor() -> bool:
-    """Whether Inductor's fused-attention patterns bind the number the scores (or q) are divided by, as 2.13's do
-    (``_sfdp_pattern_5(query, key, value, attn_mask, inv_scale)``), or ignore it and assume sqrt(D), as 2.11's
-    patterns 5-10 and 20 do (``/ math.sqrt(query.size(-1))``, an ``Ignored()`` argument once serialised)."""
-    import inspect
-
-    from torch._inductor.fx_passes import fuse_attention
-
-    return "inv_scale" in inspect.signature(fuse_attention._sfdp_pattern_5).parameters
-
-
-__all__ += ["inductor_attention_binds_divisor"]
-
-
-# --- the CPU demo (inductor_conv/demo.py) ---------------------------------------------------------------------------
-def aten_fallbacks():
-    """A config patch under which Inductor lowers every ATen op to a call of the op itself (``fallback_by_default``,
-    its "lite mode" switch, in 2.11 and 2.13): no C++ is generated and compiled for them, while the joint-graph passes,
-    ours included, run as usual.  The CPU demo uses it: g++ on the rest of the graph would take most of its time."""
-    return inductor_config.patch(fallback_by_default=True)
-
-
-def run_and_get_code(fn, *args, **kwargs):
-    """(fn's result, the Python of every graph Inductor compiled while fn ran) (``torch._inductor.utils``)."""
-    from torch._inductor.utils import run_and_get_code as run
-
-    return run(fn, *args, **kwargs)
-
-
-__all__ += ["aten_fallbacks", "run_and_get_code"]
-
-
-# --- torch 2.11's split scan (benchmarks/models.py, benchmarks/distributed.py) --------------------------------------
-def split_scans_off():
-    """A config patch under which Inductor never splits a reduction or a scan over several programs
-    (``split_reductions``).  torch 2.11's CUDA code generation of a split cumsum fails ("list indices must be integers
-    or slices, not NoneType" in TritonSymbols.get_block_shape) on HF Mamba-2's chunked scan, with or without the
-    plugin (H200 box, 2026-12-03); the benchmarks compile Mamba-2 under it in every variant."""
-    return inductor_config.patch(split_reductions=False)
-
-
-__all__ += ["split_scans_off"]
+__all__ = [
+    "TORCH_VERSION",
+    # pattern matcher and tracing
+    "detect_fake_mode", "tracing", "select_decomp_table", "MULTIPLE", "CallFunction", "FailedMatch", "Ignored",
+    "KeywordArg", "Match", "MultiOutputPattern", "PatternExpr", "PatternMatcherPass", "fwd_only", "gen_pattern",
+    "is_match", "joint_fwd_bwd", "register_replacement", "stable_topological_sort", "FakeTensorMode",
+    "unset_fake_temporarily", "guard_or_false", "statically_known_true", "auto_functionalized", "remove_noop_ops",
+    "joint_fwd_bwd_with_decompositions", "apply_early_joint_patterns", "pattern_source", "pattern_namespace",
+    "inductor_attention_binds_divisor",
+    # Dynamo, AOTAutograd, Inductor config and caches
+    "dynamo_counters", "inductor_config", "CustomGraphPass", "get_hash_for_files", "get_joint_custom_pre_pass",
+    "set_joint_custom_pre_pass", "fx_graph_cache_disabled", "compiled_graph_caches_disabled", "inductor_cache_dir",
+    "inductor_caches_disabled", "pin_compiled_frames", "aten_fallbacks", "run_and_get_code",
+    # lowerings and templates
+    "ir", "infer_dense_strides", "empty_strided", "fallback_handler", "full", "inductor_lowerings",
+    "register_lowering", "sum_lowering", "to_dtype", "ExternKernelChoice", "SymbolicGridFn", "TritonTemplate",
+    "autotune_select_algorithm", "realize_inputs", "V", "has_lowering", "remove_lowering", "triton_template",
+    "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr", "tma_compatible",
+    # the eager launch path
+    "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",
+    "raw_function_apply",
+]

@@ -325,7 +325,7 @@ def trace_patterns() -> float:
     from inductor_conv.patterns import graph_pass
 
     start = time.perf_counter()
-    for module, *_ in graph_pass._CAPABILITIES:
+    for module, *_ in graph_pass.CAPABILITIES:
         importlib.import_module(module).register(graph_pass.PATTERNS)
     return time.perf_counter() - start
 

@@ -44,3 +44,29 @@ pattern_cache_dir: str | None = None
 # exact exp2-and-divide form (Note [soft-capping] in kernels/attn_math.py): H200, B2 H16/8 S4096 D256 causal, forward
 # 1.50 -> 1.38 ms, backward 5.02 -> 4.56 ms.  fp32 inputs, and False, take the exact form.
 attention_fast_tanh: bool = True
+
+# ---------------------------------------------------------------------------------------------------------------
+# Experiment switches of the template lowerings: each default is the measured best (H200, torch 2.11, triton 3.6).
+# benchmarks/diagnostics/attention_profile.py sets the attention ones (`group=`, `bwd_group=`, `masked_first=`,
+# `kv_first=`, `pair=`, `tma=`).  They change the generated code, so the pass's uuid() hashes them with the rest.
+# ---------------------------------------------------------------------------------------------------------------
+# Causal attention forward: (b, h) slices per longest-first launch group; None: by size (lowerings/attention.py
+# _causal_group), an int forces it.
+attention_causal_group: int | None = None
+# The causal backward's group; None: 0 (ungrouped) with the masked tiles first, else by size.  Grouped, the dK/dV
+# loop spills with the mapping's scalars: B2 H16 S8192 D128 p=0.1 backward 4074 us grouped, 3569 ungrouped.
+attention_causal_bwd_group: int | None = None
+# Note [masked tiles first] in kernels/attn_math.py: the causal backward template visits its masked tiles first.
+# D128 S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us.
+attention_masked_first: bool = True
+# Under GQA the backward template launches every (b, kv head) slice's dK/dV programs before any dQ program (without
+# GQA it changes nothing and stays off).  32/8 heads S2048 D128 backward: causal 953 -> 875 us, p=0.1 1085 -> 970.
+attention_bwd_kv_first: bool = True
+# Causal pairs in the forward template (two row blocks a program, AttnFwdTile.pair); None: as the tile says.
+attention_causal_pair: bool | None = None
+# Note [TMA loads] in kernels/attn_math.py: the templates stream tiles through TMA descriptors where inputs allow.
+# Off: slower with triton 3.6, forward 3-13%, backward 2-8%.
+attention_tma: bool = False
+# The conv backward template reads a contiguous dy beside a channel-last x in place (DY_T); False copies dy first.
+# B8 C5120 L2048: 57 us less than copying dy into x's layout.
+conv_bwd_dy_t: bool = True

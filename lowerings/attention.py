@@ -1,7 +1,7 @@
 """Lowerings of inductor_conv::attention_fwd / attention_bwd into Inductor Triton templates.
 
 On CUDA (fp16 / bf16 / fp32, head dim <= 256) each op becomes an `inductor_conv_attention_*` TritonTemplate choice
-whose tile comes from lowerings/heuristics/attention.py (several tiles and an ExternKernelChoice running the eager
+whose tile comes from inductor_conv/heuristics/attention.py (several tiles and an ExternKernelChoice running the eager
 op under max-autotune); elsewhere the op stays a fallback kernel.  The templates append kernels/attn_math.py, so the
 math is the eager kernels' math.  Extra outputs (LSE; dQ, dV, dS) are mutated inputs, as FlexAttention's lowering
 does (NOTE:[TritonTemplates with multiple outputs] in torch/_inductor/ir.py); Note [attention backward recomputes
@@ -30,50 +30,23 @@ from inductor_conv._compat import (
     tma_compatible,
     triton_template,
 )
-from inductor_conv.kernels import attn_math
-from inductor_conv.kernels.attention import score_scales, softcap_mode
-from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
-from inductor_conv.ops.attention import softcap_kwargs
-from inductor_conv.lowerings import install, stride_order
-from inductor_conv.reference.attention import dropout_threshold
-from inductor_conv.lowerings.heuristics.attention import (
+from inductor_conv.heuristics.attention import (
     attn_bwd_autotune_tiles,
     attn_bwd_tile,
     attn_fwd_autotune_tiles,
     attn_fwd_tile,
 )
+from inductor_conv.kernels import attn_math
+from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
+from inductor_conv.kernels.attn_common import mask_kind, score_scales, softcap_mode
+from inductor_conv.ops.attention import softcap_kwargs
+from inductor_conv.lowerings import install, stride_order
+from inductor_conv.reference.attention import dropout_threshold
 
 aten, prims = torch.ops.aten, torch.ops.prims
 FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
 OPS = (FWD_OP, BWD_OP)
-# Causal launches: programs ordered longest-first within groups of (b, h) slices (0: within each slice); see the
-# templates' program-id mapping and docs/benchmarks.md.  CAUSAL_GROUP is the forward's: None, _causal_group's choice
-# by size; an int forces it.  CAUSAL_BWD_GROUP is the backward's: None, 0 with the masked tiles first (the grouped
-# mapping's scalars make the dK/dV loop spill: H200 B2 H16 S8192 D128 p=0.1, backward 3569 us ungrouped vs 4074
-# grouped) else _causal_group's.  benchmarks/diagnostics/attention_profile.py's group=N / bwd_group=N set them.
-CAUSAL_GROUP = None
-CAUSAL_BWD_GROUP = None
-# Note [masked tiles first] in kernels/attn_math.py: the causal backward template visits its masked tiles first, so
-# ptxas keeps its wgmmas pipelined (H200, D128: S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us with
-# CAUSAL_BWD_GROUP's default).  False restores the old order (benchmarks/diagnostics/attention_profile.py `masked_first=0`).
-CAUSAL_MASKED_FIRST = True
-# Under GQA the backward launches every (b, kv head) slice's dK/dV programs before any dQ program (the template's
-# KV_FIRST): a dK/dV program sums GROUP query heads, and interleaved per slice the last slice's long dK/dV programs
-# start near the end of the launch and run alone.  H200, 32/8 heads, S2048 D128, backward template: causal p=0
-# 953 -> 875 us, p=0.1 1085 -> 970, non-causal p=0.1 1816 -> 1746; without GQA no change (S2048 causal 456 / 458,
-# S8192 p=0.1 6995 / 7067), so the order there stays as it was.  False: interleaved everywhere
-# (benchmarks/diagnostics/attention_profile.py `kv_first=0`).
-BWD_KV_FIRST = True
-# Causal pairs (the forward template's CAUSAL_PAIR): a program runs row block n - 1 - u, then row block u, so that
-# with Sq == Sk every program visits n + 1 key tiles (equal lengths, half as many programs) instead of unequal ones
-# ordered longest-first (CAUSAL_GROUP, unused then).  None: as the tile says (AttnFwdTile.pair); True / False force
-# it (benchmarks/diagnostics/attention_profile.py `pair=`).
-CAUSAL_PAIR = None
-# Note [TMA loads] in kernels/attn_math.py: True loads the templates' streamed tiles through TMA tensor descriptors
-# where every such input allows it (_use_tma).  Off: slower on the H200 with triton 3.6 (forward 3-13%, backward
-# 2-8%, docs/benchmarks.md, seventeenth session).  benchmarks/diagnostics/attention_profile.py `tma=1` sets it.
-USE_TMA = False
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -169,40 +142,41 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
     sizevars = V.graph.sizevars
     head_dim = sizevars.guard_int(q.get_size()[-1])
     head_dim_v = sizevars.guard_int(v.get_size()[-1])
-    mask_kind = 0 if attn_mask is None else (1 if attn_mask.get_dtype() == torch.bool else 2)
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), HEAD_DIM_V=head_dim_v,
-        BLOCK_DV=max(16, 1 << (head_dim_v - 1).bit_length()), MASK_KIND=mask_kind,
+        BLOCK_DV=max(16, 1 << (head_dim_v - 1).bit_length()),
+        MASK_KIND=mask_kind(None if attn_mask is None else attn_mask.get_dtype()),
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
         PRECISION="'ieee'" if fp32 else "'tf32'", ACC_DTYPE="tl.float32",
         QK_SCALE2=qk_scale2, SCALE=float(scale), SOFTCAP=softcap_mode(bool(softcap), q.get_dtype(), False),
         SOFTCAP_SCALE=softcap_scale,
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
-        MASKED_FIRST=bool(CAUSAL_MASKED_FIRST),
-        **(dict(KV_FIRST=bool(BWD_KV_FIRST) and not sizevars.statically_known_equals(q.get_size()[1],
-                                                                                  k.get_size()[1]))
+        MASKED_FIRST=bool(config.attention_masked_first),
+        **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
+                and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
     ), max(head_dim, head_dim_v)
 
 
 def _use_tma(*nodes) -> bool:
-    """The templates' USE_TMA: fp16 / bf16, the head dim unit-stride and a multiple of 16 bytes, the other strides and
-    the offset 16-byte aligned (a descriptor starts at a (b, h) slice: _aligned), on a device with TMA."""
-    if not USE_TMA or nodes[0].get_dtype() not in (torch.float16, torch.bfloat16):
+    """The templates' USE_TMA, when config.attention_tma: fp16 / bf16, the head dim unit-stride and a multiple of 16
+    bytes, the other strides and the offset 16-byte aligned (a descriptor starts at a (b, h) slice: _aligned), on a
+    device with TMA."""
+    if not config.attention_tma or nodes[0].get_dtype() not in (torch.float16, torch.bfloat16):
         return False
     return all(_aligned(n) and tma_compatible(n) for n in nodes)
 
 
 def _launch_group(k, head_dim: int, backward: bool) -> int:
-    """The template's CAUSAL_GROUP: the module switch when set, 0 for a backward with the masked tiles first, else
-    by size."""
-    forced = CAUSAL_BWD_GROUP if backward else CAUSAL_GROUP
+    """The template's CAUSAL_GROUP: config.attention_causal_group / attention_causal_bwd_group when set, 0 for a
+    backward with the masked tiles first, else by size."""
+    forced = config.attention_causal_bwd_group if backward else config.attention_causal_group
     if forced is not None:
         return forced
-    return 0 if backward and CAUSAL_MASKED_FIRST else _causal_group(k, head_dim)
+    return 0 if backward and config.attention_masked_first else _causal_group(k, head_dim)
 
 
 def _causal_group(k, head_dim: int) -> int:
@@ -350,7 +324,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            CAUSAL_PAIR=tile.pair if CAUSAL_PAIR is None else CAUSAL_PAIR,
+            CAUSAL_PAIR=tile.pair if config.attention_causal_pair is None else config.attention_causal_pair,
             EVEN=_even(tile.block_n, k.get_size()[2]), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(

@@ -1,7 +1,7 @@
 """Lowerings of inductor_conv::causal_conv1d_fwd / causal_conv1d_bwd into Inductor Triton templates.
 
 On CUDA (x fp32 / fp16 / bf16, K <= 33) each op becomes `inductor_conv_causal_conv1d_*` TritonTemplate choices: the
-default tile of lowerings/heuristics/conv.py, or several tiles under mode="max-autotune". The forward adds an
+default tile of inductor_conv/heuristics/conv.py, or several tiles under mode="max-autotune". The forward adds an
 ExternKernelChoice running the eager Triton launcher (under max-autotune, or when no tile applies). The templates
 append the @triton.jit helpers of kernels/conv_math.py, so the math is the eager kernels' math.
 
@@ -20,6 +20,7 @@ import sympy
 import torch
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
+from inductor_conv import config
 from inductor_conv._compat import (
     extern_kernel_choice,
     SymbolicGridFn,
@@ -36,10 +37,10 @@ from inductor_conv._compat import (
     to_dtype,
     triton_template,
 )
+from inductor_conv.heuristics.conv import conv_autotune_tiles, conv_chunks, conv_geometry, conv_tile, num_sms
 from inductor_conv.kernels import causal_conv1d as conv_kernels, conv_math
-from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd, conv_chunks, conv_geometry, num_sms
+from inductor_conv.kernels.causal_conv1d import causal_conv1d_fwd
 from inductor_conv.lowerings import install, stride_order as _stride_order
-from inductor_conv.lowerings.heuristics.conv import conv_autotune_tiles, conv_tile
 
 aten = torch.ops.aten
 FWD_OP = torch.ops.inductor_conv.causal_conv1d_fwd.default
@@ -47,7 +48,6 @@ BWD_OP = torch.ops.inductor_conv.causal_conv1d_bwd.default
 OPS = (FWD_OP, BWD_OP)
 MAX_K = 33  # column tiles keep N >= K - 1 lanes and N <= 32: the lane shifts stay inside one warp
 _OPTIONAL = ("bias", "seq_idx", "initial_states")
-BWD_DY_T = True  # experiment switch (benchmarks): False copies a contiguous dy into a channel-last x's layout
 
 
 def _helper_source() -> str:
@@ -69,7 +69,7 @@ def _load(name: str) -> str:
 def causal_conv1d_grid(B, C, L, meta, *, cdiv):
     """One program per (BC channels, chunk of L, batch row); it loops over its chunk's tiles (backward: and writes
     one partial row of dw / dbeta, so there are B * N_CHUNKS rows). N_CHUNKS fills the GPU with about waves x #SMs
-    programs (kernels/causal_conv1d.py conv_chunks)."""
+    programs (inductor_conv/heuristics/conv.py conv_chunks)."""
     return (cdiv(C, meta["BC"]), meta["N_CHUNKS"], B)
 
 
@@ -132,7 +132,7 @@ def _channel_last(x) -> bool:
 
 def _tiles(direction: str, x, K: int, other_bcl: bool = False):
     """Geometries to try: the default tile, or all autotune tiles under max-autotune.  other_bcl: y (forward) or
-    dy (backward) is laid out (B, C, L) while x is channel-last ("blc_t" tiles of lowerings/heuristics/conv.py)."""
+    dy (backward) is laid out (B, C, L) while x is channel-last ("blc_t" tiles of inductor_conv/heuristics/conv.py)."""
     layout = "blc" if _channel_last(x) else "bcl"
     if layout == "blc" and other_bcl:
         layout = "blc_t"
@@ -199,7 +199,7 @@ def lower_bwd(x, weight, bias, seq_idx, initial_states, dy, activation, determin
     # A channel-last x with a dy whose positions are contiguous (the gradient of a y that left the graph in eager's
     # layout): row tiles of one channel a thread read dy by blocks of V positions (DY_T, "blc_t" tiles), when the
     # look-ahead of K - 1 rows fits in a block; otherwise dy is copied into x's layout.
-    dy_t = BWD_DY_T and _channel_last(x) and V.graph.sizevars.statically_known_equals(dy.get_stride()[2], 1)
+    dy_t = config.conv_bwd_dy_t and _channel_last(x) and V.graph.sizevars.statically_known_equals(dy.get_stride()[2], 1)
     geometries = [g for g in _tiles("bwd", x, K, other_bcl=dy_t) if not dy_t or K - 1 <= g.vec]
     if not geometries:
         dy_t, geometries = False, _tiles("bwd", x, K)

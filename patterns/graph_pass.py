@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import pathlib
-import sys
 
 import torch
 
@@ -34,6 +33,7 @@ from inductor_conv._compat import (
     set_joint_custom_pre_pass,
     stable_topological_sort,
 )
+from inductor_conv.patterns import rewrite_log
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
@@ -41,7 +41,7 @@ PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
 GRAPH_OBSERVERS: list = []
 # Capability: (pattern module, config flag, anchor ops: every form it rewrites contains one of them in an ATen graph;
 # a 4-D matmul is an expand / view / bmm there).
-_CAPABILITIES = (
+CAPABILITIES = (
     ("inductor_conv.patterns.causal_conv1d_silu", "causal_conv1d", (torch.ops.aten.convolution.default,)),
     ("inductor_conv.patterns.attention", "attention", (torch.ops.aten.bmm.default,)),
     # a decode step writes its cache back: the graph ends with copy_(conv_state, new state)
@@ -101,7 +101,7 @@ def _register_for(graph) -> bool:
     graph that could contain the form (each module's ``register`` is functools.cache'd)."""
     targets = {n.target for n in graph.nodes if n.op == "call_function"}
     found = False
-    for module, flag, anchors in _CAPABILITIES:
+    for module, flag, anchors in CAPABILITIES:
         if getattr(config, flag) and not targets.isdisjoint(anchors):
             importlib.import_module(module).register(PATTERNS)
             found = True
@@ -110,25 +110,14 @@ def _register_for(graph) -> bool:
 
 def _source_files() -> tuple[str, ...]:
     """Every file whose text can change the compiled graph: patterns, ops, config, and (a cache hit replays the
-    generated code) the kernels, lowerings, tile tables and templates."""
+    generated code) the kernels, tile tables, lowerings and templates."""
     package = pathlib.Path(importlib.import_module("inductor_conv").__file__).parent
     lowerings = pathlib.Path(importlib.import_module("inductor_conv.lowerings").__file__).parent
     here = pathlib.Path(__file__).parent
     files = (sorted(here.glob("*.py")) + sorted((package / "ops").glob("*.py")) + [package / "config.py"]
-             + sorted((package / "kernels").glob("*.py")) + sorted(lowerings.rglob("*.py"))
-             + sorted(lowerings.rglob("*.jinja")))
+             + sorted((package / "kernels").glob("*.py")) + sorted((package / "heuristics").glob("*.py"))
+             + sorted(lowerings.rglob("*.py")) + sorted(lowerings.rglob("*.jinja")))
     return tuple(str(f) for f in files)
-
-
-def _lowering_knobs() -> tuple:
-    """The lowerings' module-level experiment switches (benchmarks set them): they change the generated code, so
-    they are part of the cache key like the config."""
-    attention = sys.modules.get("inductor_conv.lowerings.attention")
-    conv = sys.modules.get("inductor_conv.lowerings.causal_conv1d_silu")
-    return (tuple(getattr(attention, name, None) for name in ("CAUSAL_GROUP", "CAUSAL_BWD_GROUP",
-                                                              "CAUSAL_MASKED_FIRST", "BWD_KV_FIRST",
-                                                              "CAUSAL_PAIR", "USE_TMA"))
-            + (getattr(conv, "BWD_DY_T", None),))
 
 
 def _as_tuple(passes) -> tuple:
@@ -169,7 +158,9 @@ class InductorConvPass(CustomGraphPass):
         normalize_autocast(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default
         existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
-        if PATTERNS.apply(graph):
+        with rewrite_log.explaining(PATTERNS, graph):  # TORCH_LOGS=inductor_conv: Note [rewrite log]
+            rewritten = PATTERNS.apply(graph)
+        if rewritten:
             from inductor_conv.patterns.attention_causal import infer_causal
             from inductor_conv.patterns.causal_conv1d_silu import keep_eager_output_layout
 
@@ -186,11 +177,14 @@ class InductorConvPass(CustomGraphPass):
 
     def uuid(self):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
-        # plus the torch switches the attention lowering reads (its cuDNN choice)
+        # the config the rewrites and the lowerings read (its experiment switches included), plus the torch switches
+        # the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
                     config.attention_cudnn, config.attention_fast_tanh, config.conv_eager_output_layout,
-                    torch.backends.cuda.cudnn_sdp_enabled(),
-                    torch.are_deterministic_algorithms_enabled(), _lowering_knobs())
+                    config.attention_causal_group, config.attention_causal_bwd_group, config.attention_masked_first,
+                    config.attention_bwd_kv_first, config.attention_causal_pair, config.attention_tma,
+                    config.conv_bwd_dy_t, torch.backends.cuda.cudnn_sdp_enabled(),
+                    torch.are_deterministic_algorithms_enabled())
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 

@@ -28,7 +28,7 @@ from inductor_conv.patterns.pattern_cache import (
 def fresh_sources() -> dict[str, dict[str, str]]:
     """{capability: {variant name: Python}} of a fresh trace of every capability the pass registers."""
     with pattern_cache.recording() as recorded:
-        for module, _, _ in graph_pass._CAPABILITIES:
+        for module, _, _ in graph_pass.CAPABILITIES:
             # past register's functools.cache: a real registration, into a pass nobody applies
             importlib.import_module(module).register.__wrapped__(PatternMatcherPass())
     return recorded

@@ -149,21 +149,16 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
         torch.use_deterministic_algorithms(was)
 
 
-@pytest.mark.parametrize("module,knob,value", [("attention", "CAUSAL_GROUP", 3), ("attention", "CAUSAL_BWD_GROUP", 3),
-                                               ("attention", "CAUSAL_MASKED_FIRST", False),
-                                               ("attention", "BWD_KV_FIRST", False),
-                                               ("attention", "CAUSAL_PAIR", True),
-                                               ("attention", "USE_TMA", True),
-                                               ("causal_conv1d_silu", "BWD_DY_T", False)])
-def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, module, knob, value, monkeypatch):
-    """The lowerings' module-level switches (set by benchmarks) change the generated code."""
-    import importlib
-
-    lowering = importlib.import_module(f"inductor_conv.lowerings.{module}")
+@pytest.mark.parametrize("knob,value", [("attention_causal_group", 3), ("attention_causal_bwd_group", 3),
+                                        ("attention_masked_first", False), ("attention_bwd_kv_first", False),
+                                        ("attention_causal_pair", True), ("attention_tma", True),
+                                        ("conv_bwd_dy_t", False)])
+def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, knob, value, monkeypatch):
+    """The lowerings' experiment switches in config (set by benchmarks) change the generated code."""
     inductor_conv.enable(("cpu",))
     ours = get_joint_custom_pre_pass()
     before = ours.uuid()
-    monkeypatch.setattr(lowering, knob, value)
+    monkeypatch.setattr(inductor_conv.config, knob, value)
     assert ours.uuid() != before
 
 

@@ -3,7 +3,7 @@
 On CPU the kernels run in the Triton interpreter (tests/conftest.py), with fp32 dots (exact IEEE products summed in
 fp32), so fp32 inputs are compared at fp32 accuracy.  With CUDA the same tests run compiled on the GPU (fp32 dots stay
 IEEE there; bf16 dots round P to bf16, inside the bf16 test's tolerance).  Shapes are tiny and tiles small (the interpreter default,
-lowerings/heuristics/attention.py) so that causal bands, ragged ends and several tiles per row are all exercised.
+inductor_conv/heuristics/attention.py) so that causal bands, ragged ends and several tiles per row are all exercised.
 """
 import math
 

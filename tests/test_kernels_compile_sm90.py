@@ -80,19 +80,19 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
     """Note [masked tiles first]: the causal backward template, rendered as Inductor does for static shapes
     (benchmarks/diagnostics/template_sass.py), gets ptxas' wgmma-serialisation advisory with the masked band after
     the main loop and not with the masked tiles first, and then with no spills in its loops.  Pins what
-    CAUSAL_MASKED_FIRST (on by default) is for, with triton 3.6.0 and 3.7.1."""
+    config.attention_masked_first (on by default) is for, with triton 3.6.0 and 3.7.1."""
     reports = {flag: run_script(TEMPLATE_SASS, "--causal", "--p", "0.1", "--shape", "1,2,256,128",
                                 *([flag] if flag else [])).splitlines() for flag in ("", "--masked-first")}
     lines = {flag: report[0] for flag, report in reports.items()}
     assert "SERIALISED" in lines[""], lines
     assert "pipelined" in lines["--masked-first"], lines
-    # as the lowering launches it (ungrouped backward, lowerings/attention.py CAUSAL_BWD_GROUP): no loop spills
+    # as the lowering launches it (ungrouped backward, config.attention_causal_bwd_group): no loop spills
     loops = [line for line in reports["--masked-first"] if "loop at" in line]
     assert loops and all("LDL 0, STL 0" in line for line in loops), loops
 
 
 def test_head_dim_256_backward_template_fits_and_pipelines():
-    """The head-dim-256 backward's default tile (lowerings/heuristics/attention.py), causal with the masked tiles
+    """The head-dim-256 backward's default tile (inductor_conv/heuristics/attention.py), causal with the masked tiles
     first (the lowering's default), fits an SM's shared memory and keeps ptxas' wgmma pipeline, and its dQ programs'
     loop (the last) keeps no local memory.  The dK/dV programs hold two fp32 [64, 256] accumulators on 8 warps and
     spill a few words an iteration; the tile is still the fastest measured (the table's provenance), ahead of the

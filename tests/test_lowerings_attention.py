@@ -18,7 +18,7 @@ from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
-from inductor_conv.kernels.attention import score_scales
+from inductor_conv.kernels.attn_common import score_scales
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
@@ -333,14 +333,14 @@ def test_causal_group_follows_the_length(monkeypatch):
         # as the lowerings pass it to the templates (by key length, whatever the query length)
         q, k = _Node((2, 4, 2048, 128)), _Node((2, 4, 8192, 128))
         assert lowering._options(q, k, k, None, 0.1, True, 0.125)[0]["CAUSAL_GROUP"] == 2
-        # the backward groups only with the masked tiles last (CAUSAL_BWD_GROUP's default)
+        # the backward groups only with the masked tiles last (config.attention_causal_bwd_group's default)
         assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 0
-        # every dK/dV program first only under GQA (BWD_KV_FIRST); the forward has no such order
+        # every dK/dV program first only under GQA (config.attention_bwd_kv_first); the forward has no such order
         assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["KV_FIRST"] is False
         assert lowering._options(q, _Node((2, 2, 8192, 128)), _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125,
                                  backward=True)[0]["KV_FIRST"] is True
         assert "KV_FIRST" not in lowering._options(q, _Node((2, 2, 8192, 128)), _Node((2, 2, 8192, 128)), None, 0.1, True, 0.125)[0]
-        monkeypatch.setattr(lowering, "CAUSAL_MASKED_FIRST", False)
+        monkeypatch.setattr(inductor_conv.config, "attention_masked_first", False)
         assert lowering._options(q, k, k, None, 0.1, True, 0.125, backward=True)[0]["CAUSAL_GROUP"] == 2
 
 
@@ -448,7 +448,7 @@ def test_causal_pairs_are_bit_identical_to_single_blocks(monkeypatch, dynamic):
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # this form would run cuDNN's kernels
     results = []
     for pair in (None, False):  # the tile's default (pairs), then one block a program
-        monkeypatch.setattr(lowering, "CAUSAL_PAIR", pair)
+        monkeypatch.setattr(inductor_conv.config, "attention_causal_pair", pair)
         result, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do, dynamic=dynamic)
         forward = _modules(code)[0]
         assert _calls(forward, "attn_fwd_rows") and ("n_units = " in forward) == (pair is None)
@@ -484,7 +484,7 @@ def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, ma
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
     results = []
     for tma in (True, False):
-        monkeypatch.setattr(lowering, "USE_TMA", tma)
+        monkeypatch.setattr(inductor_conv.config, "attention_tma", tma)
         result, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, dynamic=dynamic)
         forward, backward = _modules(code)
         assert _uses_tma(forward) == _uses_tma(backward) == tma, tma
@@ -495,7 +495,7 @@ def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, ma
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
     _assert_16bit_close(results[0], (ref, *ref_grads))
     q20, k20, v20 = (t[..., :20].detach().contiguous().requires_grad_() for t in (q, k, v))
-    monkeypatch.setattr(lowering, "USE_TMA", True)
+    monkeypatch.setattr(inductor_conv.config, "attention_tma", True)
     _, code = _compiled_fwd_bwd(causal, p, q20, k20, v20, mask, seed, do[..., :20].contiguous(), dynamic=dynamic)
     assert not any(_uses_tma(m) for m in _modules(code))
 

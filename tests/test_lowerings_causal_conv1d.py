@@ -20,8 +20,8 @@ from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
+from inductor_conv.heuristics.conv import conv_geometry
 from inductor_conv.kernels import conv_math
-from inductor_conv.kernels.causal_conv1d import conv_geometry
 from inductor_conv.lowerings import causal_conv1d_silu as lowering
 from inductor_conv.reference.conv import causal_conv1d_ref
 

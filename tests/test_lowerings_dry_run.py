@@ -120,8 +120,8 @@ def test_attention_max_autotune_offers_every_tile(dry_run):
 @pytest.mark.parametrize("forced,dynamic", [(None, False), (False, False), (None, True), (True, True)])
 def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, dynamic):
     """bf16 head dim <= 64, causal: the forward tile is (128, 64) rows x keys, two row blocks a program, with a
-    static or dynamic query length; the lowering's CAUSAL_PAIR switch overrides it (benchmarks)."""
-    monkeypatch.setattr(attn_lowering, "CAUSAL_PAIR", forced)
+    static or dynamic query length; config.attention_causal_pair overrides it (benchmarks)."""
+    monkeypatch.setattr(inductor_conv.config, "attention_causal_pair", forced)
     q, k, v = (_randn(1, 2, 32, 16, seed=i).bfloat16() for i in range(3))
     _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, is_causal=True), [q, k, v], dynamic)
     (fwd,) = dry_run["inductor_conv_attention_fwd"]
@@ -157,9 +157,9 @@ def test_conv_lowerings_reach_their_templates(dry_run, dynamic, channel_last):
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_conv_eager_layout_output_takes_the_tall_row_tiles(dry_run, dynamic):
     """contiguous_out with a channel-last x (Note [conv output layout]): the forward template gets the tall row
-    tile of lowerings/heuristics/conv.py ("blc_t") and a contiguous output; the backward reads the contiguous dy as
+    tile of inductor_conv/heuristics/conv.py ("blc_t") and a contiguous output; the backward reads the contiguous dy as
     it is (DY_T, its "blc_t" tile of one channel a thread), without a copy into x's layout."""
-    from inductor_conv.lowerings.heuristics.conv import conv_tile
+    from inductor_conv.heuristics.conv import conv_tile
 
     B, C, L, K = 2, 8, 21, 4
     x, w, b = _randn(B, L, C, seed=1).transpose(1, 2), _randn(C, K, seed=2), _randn(C, seed=3)

@@ -10,7 +10,7 @@ import torch
 
 import inductor_conv
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
-from inductor_conv.lowerings.heuristics.attention import AttnBwdTile
+from inductor_conv.heuristics.attention import AttnBwdTile
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
 

@@ -21,8 +21,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import inductor_conv  # noqa: E402
+from inductor_conv.heuristics.attention import AttnBwdTile, AttnFwdTile, attn_bwd_tile  # noqa: E402
 from inductor_conv.kernels import attention as ka  # noqa: E402
-from inductor_conv.lowerings.heuristics.attention import AttnBwdTile, AttnFwdTile, attn_bwd_tile  # noqa: E402
 from inductor_conv.reference.attention import attention_ref  # noqa: E402
 from inductor_conv.reference.attention_dropout import dropout_keep_mask  # noqa: E402
 

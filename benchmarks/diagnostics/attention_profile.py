@@ -5,8 +5,9 @@
 
 NAME: ours (the eager code of benchmarks/attention.py compiled with inductor_conv; `ours:deterministic=0` or
 `ours:attention_cudnn=0` set config switches first; `group=N` / `bwd_group=N` force the forward's / backward's causal
-launch-order group, lowerings/attention.py's CAUSAL_GROUP / CAUSAL_BWD_GROUP; `masked_first=0` sets its
-CAUSAL_MASKED_FIRST, `kv_first=0` its BWD_KV_FIRST, `pair=0|1` its CAUSAL_PAIR, `tma=1` its USE_TMA;
+launch-order group, config.attention_causal_group / attention_causal_bwd_group; `masked_first=0` sets
+config.attention_masked_first, `kv_first=0` attention_bwd_kv_first, `pair=0|1` attention_causal_pair, `tma=1`
+attention_tma;
 `bwd_tile=64.64.8.2` / `fwd_tile=...` replace the default backward / forward tile (BLOCK_M.BLOCK_N.warps.stages,
 a forward's with `.1` appended runs in causal pairs) of this run's kind), inductor (plain Inductor on the same
 code), sdpa-cudnn, sdpa-flash.  Prints each kernel's self device time per call, largest first; with --cpu also the
@@ -46,28 +47,28 @@ def build(name):
     return sdpa(backend), overrides
 
 
-# build()'s override names for lowerings/attention.py's module switches
-_LOWERING_KNOBS = {"group": "CAUSAL_GROUP", "bwd_group": "CAUSAL_BWD_GROUP", "masked_first": "CAUSAL_MASKED_FIRST",
-                   "kv_first": "BWD_KV_FIRST", "pair": "CAUSAL_PAIR", "tma": "USE_TMA"}
+# build()'s override names for the lowering's experiment switches in config
+_LOWERING_KNOBS = {"group": "attention_causal_group", "bwd_group": "attention_causal_bwd_group",
+                   "masked_first": "attention_masked_first", "kv_first": "attention_bwd_kv_first",
+                   "pair": "attention_causal_pair", "tma": "attention_tma"}
 
 
 def lowering_overrides(overrides, q, causal, p):
     """The lowering switches and forward / backward tiles that `overrides` names, popped from it, set until exit."""
-    from inductor_conv.lowerings import attention as lowering
-    from inductor_conv.lowerings.heuristics import attention as heur
+    from inductor_conv.heuristics import attention as heur
 
     stack = contextlib.ExitStack()
     knobs = {attr: overrides.pop(key) for key, attr in _LOWERING_KNOBS.items() if key in overrides}
-    for flag in ("CAUSAL_MASKED_FIRST", "BWD_KV_FIRST", "CAUSAL_PAIR", "USE_TMA"):
+    for flag in ("attention_masked_first", "attention_bwd_kv_first", "attention_causal_pair", "attention_tma"):
         if flag in knobs:
             knobs[flag] = bool(knobs[flag])
     if knobs:
-        stack.enter_context(mock.patch.multiple(lowering, **knobs))
+        stack.enter_context(mock.patch.multiple(inductor_conv.config, **knobs))
     for key, kind in (("fwd_tile", "FWD"), ("bwd_tile", "BWD")):  # "BM.BN.W.S": replaces the default tile of
         if key in overrides:                                        # q's head dim for this causal/dropout kind
-            table = getattr(heur, f"_CUDA_{kind}" + ("_CAUSAL" if causal else "_DROPOUT" if p else ""))
+            table = getattr(heur, f"CUDA_{kind}" + ("_CAUSAL" if causal else "_DROPOUT" if p else ""))
             tile = getattr(heur, f"Attn{kind.title()}Tile")(*map(int, overrides.pop(key).split(".")))
-            stack.enter_context(mock.patch.dict(table, {heur._bucket(q.shape[-1]): tile}))
+            stack.enter_context(mock.patch.dict(table, {heur.head_dim_bucket(q.shape[-1]): tile}))
     return stack
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # tools.compile_sm90
 
 from tools.compile_sm90 import compile_conv_template, loops, resources, sass  # noqa: E402
 
-from inductor_conv.lowerings.heuristics.conv import ConvTile  # noqa: E402
+from inductor_conv.heuristics.conv import ConvTile  # noqa: E402
 
 _SHOWN = ("LDG", "STG", "MUFU", "FFMA", "FMUL", "FADD", "MOV", "PRMT", "SHFL", "BAR", "LDS", "STS", "LDL", "STL")
 

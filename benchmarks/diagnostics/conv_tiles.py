@@ -1,4 +1,4 @@
-"""Tile sweep of the causal conv1d kernels on the GPU: where lowerings/heuristics/conv.py's numbers come from.
+"""Tile sweep of the causal conv1d kernels on the GPU: where inductor_conv/heuristics/conv.py's tiles come from.
 
     python benchmarks/diagnostics/conv_tiles.py [--quick] [--autotune] [--out sweep.md]
 
@@ -6,7 +6,7 @@ For both layouts at B8 C5120 L2048 K4 (bf16) it times the eager launchers (kerne
 tables below, checking each result against an fp32 autograd reference; then the best and the default tile of each
 direction on the issue's other shapes; then the two ops compiled alone (our templates) with the GPU kernel time of
 forward + backward (--autotune: and their max-autotune tables, on stderr). Table entries: (block_c, block_t,
-num_warps, waves), see lowerings/heuristics/conv.py.
+num_warps, waves), see inductor_conv/heuristics/conv.py.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conv templates against `waves` (programs per SM), each op compiled alone: lowerings/heuristics/conv.py's numbers.
+"""Conv templates against `waves` (programs per SM), each op compiled alone: inductor_conv/heuristics/conv.py's waves.
 
     python benchmarks/diagnostics/conv_waves.py [--kinds fwd:blc_t,bwd:bcl] [--rounds 7] [--default-only]
                                                 [--waves 8,32] [--unroll 2]
@@ -23,8 +23,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: common, conv
 
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from inductor_conv.heuristics import conv as heuristics  # noqa: E402
 from inductor_conv.lowerings import causal_conv1d_silu  # noqa: E402
-from inductor_conv.lowerings.heuristics import conv as heuristics  # noqa: E402
 
 import conv  # noqa: E402
 from common import gpu_ms  # noqa: E402
@@ -55,8 +55,8 @@ def fresh(fn, tag):
 def build(direction, layout, shape, waves):
     """(a call of the compiled op, its relative error) with the (direction, layout) tile's waves replaced."""
     key = (direction, layout)
-    default = heuristics._TILES[key]
-    heuristics._TILES[key] = dataclasses.replace(default, waves=waves)
+    default = heuristics.TILES[key]
+    heuristics.TILES[key] = dataclasses.replace(default, waves=waves)
     try:
         x, w, b = conv.make_inputs(*shape, channel_last=layout != "bcl", requires_grad=False)
         w = w.squeeze(1)
@@ -68,7 +68,7 @@ def build(direction, layout, shape, waves):
         err = max(rel_err(g, r) for g, r in zip(op(x, w, b, dy, layout == "blc_t"), want))
         return (lambda: op(x, w, b, dy, layout == "blc_t")), err
     finally:
-        heuristics._TILES[key] = default
+        heuristics.TILES[key] = default
 
 
 def main():
@@ -82,7 +82,7 @@ def main():
     kinds = [tuple(k.split(":")) for k in args.kinds.split(",")] if args.kinds else list(WAVES)
     if args.unroll is not None:  # the table's tiles, unrolled: every build below starts from them
         for kind in kinds:
-            heuristics._TILES[kind] = dataclasses.replace(heuristics._TILES[kind], unroll=args.unroll)
+            heuristics.TILES[kind] = dataclasses.replace(heuristics.TILES[kind], unroll=args.unroll)
     torch.manual_seed(0)
     torch._dynamo.config.recompile_limit = 1000
     torch._dynamo.config.automatic_dynamic_shapes = False  # a second shape must not make the op dynamic
@@ -91,7 +91,7 @@ def main():
     with fx_graph_cache_disabled():
         for kind in kinds:
             for shape in conv.SHAPES:
-                values = [heuristics._TILES[kind].waves] if args.default_only else WAVES[kind]
+                values = [heuristics.TILES[kind].waves] if args.default_only else WAVES[kind]
                 if args.waves:
                     values = [int(v) for v in args.waves.split(",")]
                 runs = {waves: build(*kind, shape, waves) for waves in values}

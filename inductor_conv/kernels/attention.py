@@ -15,15 +15,15 @@ import torch
 import triton
 import triton.language as tl
 
-from inductor_conv import config
 from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
-from inductor_conv.kernels import empty_like_q, interpreting
+from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
+from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
 
-MASK_NONE, MASK_BOOL, MASK_ADDITIVE = 0, 1, 2
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
 _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
 
@@ -245,7 +245,6 @@ _FWD = FastLaunch(_attn_fwd_kernel)
 _DELTA = FastLaunch(_attn_bwd_delta_kernel)
 _BWD = FastLaunch(_attn_bwd_kernel)
 _DELTA_BLOCK_M = 64
-_DECODE_MAX_QUERIES = 16  # attention_decode.MAX_QUERIES (that module imports this one)
 
 
 def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
@@ -289,12 +288,6 @@ def _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed):
     return scale, mask4d
 
 
-def _mask_kind(mask) -> int:
-    if mask is None:
-        return MASK_NONE
-    return MASK_BOOL if mask.dtype == torch.bool else MASK_ADDITIVE
-
-
 @functools.lru_cache(maxsize=None)
 def _kernel_options(dtype, dropout_p, interpret):
     """Constexprs shared by every launch: dot operand dtype / precision and dropout threshold and scale."""
@@ -310,17 +303,14 @@ def _kernel_options(dtype, dropout_p, interpret):
 
 
 def _tile(kind, config, dtype, head_dim, device, is_causal, dropout):
-    """(block_m, block_n, num_warps, num_stages[, pair for the forward]): the override, else the table in
-    lowerings/heuristics."""
+    """(block_m, block_n, num_warps, num_stages, pair (forward) or split (backward)): the override, else the table in
+    inductor_conv/heuristics/attention.py."""
     if config is not None:
         c = config
+    elif kind == "fwd":
+        c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout)
     else:
-        from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
-
-        if kind == "fwd":
-            c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout)
-        else:
-            c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout)
+        c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
@@ -351,9 +341,9 @@ class _Plan:
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
         block_d = max(16, triton.next_power_of_2(head_dim))
         block_dv = max(16, triton.next_power_of_2(head_dim_v))
-        mask_kind = (MASK_NONE if mask_dtype is None else MASK_BOOL if mask_dtype == torch.bool else MASK_ADDITIVE)
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d,
-                               BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind, IS_CAUSAL=is_causal,
+                               BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind(mask_dtype),
+                               IS_CAUSAL=is_causal,
                                HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret),
                                HEAD_DIM_V=head_dim_v, BLOCK_DV=block_dv, **opts)
         if kind == "fwd":
@@ -384,15 +374,6 @@ class _Plan:
 _plan = functools.lru_cache(maxsize=None)(_Plan)
 
 
-def softcap_mode(softcap: bool, dtype: torch.dtype, interpret: bool) -> int:
-    """The kernels' SOFTCAP constexpr: 0 off, 1 the exact tanh, 2 the GPU's tanh.approx for fp16 / bf16 inputs
-    when config.attention_fast_tanh (attn_math.softcap_tanh).  Shared with the template lowering."""
-    if not softcap:
-        return 0
-    fast = config.attention_fast_tanh and not interpret and dtype in (torch.float16, torch.bfloat16)
-    return 2 if fast else 1
-
-
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1])
@@ -402,21 +383,6 @@ def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, conf
 
 def _mask_strides(mask4d):
     return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
-
-
-def score_scales(scale: float, softcap: float) -> tuple[float, float]:
-    """(qk_scale2, softcap_scale) of the kernels: scale * log2(e) and 0, or with soft-capping softcap * log2(e) and
-    scale / softcap (attn_math's Note [soft-capping]).  Shared with the template lowering."""
-    if softcap:
-        return softcap * math.log2(math.e), scale / softcap
-    return scale * math.log2(math.e), 0.0
-
-
-def _check_softcap(softcap) -> float:
-    softcap = float(softcap)
-    if not 0.0 <= softcap < math.inf:
-        raise ValueError(f"softcap must be a finite float >= 0 (0: no soft-capping), got {softcap}")
-    return softcap
 
 
 def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: float, seed, *, config=None,
@@ -431,7 +397,7 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
     softcap > 0: scores capped to softcap * tanh(scale qkᵀ / softcap) before the mask (Note [soft-capping]).
     """
     scale, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
-    return launch_fwd(q, k, v, mask4d, dropout_p, is_causal, scale, seed, _check_softcap(softcap), config)
+    return launch_fwd(q, k, v, mask4d, dropout_p, is_causal, scale, seed, check_softcap(softcap), config)
 
 
 def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
@@ -440,12 +406,10 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
     to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
-    if config is None and Sq <= _DECODE_MAX_QUERIES and dropout_p == 0.0:
+    if (config is None and Sq <= attention_decode.MAX_QUERIES and dropout_p == 0.0 and attention_decode.use_decode(q, k)
+            and v.shape[-1] == D):
         # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
-        from inductor_conv.kernels.attention_decode import attention_decode_fwd, use_decode
-
-        if use_decode(q, k) and v.shape[-1] == D:
-            return attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap)
+        return attention_decode.attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap)
     out = empty_like_q(q, v.shape[-1])
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
@@ -474,8 +438,8 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
     """
     del deterministic
     scale, mask4d = _check_inputs(q, k, v, attn_mask, dropout_p, scale, seed)
-    softcap = _check_softcap(softcap)
-    if mask_grad and _mask_kind(mask4d) != MASK_ADDITIVE:
+    softcap = check_softcap(softcap)
+    if mask_grad and mask_kind(None if mask4d is None else mask4d.dtype) != MASK_ADDITIVE:
         raise ValueError("mask_grad=True needs a floating-point attn_mask")
     B, Hq, Sq, _ = q.shape
     if dout.dtype != q.dtype or out.dtype != q.dtype:
@@ -486,13 +450,13 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
                          f"lse {tuple(lse.shape)} must be {(B, Hq, Sq)}")
     dq, dk, dv, ds = launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
                                 softcap, config)
-    return dq, dk, dv, (_reduce_dmask(ds, attn_mask) if mask_grad else None)
+    return dq, dk, dv, (reduce_dmask(ds, attn_mask) if mask_grad else None)
 
 
 def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad: bool,
                softcap: float = 0.0, config=None):
     """attention_bwd without its argument checks (as launch_fwd): returns (dq, dk, dv, dS [B, Hq, Sq, Sk] fp32 or
-    None); dS is not yet summed over the mask's broadcast dims (_reduce_dmask)."""
+    None); dS is not yet summed over the mask's broadcast dims (reduce_dmask)."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -519,8 +483,9 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     return dq, dk, dv, ds
 
 
-def _reduce_dmask(ds, attn_mask):
-    """dS [B, Hq, Sq, Sk] summed over the dims the mask broadcasts along, in the mask's shape and dtype."""
+def reduce_dmask(ds, attn_mask):
+    """The mask's gradient from dS [B, Hq, Sq, Sk] (launch_bwd's fourth result): dS summed over the dims the mask
+    broadcasts along, in the mask's shape and dtype."""
     shape4 = (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape)
     dims = [d for d in range(4) if shape4[d] == 1 and ds.shape[d] != 1]
     red = ds.sum(dim=dims, keepdim=True) if dims else ds

@@ -33,13 +33,12 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels import interpreting
+from inductor_conv.kernels.attn_common import MASK_ADDITIVE, MASK_BOOL, MASK_NONE, check_softcap, score_scales
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 
-from .attention import score_scales
 from .attn_math import attn_fwd_inner, lse_pack, tile_source
 
 MAX_QUERIES = 16  # decode takes Sq <= 16 (use_decode)
-MASK_NONE, MASK_BOOL, MASK_ADDITIVE = 0, 1, 2
 _TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32}
 # Split planning (_num_splits): about WAVES programs per SM, each streaming at least MIN_SPLIT_TILES key tiles (with
 # num_stages in flight, fewer would leave the pipeline half full), at most MAX_SPLITS splits (the combine loads a
@@ -276,9 +275,7 @@ def _plan(q_shape, q_dtype, q_device, k_shape, k_dtype, k_device, v_shape, v_dty
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     if not scale > 0.0:
         raise ValueError(f"scale must be positive (folded into exp2 after the row max), got {scale}")
-    softcap = float(softcap)
-    if not 0.0 <= softcap < math.inf:
-        raise ValueError(f"softcap must be a finite float >= 0 (0: no soft-capping), got {softcap}")
+    softcap = check_softcap(softcap)
     mask_kind, mask_strides = _mask_layout(mask_key, q_device, (B, Hq, Sq, Sk))
     if num_splits is not None and not (isinstance(num_splits, int) and 1 <= num_splits <= MAX_SPLITS):
         raise ValueError(f"num_splits must be an int in 1..{MAX_SPLITS} or None, got {num_splits!r}")

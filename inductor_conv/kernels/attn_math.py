@@ -55,11 +55,11 @@ causal backward at 42% tensor-pipe activity against 57% non-causal, 2.7x the bar
 spill requests.  MASKED_FIRST = True visits the masked ranges first when causal (only the summation order changes);
 compiled offline it removes the advisory in every causal variant tried (p 0 / 0.1, divisible and ragged lengths) but
 spilled in the dK/dV main loop (14 local loads an iteration at p = 0.1, 33 at p = 0) with the grouped causal launch
-order, whose extra scalars live across the loop; ungrouped it compiles spill-free.  Timed on the H200 (D128): the
-causal backward at S8192 p = 0.1 went from 4740 to 3569 us, at S2048 p = 0 from 564 to 448 us (docs/benchmarks.md,
-seventh session).  The templates take it from lowerings/attention.py's CAUSAL_MASKED_FIRST (default True; its
-CAUSAL_BWD_GROUP then defaults to ungrouped); the eager kernel too when causal (no advisory there either way, yet
-738 against 844 us on the H200 at B4 H16 S2048 D128 p = 0.1, nineteenth session).
+order, whose extra scalars live across the loop; ungrouped it compiles spill-free.  On the H200 (D128) the causal
+backward takes 3569 instead of 4740 us at S8192 p = 0.1, 448 instead of 564 us at S2048 p = 0.  The templates take
+it from config.attention_masked_first (default True; config.attention_causal_bwd_group then defaults to ungrouped);
+the eager kernel too when causal (no advisory there either way, yet 738 against 844 us on the H200 at B4 H16 S2048
+D128 p = 0.1).
 Under GQA the dK/dV programs then run two head loops (every head's masked ranges, then every head's whole tiles): one
 head loop around all three ranges spilled (376 bytes of stack) and cost 16% (32/8 heads, S2048: 1129 -> 953 us).
 Non-causal programs keep the ragged end last (first, it costs a third more shared memory).
@@ -105,10 +105,11 @@ the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descrip
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
 rows past the sequence and columns past the head dim with zeros, as the masked pointer loads do, so the values, and
 every output bit, are the same.  The lowering allows it only for fp16 / bf16 with a unit-stride head dim of a
-multiple of 16 bytes and 16-byte aligned strides and offset (lowerings/attention.py's _use_tma), and leaves it off:
-on the H200 (triton 3.6, seventeenth session) it made every template slower (B4 H16 S2048 D128 forward 294 -> 333 us,
-backward 799 -> 808; causal 164 -> 168 / 447 -> 461; B8 H16 S1024 D64 forward 89 -> 101, backward 254 -> 274), and
-`tl.range(warp_specialize=True)` on top left the head-dim-128 forward unchanged and failed to compile at head dim 64.
+multiple of 16 bytes and 16-byte aligned strides and offset (lowerings/attention.py's _use_tma), and only when
+config.attention_tma is set.  It is off by default: on the H200 with triton 3.6 every template is slower with it
+(B4 H16 S2048 D128 forward 294 -> 333 us, backward 799 -> 808; causal 164 -> 168 / 447 -> 461; B8 H16 S1024 D64
+forward 89 -> 101, backward 254 -> 274), and `tl.range(warp_specialize=True)` on top left the head-dim-128 forward
+unchanged and failed to compile at head dim 64.
 """
 import triton
 import triton.language as tl

@@ -16,13 +16,13 @@ program (batch row x chunk of L), then summed in a fixed order by a second small
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import torch
 import triton
 import triton.language as tl
 
+from inductor_conv.heuristics.conv import conv_chunks, conv_geometry, num_sms
 from inductor_conv.kernels import interpreting
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.kernels.conv_math import (
@@ -30,7 +30,7 @@ from inductor_conv.kernels.conv_math import (
     param_grad_rows, slide_rows, store_cols, store_rows, weight_rows, x_rows, x_tilde_cols, zero_cols,
 )
 
-__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "conv_geometry", "conv_chunks", "fast_math"]
+__all__ = ["causal_conv1d_fwd", "causal_conv1d_bwd", "fast_math"]
 
 
 @triton.jit
@@ -185,58 +185,6 @@ def causal_conv1d_param_grad_kernel(
 # ---------------------------------------------------------------------------------------------------------------
 # Launchers
 # ---------------------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class ConvGeometry:
-    """What a tile config resolves to for one call: BC channels x N lanes x V positions (column tiles), or, when
-    `rows` (channels contiguous), BC channels x V rows with N = 1."""
-    block_c: int
-    lanes: int
-    vec: int
-    num_warps: int
-    waves: int
-    rows: bool = False
-    unroll: int = 1
-
-    @property
-    def block_t(self) -> int:
-        return self.lanes * self.vec
-
-
-def conv_geometry(layout: str, dtype: torch.dtype, K: int, direction: str, config=None) -> ConvGeometry:
-    """Resolve the tile for a layout ("bcl": positions contiguous, "blc": channels contiguous, "blc_t": channels
-    contiguous in x and positions in y, lowerings/heuristics/conv.py), x dtype and width
-    K: defaults from lowerings/heuristics/conv.py, overridden by `config` (a ConvTile or a dict of its fields).
-    (B, C, L): column tiles, V = 16 bytes of x, N = block_t / V lanes (N * V >= K - 1: a neighbouring tile holds
-    the look-back / look-ahead). Channel-last: row tiles of block_t rows."""
-    from inductor_conv.lowerings.heuristics.conv import ConvTile, conv_tile
-
-    tile = conv_tile(direction, layout, dtype, K)
-    if isinstance(config, ConvTile):
-        tile = config
-    elif config is not None:
-        tile = dataclasses.replace(tile, **dict(config))
-    if layout in ("blc", "blc_t"):
-        return ConvGeometry(tile.block_c, 1, tile.block_t, tile.num_warps, tile.waves, rows=True,
-                            unroll=tile.unroll)
-    vec = 16 // dtype.itemsize
-    lanes = max(tile.block_t // vec, triton.next_power_of_2(max(K - 1, 1)))
-    return ConvGeometry(tile.block_c, lanes, vec, tile.num_warps, tile.waves, unroll=tile.unroll)
-
-
-def conv_chunks(B: int, C: int, L: int, g: ConvGeometry, num_sms: int) -> tuple[int, int]:
-    """(tiles_per_prog, n_chunks): each program loops over tiles along L so that about waves x #SMs programs
-    remain (in the backward: few dw / dbeta partial rows, B * n_chunks)."""
-    n_tiles = cdiv(L, g.block_t)
-    n_chunks = max(1, min(n_tiles, cdiv(g.waves * num_sms, B * cdiv(C, g.block_c))))
-    tiles_per_prog = cdiv(n_tiles, n_chunks)
-    return tiles_per_prog, cdiv(n_tiles, tiles_per_prog)
-
-
-@functools.lru_cache(maxsize=None)
-def num_sms(device_index: int) -> int:
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
 def fast_math() -> bool:
     """The kernels' FAST constexpr (conv_math.sigmoid: PTX ex2 / rcp approximations): on wherever the kernels are
     compiled for a GPU, off under the Triton interpreter, which cannot run inline PTX."""

@@ -24,7 +24,8 @@ import torch
 import triton
 import triton.language as tl
 
-from inductor_conv.kernels.causal_conv1d import fast_math, num_sms
+from inductor_conv.heuristics.conv import num_sms
+from inductor_conv.kernels.causal_conv1d import fast_math
 from inductor_conv.kernels.conv_math import silu
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 

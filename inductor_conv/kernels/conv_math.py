@@ -345,7 +345,7 @@ def bwd_cols(xs, ds, dn, b_ws, p_seq, b_acc, t0, L, s_sl,
 # are few (about 8 an SM, all resident) and run ~60 instructions an element, so one tile ahead left ~2 KB of loads in
 # flight a program, too few to cover DRAM latency (ncu: 60-73% of DRAM bandwidth, warps waiting on loads).  The
 # second tile costs ~16 registers a thread (bf16 rows stay 16-bit) and the row loads past a chunk's end, 2 tiles of
-# the ~20-130 a program walks.  H200: the channel-last backward 10-14% faster (lowerings/heuristics/conv.py).
+# the ~20-130 a program walks.  H200: the channel-last backward 10-14% faster (benchmarks/diagnostics/conv_waves.py).
 @triton.jit
 def load_rows(p_c, m_c, t0, L, s_l, R: tl.constexpr):
     """Rows t0 .. t0 + R - 1 (t0 >= 0) as R [BC, 1] tensors in p_c's dtype, zero past L."""

@@ -34,8 +34,6 @@ from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
 from inductor_conv.kernels import empty_like_q
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
-
-_use_triton = use_triton  # the name other modules of the package import
 from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -268,7 +266,7 @@ class _EagerAttention(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dout):
-        from inductor_conv.kernels.attention import _reduce_dmask, launch_bwd
+        from inductor_conv.kernels.attention import launch_bwd, reduce_dmask
 
         q, k, v, attn_mask, out, lse, seed = ctx.saved_tensors
         dropout_p, is_causal, scale, softcap = ctx.args
@@ -276,7 +274,7 @@ class _EagerAttention(torch.autograd.Function):
             dout = dout.to(q.dtype)
         dq, dk, dv, ds = launch_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
                                     ctx.mask_grad, softcap)
-        dmask = _reduce_dmask(ds, attn_mask) if ctx.mask_grad else None
+        dmask = reduce_dmask(ds, attn_mask) if ctx.mask_grad else None
         return dq, dk, dv, dmask, None, None, None, None, None
 
 

@@ -28,10 +28,10 @@ from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
 
-_use_triton = use_triton  # the name other modules of the package import
-
-_ACTIVATIONS = {None: "none", "silu": "silu", "swish": "silu"}
-_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+# The public functions' `activation` argument -> the ops' (also read by ops/causal_conv1d_update.py).
+ACTIVATIONS = {None: "none", "silu": "silu", "swish": "silu"}
+# The dtypes x, weight, bias and initial_states may have (float64: the torch path, for gradcheck).
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
         raise TypeError(f"x must be a Tensor, got {type(x).__name__}")
     if x.dim() != 3:
         raise ValueError(f"x must have shape (B, C, L), got a {x.dim()}-d tensor of shape {tuple(x.shape)}")
-    if x.dtype not in _FLOAT_DTYPES:
+    if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"x must be float32, float16 or bfloat16, got {x.dtype}")
     B, C, L = x.shape
     if not isinstance(weight, Tensor):
@@ -304,18 +304,18 @@ def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
     K = weight.shape[-1]
     if K < 1:
         raise ValueError(f"weight's width K must be >= 1, got K={K}")
-    if weight.dtype not in _FLOAT_DTYPES:
+    if weight.dtype not in FLOAT_DTYPES:
         raise TypeError(f"weight must be a floating-point tensor, got {weight.dtype}")
     if bias is not None:
         if not isinstance(bias, Tensor):
             raise TypeError(f"bias must be a Tensor or None, got {type(bias).__name__}")
         if bias.shape != (C,):
             raise ValueError(f"bias must have shape ({C},), got {tuple(bias.shape)}")
-        if bias.dtype not in _FLOAT_DTYPES:
+        if bias.dtype not in FLOAT_DTYPES:
             raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
     if activation is not None and not isinstance(activation, str):
         raise TypeError(f"activation must be None, 'silu' or 'swish', got a {type(activation).__name__}")
-    if activation not in _ACTIVATIONS:
+    if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
     if seq_idx is not None:
         if not isinstance(seq_idx, Tensor):
@@ -331,11 +331,11 @@ def _check_args(x, weight, bias, activation, seq_idx, initial_states) -> str:
             raise ValueError(
                 f"initial_states must have shape ({B}, {C}, {K - 1}), got {tuple(initial_states.shape)}"
             )
-        if initial_states.dtype not in _FLOAT_DTYPES:
+        if initial_states.dtype not in FLOAT_DTYPES:
             raise TypeError(f"initial_states must be a floating-point tensor, got {initial_states.dtype}")
         if seq_idx is not None:
             raise ValueError("initial_states cannot be combined with seq_idx (as in causal_conv1d_fn)")
     for name, t in (("weight", weight), ("bias", bias), ("seq_idx", seq_idx), ("initial_states", initial_states)):
         if t is not None and t.device != x.device:
             raise ValueError(f"{name} is on {t.device} but x is on {x.device}")
-    return _ACTIVATIONS[activation]
+    return ACTIVATIONS[activation]

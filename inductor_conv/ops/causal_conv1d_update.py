@@ -20,7 +20,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from inductor_conv.ops.causal_conv1d import _ACTIVATIONS, _FLOAT_DTYPES
+from inductor_conv.ops.causal_conv1d import ACTIVATIONS, FLOAT_DTYPES
 from inductor_conv.ops.eager import fast_path, use_triton
 
 
@@ -138,7 +138,7 @@ def _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_sta
             raise TypeError(f"{name} must be a Tensor, got {type(t).__name__}")
     if x.dim() not in (2, 3):
         raise ValueError(f"x must have shape (B, C) or (B, C, T), got a {x.dim()}-d tensor of shape {tuple(x.shape)}")
-    if x.dtype not in _FLOAT_DTYPES:
+    if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"x must be float32, float16 or bfloat16, got {x.dtype}")
     B, C = x.shape[:2]
     if conv_state.dim() != 3 or conv_state.shape[1] != C:
@@ -154,18 +154,18 @@ def _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_sta
         raise ValueError(f"weight's width K must be >= 2, got K={K}")
     if S < K - 1:
         raise ValueError(f"conv_state must hold at least K - 1 = {K - 1} columns, got S={S}")
-    if weight.dtype not in _FLOAT_DTYPES:
+    if weight.dtype not in FLOAT_DTYPES:
         raise TypeError(f"weight must be a floating-point tensor, got {weight.dtype}")
     if bias is not None:
         if not isinstance(bias, Tensor):
             raise TypeError(f"bias must be a Tensor or None, got {type(bias).__name__}")
         if bias.shape != (C,):
             raise ValueError(f"bias must have shape ({C},), got {tuple(bias.shape)}")
-        if bias.dtype not in _FLOAT_DTYPES:
+        if bias.dtype not in FLOAT_DTYPES:
             raise TypeError(f"bias must be a floating-point tensor, got {bias.dtype}")
     if activation is not None and not isinstance(activation, str):
         raise TypeError(f"activation must be None, 'silu' or 'swish', got a {type(activation).__name__}")
-    if activation not in _ACTIVATIONS:
+    if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be None, 'silu' or 'swish', got {activation!r}")
     for name, t in (("cache_seqlens", cache_seqlens), ("conv_state_indices", conv_state_indices)):
         if t is None:
@@ -186,7 +186,7 @@ def _check_args(x, conv_state, weight, bias, activation, cache_seqlens, conv_sta
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, conv_state, weight, bias)):
         raise RuntimeError("inductor_conv.causal_conv1d_update is inference only (no backward): call it under "
                            "torch.no_grad() / torch.inference_mode(), or detach its inputs")
-    return _ACTIVATIONS[activation]
+    return ACTIVATIONS[activation]
 
 
 # ---------------------------------------------------------------------------------------------------------------

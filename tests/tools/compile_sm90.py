@@ -214,8 +214,8 @@ _SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_
 
 
 def _attention_launches():
+    from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
     from inductor_conv.kernels.attention import attention_bwd, attention_fwd
-    from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
 
     launches = []
     B, S, D = 1, 128, 128
@@ -329,9 +329,9 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
     causal pair, no TMA."""
-    from inductor_conv.kernels.attention import score_scales
+    from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+    from inductor_conv.kernels.attn_common import score_scales
     from inductor_conv.lowerings.attention import _DOT_DTYPES
-    from inductor_conv.lowerings.heuristics.attention import attn_bwd_tile, attn_fwd_tile
     from inductor_conv.reference.attention import dropout_threshold
 
     if tile is None:
@@ -398,7 +398,7 @@ def compile_conv_template(direction: str, layout: str, shape, tile=None):
     (B, C, L, K)), rendered with the lowering's own constexprs (`_template_kwargs`, N_CHUNKS for 132 SMs) and
     compiled for sm_90.  Layouts: "bcl" (x contiguous), "blc" (the channel-last view, y / dy in x's layout),
     "blc_t" (x channel-last, y / dy contiguous).  Returns (compiled, ConvGeometry, N_CHUNKS)."""
-    from inductor_conv.kernels.causal_conv1d import conv_chunks, conv_geometry
+    from inductor_conv.heuristics.conv import conv_chunks, conv_geometry
     from inductor_conv.lowerings import causal_conv1d_silu as lowering
 
     B, C, L, K = shape
@@ -448,7 +448,7 @@ def _conv_template(direction: str, layout: str):
 
 def compile_templates(report=print) -> list[dict]:
     """Compile each of ATTENTION_TEMPLATES and CONV_TEMPLATES for sm_90; one summary() per variant."""
-    from inductor_conv.kernels.causal_conv1d import conv_geometry
+    from inductor_conv.heuristics.conv import conv_geometry
 
     variants = []
     for pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds in ATTENTION_TEMPLATES:

@@ -1,0 +1,196 @@
+"""Tiles of the attention kernels (eager launchers and Inductor templates), keyed by padded head dim, and where the
+fused template pays at all (template_pays).
+
+Read by kernels/attention.py (the eager launchers) and lowerings/attention.py (the templates), so both run the same
+tile for a form.  fp16 and bf16 run the same tensor-core code and share the tables (timed in bf16); fp32 and the
+Triton interpreter have one tile each.  Head dims are padded to a power of two >= 64 (head_dim_bucket).
+
+Provenance lines: GPU, date and how the time of one forward or backward was taken (torch 2.11, triton 3.6, bf16, at
+B4 H16 S2048 D128 unless the line names another shape):
+    autotune             the table Inductor prints for the compiled template under max-autotune
+                         (TORCHINDUCTOR_MAX_AUTOTUNE=1 python benchmarks/attention.py --cases N)
+    eager                triton.testing.do_bench medians of the eager launchers per tile (benchmarks/diagnostics/
+                         attention_bwd_tiles.py --shape 4,16,16,2048,128 --softcap 0 --no-causal --tiles / --fwd-tiles)
+    profile              benchmarks/diagnostics/attention_profile.py's kernel time
+    attention_bwd_tiles  benchmarks/diagnostics/attention_bwd_tiles.py at its default shape (B2 H16/8 S4096 D256,
+                         causal, softcap 50)
+FlexAttention's sm90 table is torch 2.13's _inductor/template_heuristics/triton.py.
+"""
+import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass(frozen=True)
+class AttnFwdTile:
+    """Forward (and the shape of the dQ pass): BLOCK_M query rows per program, BLOCK_N keys per loop step.
+
+    Constraints: BLOCK_M % BLOCK_N == 0 (the causal band starts on a key-tile boundary), both powers of two >= 16
+    (tl.dot needs K >= 16).  pair (causal only): each program runs two row blocks, n - 1 - u then u, so that every
+    program visits n + 1 key tiles (config.attention_causal_pair overrides it).
+    """
+
+    block_m: int
+    block_n: int
+    num_warps: int
+    num_stages: int
+    pair: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class AttnBwdTile:
+    """Backward: dK/dV programs own BLOCK_N keys and step over BLOCK_M queries; dQ programs own BLOCK_N queries and
+    step over BLOCK_M keys (FlexAttention's symmetric pairing).  Constraints: BLOCK_N % BLOCK_M == 0, both powers of
+    two >= 16 (tl.dot needs K >= 16).  split: dK and dV of a key block in two programs, one accumulator each
+    (Note [split dK/dV] in kernels/attn_math.py).
+    """
+
+    block_m: int
+    block_n: int
+    num_warps: int
+    num_stages: int
+    split: bool = False
+
+
+# Forward, fp16 / bf16, by head_dim_bucket; one provenance line each (see the module docstring).
+CUDA_FWD = {
+    # FlexAttention's sm90 table; H200 2026-11-30, autotune B8 H16 S1024 p=0.1: 0.120 ms, (64, 64, 4, 3) 0.125
+    64: AttnFwdTile(128, 64, 4, 3),
+    # H200 2026-11-30, eager: 446 TFLOP/s (compiled 465); (128, 128, 8, 3) 446, (128, 128, 8, 2) 391
+    128: AttnFwdTile(128, 64, 8, 3),
+    # H200 2026-12-03, attention_bwd_tiles --fwd-tiles, p=0/0.1: 0.70/0.76 ms; (64, 32, 4, 2) 0.79/0.96
+    256: AttnFwdTile(128, 64, 8, 2),
+}
+CUDA_FWD_CAUSAL = {
+    # H200 2026-12-01, profile B8 H16 S1024: paired 59.9 us; (128, 64, 8, 3) paired 63.1, (64, 64, 4, 3) alone 65.5
+    64: AttnFwdTile(128, 64, 4, 3, pair=True),
+    # H200 2026-11-30, eager: 364 TFLOP/s; (128, 128, 8, 3) 338, (128, 64, 8, 3) 333, (128, 64, 8, 2) 270
+    128: AttnFwdTile(64, 64, 4, 3),
+}
+CUDA_FWD_DROPOUT = {
+    # H200 2026-11-30, autotune p=0.1: 0.333 ms; (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351
+    128: AttnFwdTile(64, 64, 4, 3),
+}
+# Backward, fp16 / bf16, by head_dim_bucket.
+CUDA_BWD = {
+    # H200 2026-11-30, autotune B8 H16 S1024: the best of ten tiles, p=0 0.249 ms, p=0.1 0.334 ms
+    64: AttnBwdTile(64, 64, 4, 3),
+    # H200 2026-11-30, benchmarks/attention.py --cases 0: the compiled template 429 TFLOP/s forward+backward
+    128: AttnBwdTile(64, 128, 8, 3),
+    # H200 2026-12-03, attention_bwd_tiles, p=0/0.1: 4.02/4.54 ms; split 4.92/5.40, (32, 64, 8, 2) 5.08/5.36
+    256: AttnBwdTile(64, 64, 8, 2),
+}
+CUDA_BWD_CAUSAL = {
+    # H200 2026-11-30, autotune B8 H16 S1024: 0.168 ms; (64, 64, 4, 2) 0.172, (32, 64, 4, 3) 0.182
+    64: AttnBwdTile(64, 64, 4, 3),
+    # H200 2026-11-30, autotune: 0.443 ms; (32, 64, 4, 3) 0.492, (64, 128, 8, 3) 0.516, (128, 128, 8, 2) 0.568
+    128: AttnBwdTile(64, 64, 4, 2),
+}
+CUDA_BWD_DROPOUT = {
+    # H200 2026-11-30, autotune p=0.1: 0.936 ms; (32, 64, 4, 3) 1.001, (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074
+    128: AttnBwdTile(64, 64, 4, 2),
+}
+# The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
+EAGER_BWD_STAGES = {
+    # H200 2026-11-30, eager: (64, 128, 8, 2) 361 TFLOP/s, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158
+    128: 2,
+}
+# max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
+CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
+# fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
+CUDA_FP32_FWD = AttnFwdTile(64, 32, 4, 2)
+CUDA_FP32_BWD = AttnBwdTile(32, 64, 4, 1)
+# The CPU interpreter's cost grows with the program count, and tiles smaller than the test lengths exercise the
+# causal band and ragged-end paths.
+INTERPRETER_FWD = AttnFwdTile(32, 16, 4, 1)
+INTERPRETER_BWD = AttnBwdTile(16, 32, 4, 1)
+
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def head_dim_bucket(head_dim: int) -> int:
+    """The tables' key: the head dim padded to a power of two, at least 64."""
+    return max(64, 1 << (max(head_dim, 1) - 1).bit_length())
+
+
+def _table_key(dtype: torch.dtype, head_dim: int):
+    """The key of the 16-bit tables (None for another dtype: no entry)."""
+    return head_dim_bucket(head_dim) if dtype in _HALF else None
+
+
+def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool):
+    """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal
+    or dropout table's for such a form; None when the plain table decides."""
+    fwd = kind == "fwd"
+    if device != "cuda":
+        return INTERPRETER_FWD if fwd else INTERPRETER_BWD
+    if dtype == torch.float32:
+        return CUDA_FP32_FWD if fwd else CUDA_FP32_BWD
+    key = _table_key(dtype, head_dim)
+    causal_table, dropout_table = (CUDA_FWD_CAUSAL, CUDA_FWD_DROPOUT) if fwd else (CUDA_BWD_CAUSAL, CUDA_BWD_DROPOUT)
+    if causal and key in causal_table:
+        return causal_table[key]
+    if dropout and key in dropout_table:
+        return dropout_table[key]
+    return None
+
+
+def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False,
+                  dropout: bool = False) -> AttnFwdTile:
+    """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1)."""
+    tile = _form_tile("fwd", dtype, head_dim, device, causal, dropout)
+    return tile if tile is not None else CUDA_FWD.get(_table_key(dtype, head_dim), AttnFwdTile(64, 32, 4, 2))
+
+
+def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = False, causal: bool = False,
+                  dropout: bool = False) -> AttnBwdTile:
+    """Default backward tile (see AttnBwdTile for how the two kinds of program use it); `eager` for the launcher,
+    whose kernel sees runtime lengths and strides (the templates see Inductor's static ones)."""
+    tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout)
+    if tile is not None:
+        return tile
+    tile = CUDA_BWD.get(_table_key(dtype, head_dim), AttnBwdTile(32, 64, 4, 1))
+    if eager and head_dim_bucket(head_dim) in EAGER_BWD_STAGES:
+        tile = dataclasses.replace(tile, num_stages=EAGER_BWD_STAGES[head_dim_bucket(head_dim)])
+    return tile
+
+
+def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
+                            dropout: bool = False) -> list[AttnFwdTile]:
+    """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
+    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout)
+    extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
+    if dtype == torch.float32 or head_dim > 128:
+        return [default]
+    return [default] + [t for t in extra if t != default]
+
+
+def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
+                            dropout: bool = False) -> list[AttnBwdTile]:
+    """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
+    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout)
+    extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
+             AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
+    if dtype == torch.float32:
+        return [default]
+    if head_dim > 128:
+        extra = CUDA_BWD_AUTOTUNE_256
+    return [default] + [t for t in extra if t != default]
+
+
+# ---------------------------------------------------------------- routing
+# Where the fused template is measured slower than what Inductor runs without the rewrite, the pattern is left to
+# Inductor (patterns/attention_checks.py's template_pays; the decision table is in docs/attention.md).  Soft-capped
+# attention at head dim > 128 with a mask tensor the pass cannot prove causal (HF builds the mask outside the layers,
+# so a per-layer compile receives it as an input): the template computes every tile and loads the mask, while
+# Inductor's unfused graph runs the two products in cuBLAS.  With the mask proven causal (the band only) the
+# template wins: 181 vs 154 TFLOP/s forward+backward (benchmarks/attention_softcap.py --quick).
+# H200 2026-12-03, benchmarks/models.py --models gemma2: 39.9 ms a step default Inductor, 47.5 with the rewrite (0.84x)
+SOFTCAP_DENSE_MASK_MAX_HEAD_DIM = 128
+
+
+def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
+    """Whether the rewrite is measured no slower than Inductor's own code for this form.  dense_mask: a mask tensor
+    that stays one (not provably causal), so every tile is computed."""
+    return not (softcap and dense_mask and head_dim > SOFTCAP_DENSE_MASK_MAX_HEAD_DIM)

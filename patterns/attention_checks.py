@@ -5,9 +5,12 @@ and allow extra users (Note [relaxed attention search patterns] in ``attention_r
 what the ignored values decided. ``match.kwargs`` holds the pattern inputs (query/key/value/mask/padding nodes,
 whose ``meta["val"]`` are fake tensors, and the bound scalars fill, dropout_p, scale, ...); ``match.nodes`` the
 matched nodes. Sizes may be symbolic: ``_known`` guards on a size with a hint and says False when it cannot decide.
+Each is a ``@predicate``: the one that refuses a match is named, with its docstring's first sentence, in the log of
+near misses (``TORCH_LOGS=inductor_conv``, Note [rewrite log] in rewrite_log.py).
 """
 from __future__ import annotations
 
+import logging
 import math
 
 import torch
@@ -15,6 +18,7 @@ import torch
 from inductor_conv import config
 from inductor_conv._compat import guard_or_false
 from inductor_conv.patterns.checks import SIZE_QUERIES
+from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -50,16 +54,20 @@ def _is_last_dim(dims, ndim) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # Configuration, devices, dtypes
 # ---------------------------------------------------------------------------------------------------------------
+@predicate(level=logging.DEBUG)
 def attention_enabled(match) -> bool:
+    """``inductor_conv.config.attention`` is on."""
     return bool(config.attention)
 
 
+@predicate(level=logging.DEBUG)
 def device_enabled(match) -> bool:
     """q's device type is one of ``config.device_types`` (enable(device_types=...))."""
     q = _val(match, "query")
     return isinstance(q, torch.Tensor) and q.device.type in config.device_types
 
 
+@predicate
 def qkv_consistent(match) -> bool:
     """q, k, v share a supported dtype and one device (the op and kernels assume it)."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
@@ -71,17 +79,20 @@ def qkv_consistent(match) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # Shapes
 # ---------------------------------------------------------------------------------------------------------------
+@predicate
 def head_dim_supported(match) -> bool:
-    """16 <= D <= 256, the same D for q, k and v (the kernels' tile limits)."""
+    """q and k share a head dim D_qk, v has its own D_v, and 16 <= D <= 256 for each (the kernels' tile limits).
+    D_v may differ from D_qk (FlashAttention 3's hdim (192, 128), DeepSeek's MLA): the output has D_v."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
-    d = q.shape[-1]
-    return (_known(k.shape[-1] == d) and _known(v.shape[-1] == d)
-            and _known(d >= MIN_HEAD_DIM) and _known(d <= MAX_HEAD_DIM))
+    return _known(k.shape[-1] == q.shape[-1]) and all(
+        _known(d >= MIN_HEAD_DIM) and _known(d <= MAX_HEAD_DIM) for d in (q.shape[-1], v.shape[-1]))
 
 
+@predicate
 def qkv_shapes_consistent(match) -> bool:
-    """q (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv; 3-D: q (N, Sq, D), k/v (N, Sk, D).
-    A batch broadcast by matmul (k with B = 1) is not attention our op computes."""
+    """q (B, Hq, Sq, D_qk), k (B, Hkv, Sk, D_qk) and v (B, Hkv, Sk, D_v) with Hq a multiple of Hkv; 3-D: q (N, Sq,
+    D_qk), k (N, Sk, D_qk), v (N, Sk, D_v).  A batch broadcast by matmul (k with B = 1) is not attention our op
+    computes.  (head_dim_supported compares the head dims.)"""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     if not q.dim() == k.dim() == v.dim() or q.dim() not in (3, 4):
         return False
@@ -90,17 +101,19 @@ def qkv_shapes_consistent(match) -> bool:
     return q.dim() == 3 or _known(q.shape[1] % k.shape[1] == 0)
 
 
+@predicate
 def scores_and_output_shaped(match) -> bool:
-    """The softmax input is (B, Hq, Sq, Sk) and the matched output (B, Hq, Sq, D): the reshapes around the two
+    """The softmax input is (B, Hq, Sq, Sk) and the matched output (B, Hq, Sq, D_v): the reshapes around the two
     bmm's are the matmul decomposition of q kᵀ and P v, whatever sizes the pattern ignored."""
-    q, k = _val(match, "query"), _val(match, "key")
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     scores = (*q.shape[:-1], k.shape[-2])
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
     return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), scores) for a in amaxes)
-            and _same_shape(_shape(out), (*q.shape[:-1], q.shape[-1])))
+            and _same_shape(_shape(out), (*q.shape[:-1], v.shape[-1])))
 
 
+@predicate
 def softmax_over_last_dim(match) -> bool:
     """The max and the normaliser sum of the (decomposed) softmax reduce the last dim, keeping it."""
     for amax in _nodes(match, aten.amax.default):
@@ -113,6 +126,7 @@ def softmax_over_last_dim(match) -> bool:
     return True
 
 
+@predicate
 def key_transposed_last_two(match) -> bool:
     """Every permute in the match swaps the last two dims (kᵀ, and the backward's transposes of it)."""
     for node in _nodes(match, aten.permute.default):
@@ -122,6 +136,7 @@ def key_transposed_last_two(match) -> bool:
     return True
 
 
+@predicate
 def head_sums_reduce_broadcast_kv(match) -> bool:
     """A sum of a backward matmul's gradient (relax's optional head sum) reduces the heads of a K/V that matmul
     broadcast over them: dim 1 kept, K (and V) with one head, so the op reads it as multi-query GQA (Hkv = 1)."""
@@ -136,6 +151,7 @@ def head_sums_reduce_broadcast_kv(match) -> bool:
     return True
 
 
+@predicate
 def gradients_shaped_like_inputs(match) -> bool:
     """A training match returns the output, then the gradients of query, key and value (those that need one): each
     must have its input's shape, as the replacement's gradients do (a K/V gradient not yet reduced over broadcast
@@ -157,6 +173,7 @@ def gradients_present(match) -> tuple[bool, ...] | None:
     return tuple(node is not None for node in outputs[1:])
 
 
+@predicate(level=logging.DEBUG)
 def computes_a_gradient(match) -> bool:
     """A training match computes at least one gradient: attention whose inputs all lack one has no backward, and is
     the inference patterns' (registered after the training ones)."""
@@ -164,6 +181,7 @@ def computes_a_gradient(match) -> bool:
     return present is None or any(present)
 
 
+@predicate
 def repeat_kv_interleaves(match) -> bool:
     """HF repeat_kv: k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, Hkv·G, S, D), so query head h reads kv head
     h // G as the op does. (Unsqueezing another dim would pair heads as h % Hkv.)"""
@@ -183,6 +201,7 @@ def repeat_kv_interleaves(match) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # Masks, dropout, users
 # ---------------------------------------------------------------------------------------------------------------
+@predicate
 def masks_supported(match) -> bool:
     """Each mask input is a bool or floating tensor on q's device that broadcasts to the scores without growing
     them; not a 0-d tensor (a scalar that tensorify turned into a tensor)."""
@@ -202,6 +221,7 @@ def masks_supported(match) -> bool:
     return True
 
 
+@predicate
 def fill_supported(match) -> bool:
     """masked_fill/where fill with -inf or finfo(q dtype).min (Note [finite fill] in attention_forms.py). Another
     finite fill is a score that may still get probability (exp(fill - max) > 0), which a mask cannot express."""
@@ -211,6 +231,7 @@ def fill_supported(match) -> bool:
     return fill == -math.inf or fill == torch.finfo(_val(match, "query").dtype).min
 
 
+@predicate
 def softcap_supported(match) -> bool:
     """tanh(s / c) * c with one positive, finite number c (the pattern binds all three uses to one ``softcap``): the
     op's soft-capping (Note [soft-capping] in kernels/attn_math.py). A tensor or non-positive c is left to eager."""
@@ -218,6 +239,7 @@ def softcap_supported(match) -> bool:
     return isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0.0 < cap < math.inf
 
 
+@predicate
 def dropout_consistent(match) -> bool:
     """Dropout keeps rand > p, applied elementwise to the probabilities (no broadcast) and scaled by 1 / (1 - p),
     0 <= p < 1, in the forward and the backward alike."""
@@ -242,6 +264,7 @@ def dropout_consistent(match) -> bool:
     return True
 
 
+@predicate
 def no_outside_users(match) -> bool:
     """No matched intermediate (scores, probabilities, ...) is used outside the match: the weights are not
     returned, stored or logged, and no mask is computed from the scores.  Size queries are not uses: under dynamic
@@ -255,11 +278,12 @@ def no_outside_users(match) -> bool:
     return True
 
 
+@predicate
 def template_pays(match) -> bool:
-    """The measured routing table (lowerings/heuristics/attention.py's template_pays): a form where the template is
+    """The measured routing table (inductor_conv/heuristics/attention.py's template_pays): a form where the template is
     slower than Inductor's unfused code is left to Inductor.  A mask is dense unless the pass can prove it top-left
     causal (patterns/attention_causal.py), which it then replaces by is_causal."""
-    from inductor_conv.lowerings.heuristics.attention import template_pays as pays
+    from inductor_conv.heuristics.attention import template_pays as pays
     from inductor_conv.patterns.attention_causal import abstract_values, is_top_left_causal
 
     d = _val(match, "query").shape[-1]

@@ -4,11 +4,14 @@ A search pattern is traced once with example shapes and matched with every int, 
 (``gen_pattern``); these predicates then prove, on the real graph, that the match means what the replacement computes.
 They read fake values (``node.meta["val"]``) and the matched nodes' literal arguments, and compare sizes with
 ``statically_known_true``: a symbolic size that cannot be proven equal without a new guard means "no rewrite".
+Each is a ``@predicate``: the one that refuses a match is named, with its docstring's first sentence, in the log of
+near misses (``TORCH_LOGS=inductor_conv``, Note [rewrite log] in rewrite_log.py).
 
 Sections: shared helpers and predicates, then one section per capability (causal conv1d; attention).
 """
 from __future__ import annotations
 
+import logging
 import operator
 
 from typing import Any, Iterable, Optional, Sequence
@@ -17,6 +20,7 @@ import torch
 
 from inductor_conv import config
 from inductor_conv._compat import Match, statically_known_true
+from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
 
@@ -60,11 +64,13 @@ def tensors(match: Match, names: Iterable[str]) -> list[Optional[torch.Tensor]]:
     return [value(match.kwargs[name]) if name in match.kwargs else None for name in names]
 
 
+@predicate(level=logging.DEBUG)
 def on_enabled_device(*ts: Optional[torch.Tensor]) -> bool:
     """Every tensor lives on a device type listed in ``inductor_conv.config.device_types``."""
     return all(t.device.type in config.device_types for t in ts if t is not None)
 
 
+@predicate
 def same_device_dtype(*ts: Optional[torch.Tensor]) -> bool:
     """All tensors share one device and one floating dtype (the fused ops take no mixed inputs from a pattern)."""
     present = [t for t in ts if t is not None]
@@ -74,6 +80,7 @@ def same_device_dtype(*ts: Optional[torch.Tensor]) -> bool:
     return first.dtype in _FLOAT_DTYPES and all(t.dtype == first.dtype and t.device == first.device for t in present)
 
 
+@predicate
 def no_outside_users(match: Match) -> bool:
     """Intermediate results stay inside the match: a node other than the pattern's outputs is used only by matched
     nodes (or by size queries). Otherwise the replacement would drop a value another consumer still needs."""
@@ -88,6 +95,7 @@ def no_outside_users(match: Match) -> bool:
     return True
 
 
+@predicate
 def scalars_are_one(match: Match, targets: Sequence = (aten.add.Tensor, aten.sub.Tensor)) -> bool:
     """The Python numbers fed to matched add/sub nodes are all 1 (SiLU's ``1 + exp(-z)`` and its derivative's
     ``1 - σ``, ``1 + z(1 - σ)``); the pattern matched them as "any number"."""
@@ -104,11 +112,13 @@ def scalars_are_one(match: Match, targets: Sequence = (aten.add.Tensor, aten.sub
 # Notation: x (B, C, L), conv weight w (C, 1, K), z the conv output before slicing (length L + K - 1 when the
 # conv pads both sides), "time dim" the dim of length L (2, or 1 after a transpose to (B, L, C)).
 # ---------------------------------------------------------------------------------------------------------------
+@predicate(level=logging.DEBUG)
 def conv_rewrite_enabled() -> bool:
     """``inductor_conv.config.causal_conv1d`` is on."""
     return bool(config.causal_conv1d)
 
 
+@predicate
 def is_depthwise(x: torch.Tensor, w: torch.Tensor, conv: torch.fx.Node) -> bool:
     """x is (B, C, L), w is (C, 1, K) and groups == C: one filter per channel, channel multiplier 1."""
     if x.dim() != 3 or w.dim() != 3:
@@ -118,6 +128,7 @@ def is_depthwise(x: torch.Tensor, w: torch.Tensor, conv: torch.fx.Node) -> bool:
     return known_equal(w.shape[0], C) and known_equal(w.shape[1], 1) and known_equal(groups, C)
 
 
+@predicate
 def is_unit_stride_dilation(conv: torch.fx.Node) -> bool:
     """A plain (not transposed) convolution with stride 1, dilation 1 and no output padding."""
     _, _, _, stride, _, dilation, transposed, output_padding, _ = conv.args
@@ -126,11 +137,13 @@ def is_unit_stride_dilation(conv: torch.fx.Node) -> bool:
     )
 
 
+@predicate
 def has_conv_padding(conv: torch.fx.Node, amount) -> bool:
     """The convolution pads ``amount`` zeros on both sides of time (``padding=[amount]``)."""
     return known_equal(conv.args[4], [amount])
 
 
+@predicate
 def is_left_causal_pad(pad: torch.fx.Node, K) -> bool:
     """``constant_pad_nd(x, [K - 1, 0], 0)``: K - 1 zeros before the sequence, none after (``F.pad(x, (K-1, 0))``)."""
     if pad.target != aten.constant_pad_nd.default:
@@ -140,6 +153,7 @@ def is_left_causal_pad(pad: torch.fx.Node, K) -> bool:
     return known_equal(amounts, [K - 1, 0]) and fill == 0
 
 
+@predicate
 def keeps_first(slice_node: torch.fx.Node, length, dim: int) -> bool:
     """``t[..., :length]`` along ``dim``: start 0, step 1, and an end that is ``length`` (or negative and leaves
     ``length`` elements, as in ``[..., :-(K - 1)]``)."""
@@ -159,6 +173,7 @@ def keeps_first(slice_node: torch.fx.Node, length, dim: int) -> bool:
     return end is not None and known_equal(end, length)
 
 
+@predicate
 def is_causal_padding(match: Match, conv: torch.fx.Node, x: torch.Tensor, K) -> bool:
     """Output t depends on inputs t - K + 1 .. t only: either the input is left-padded by K - 1 and the convolution
     adds none, or the convolution pads K - 1 on both sides and exactly one slice keeps the first L outputs."""
@@ -170,11 +185,13 @@ def is_causal_padding(match: Match, conv: torch.fx.Node, x: torch.Tensor, K) -> 
     return has_conv_padding(conv, K - 1) and len(slices) == 1 and keeps_first(slices[0], x.shape[-1], time_dim)
 
 
+@predicate
 def permutes_swap_channels_and_time(match: Match) -> bool:
     """Every matched permute is ``(0, 2, 1)``: (B, C, L) <-> (B, L, C)."""
     return all(known_equal(p.args[1], [0, 2, 1]) for p in nodes_of(match, aten.permute.default))
 
 
+@predicate
 def backward_is_matched(match: Match, conv: torch.fx.Node) -> bool:
     """Every convolution_backward of this conv (same input and weight) is part of the match: an inference pattern
     must not rewrite only the forward of a conv that a training graph also differentiates."""
@@ -187,6 +204,7 @@ def backward_is_matched(match: Match, conv: torch.fx.Node) -> bool:
     )
 
 
+@predicate
 def backward_mirrors_forward(match: Match, conv: torch.fx.Node) -> bool:
     """In a training graph, the backward nodes undo exactly what the forward did: convolution_backward has the
     convolution's hyper-parameters and the bias's size, the pad's backward crops the same amount, and a slice's
@@ -210,6 +228,7 @@ def backward_mirrors_forward(match: Match, conv: torch.fx.Node) -> bool:
     return True
 
 
+@predicate
 def output_mask_matches_outputs(match: Match) -> bool:
     """convolution_backward computes (dx, dw, dβ) exactly for the gradients the matched graph reads:
     ``output_mask[i]`` is True iff a matched ``getitem(convolution_backward, i)`` exists."""
@@ -223,6 +242,7 @@ def output_mask_matches_outputs(match: Match) -> bool:
     return True
 
 
+@predicate
 def bias_grad_sums_batch_and_time(match: Match) -> bool:
     """A matched ``sum`` (dβ in CUDA training graphs, where Inductor takes it out of convolution_backward) reduces
     the conv-output gradient over batch and time, dims (0, 2), without keepdim or a dtype."""
@@ -259,6 +279,7 @@ def _scatter_undoes_slice(scatter: torch.fx.Node, slice_node: torch.fx.Node) -> 
     return zeros.dtype == src.dtype and known_equal(list(zeros.shape), list(src.shape))
 
 
+@predicate
 def copies_are_exact(match: Match) -> bool:
     """A matched ``copy(dst, src)`` (an in-place activation's backward writes its gradient into the incoming one's
     buffer) has src's shape and dtype: it is src itself, no broadcast or cast."""

@@ -72,6 +72,7 @@ from inductor_conv._compat import (
     pattern_namespace,
     pattern_source,
 )
+from inductor_conv.patterns.rewrite_log import name_pattern
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +307,13 @@ class PatternCache:
         return "trace", "a fresh trace", {}
 
     def pattern(self, name: str, trace):
+        """The pattern of variant ``name`` ("<index>:<variant>"), rebuilt or ``trace()``'s; named for the rewrite
+        log (Note [rewrite log] in rewrite_log.py: the widening that follows changes it in place)."""
+        pattern = self._pattern(name, trace)
+        name_pattern(pattern, self.capability, name.partition(":")[2] or name)
+        return pattern
+
+    def _pattern(self, name: str, trace):
         build = self.builders.get(name)
         if build is not None:
             try:

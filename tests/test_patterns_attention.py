@@ -620,6 +620,19 @@ def test_gqa_passes_unexpanded_kv():
 
 
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_value_head_dim_differs(train):
+    """q and k with head dim 24, v with 16 (FlashAttention 3's (192, 128), DeepSeek's MLA, made small): rewritten
+    with v as it is, the output (B, H, S, 16); GQA through repeat_kv too."""
+    torch.manual_seed(0)
+    model = Attention(_llama)
+    args = [torch.randn(B, S, H, 24), torch.randn(B, S, HKV, 24), torch.randn(B, S, HKV, 16), torch.randn(B, 1, S, S)]
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
+    text = "".join(graphs)
+    assert counts["attention"] == 1, text
+    assert op_arg_shapes(text) == [f"{B}, {H}, {S}, 24", f"{B}, {HKV}, {S}, 24", f"{B}, {HKV}, {S}, 16"], text
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
 def test_t5_inplace_bias(train):
     spelling = lambda m, q, k, v, mask: _t5(m, q, k, v, mask, inplace=True)  # noqa: E731
     model, args = make_case("t5", table={"t5": (spelling, dict(bias_shape=(1, H, S, S)), None, H)})
@@ -988,7 +1001,7 @@ LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim
     "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
     "softcap_two_constants": (_gemma2(1.5, 2.0), {}, _additive(B, 1, S, S), HKV, D),
-    # the routing table (lowerings/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
+    # the routing table (inductor_conv/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
     # input the pass cannot prove causal is measured slower fused than in Inductor's own graph
     "softcap_d256_mask_input": (_gemma2(), {}, _additive(B, 1, S, S), HKV, 256),
 }
@@ -1170,6 +1183,12 @@ def test_predicate_head_dim_supported():
     assert checks.head_dim_supported(_fake_match(_attention_fn(), _qkv(d=16), QKV))
     assert not checks.head_dim_supported(_fake_match(_attention_fn(), _qkv(d=8), QKV))
     assert not checks.head_dim_supported(_fake_match(lambda q, k, v: q, _qkv(d=264), QKV))
+    # v's head dim may differ from q's and k's (MLA), each within the limits; k's must be q's
+    q, k, _ = _qkv(d=24)
+    for d_v, supported in ((16, True), (256, True), (8, False), (264, False)):
+        v = torch.randn(B, H, S, d_v)
+        assert checks.head_dim_supported(_fake_match(lambda q, k, v: q, [q, k, v], QKV)) == supported, d_v
+    assert not checks.head_dim_supported(_fake_match(lambda q, k, v: q, [q, k[..., :16], k[..., :16]], QKV))
 
 
 def test_predicate_qkv_shapes_consistent():
@@ -1180,6 +1199,8 @@ def test_predicate_qkv_shapes_consistent():
 
 def test_predicate_scores_and_output_shaped():
     assert checks.scores_and_output_shaped(_fake_match(_attention_fn(), _qkv(), QKV))
+    q, k, _ = _qkv(d=24)  # the output has v's head dim
+    assert checks.scores_and_output_shaped(_fake_match(_attention_fn(), [q, k, torch.randn(B, H, S, 16)], QKV))
     # q (B, H, S, D) against a "key" whose transpose gives (B, H, D, S) scores of another shape:
     q, k, v = _qkv()
     fn = lambda q, k, v: torch.matmul(_softmax_decomposed(q @ q.transpose(-2, -1), -1)[..., :4, :], v)  # noqa: E731

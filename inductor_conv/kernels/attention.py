@@ -124,7 +124,7 @@ def _attn_bwd_delta_kernel(
 
 @triton.jit
 def _attn_bwd_cols(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_dob, stride_doh, stride_dom, stride_dod,
@@ -135,8 +135,9 @@ def _attn_bwd_cols(
     SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr,
     BLOCK_DV: tl.constexpr,
 ):
-    """dK / dV of key block i_n of (b, kv head i_hk): attn_bwd_dkdv_cols with this kernel's arguments."""
-    return attn_bwd_dkdv_cols(
+    """dK and / or dV (PART 0 / 2 / 1, Note [split dK/dV]) of key block i_n of (b, kv head i_hk), stored through
+    p_dk / p_dv under m_out / m_out_v: attn_bwd_dkdv_cols with this kernel's arguments."""
+    dk, dv = attn_bwd_dkdv_cols(
         Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n * BLOCK_N,
         stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
         stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
@@ -146,6 +147,10 @@ def _attn_bwd_cols(
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
         ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN,
         HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+    if PART != 1:
+        tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
+    if PART != 2:
+        tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
 
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
@@ -182,41 +187,27 @@ def _attn_bwd_kernel(
         m_out_v = (o_j < SEQ_K)[:, None] & (o_dv < HEAD_DIM_V)[None, :]
         p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
         p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_dv[None, :] * stride_dvd
-        if SPLIT_KV:
-            if pid < n_kv_blocks:
-                dk, dv = _attn_bwd_cols(
-                    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
-                    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                    stride_dob, stride_doh, stride_dom, stride_dod,
-                    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
-                    HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
-                    BLOCK_DV=BLOCK_DV)
-                tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
-            else:
-                dk, dv = _attn_bwd_cols(
-                    Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
-                    stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                    stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                    stride_dob, stride_doh, stride_dom, stride_dod,
-                    H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
-                    HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                    ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
-                    BLOCK_DV=BLOCK_DV)
-                tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
-        else:
-            dk, dv = _attn_bwd_cols(
-                Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n,
+        # without SPLIT_KV every key program runs both gradients (PART 0); with it the first n_kv_blocks run dK
+        # (PART 2), the others dV (PART 1): Note [split dK/dV]
+        if pid < n_kv_blocks:
+            _attn_bwd_cols(
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
                 stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
                 stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
                 stride_dob, stride_doh, stride_dom, stride_dod,
                 H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                 HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=0, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2 if SPLIT_KV else 0, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
                 BLOCK_DV=BLOCK_DV)
-            tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
-            tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
+        elif SPLIT_KV:
+            _attn_bwd_cols(
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
+                stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
+                stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
+                stride_dob, stride_doh, stride_dom, stride_dod,
+                H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
+                HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
         i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks

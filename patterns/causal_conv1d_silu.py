@@ -421,9 +421,9 @@ def register(pass_dict) -> None:
 # eager's by an ATen transpose (551 us at B8 C5120 L2048 bf16 on the H200) and back into x's layout by our
 # backward's lowering (85 us).  So where y, or a view of it, is a graph output and y is not already contiguous,
 # the op is asked for eager's layout (contiguous_out=True) and the lowering stores y through tall row tiles whose
-# rows are runs of positions (H200, B8 C5120 L2048 K4 bf16: 87 us, 92% of the device copy, one tile a program since
-# the eleventh session; 106 us before), and the backward reads the contiguous dy in place (DY_T in the backward
-# template): compiled forward+backward 0.27 ms (0.95 before this rule).  Inside the graph y keeps x's layout.
+# rows are runs of positions (H200, B8 C5120 L2048 K4 bf16: 87 us, 92% of the device copy, one tile a program), and
+# the backward reads the contiguous dy in place (DY_T in the backward template): compiled forward+backward 0.27 ms
+# (0.95 without this rule).  Inside the graph y keeps x's layout.
 # Only y and its views (transposes, slices, Mamba-2's split) are covered: a graph returning an op on y (say y * 2)
 # gets that op's layout from Inductor.
 # config.conv_eager_output_layout = False turns this off.

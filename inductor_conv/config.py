@@ -45,6 +45,12 @@ pattern_cache_dir: str | None = None
 # 1.50 -> 1.38 ms, backward 5.02 -> 4.56 ms.  fp32 inputs, and False, take the exact form.
 attention_fast_tanh: bool = True
 
+# Attention with a mask tensor: each program skips the tiles whose scores the mask sets to -inf or to a floor value
+# beside a real one (exactly zero probability), from a scan of its mask tiles: a causal or sliding-window mask passed
+# as a tensor costs its band, a packed batch its documents (Note [mask ranges] in kernels/attn_math.py).  Exact
+# either way; off until measured on the GPU (the scan reads the mask once more, and the loop bounds become data).
+attention_mask_ranges: bool = False
+
 # ---------------------------------------------------------------------------------------------------------------
 # Experiment switches of the template lowerings: each default is the measured best (H200, torch 2.11, triton 3.6).
 # benchmarks/diagnostics/attention_profile.py sets the attention ones (`group=`, `bwd_group=`, `masked_first=`,

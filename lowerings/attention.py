@@ -136,7 +136,7 @@ def _use_template(q, k, v) -> bool:
     return guard_int(q.get_size()[-1]) <= 256 and guard_int(v.get_size()[-1]) <= 256
 
 
-def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0):
+def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0, mask_grad=False):
     """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines), and the head dim
     that picks the tile (the larger of q's and v's: Note [value head dim] in kernels/attn_math.py)."""
     sizevars = V.graph.sizevars
@@ -155,6 +155,8 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(config.attention_masked_first),
+        # Note [mask ranges]; not with the mask's gradient: the template's dS buffer is not zero-filled
+        MASK_RANGES=bool(config.attention_mask_ranges) and attn_mask is not None and not mask_grad,
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
@@ -350,7 +352,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap)
+    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap,
+                                 mask_grad=bool(mask_grad))
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).

@@ -180,7 +180,8 @@ class InductorConvPass(CustomGraphPass):
         # the config the rewrites and the lowerings read (its experiment switches included), plus the torch switches
         # the attention lowering reads (its cuDNN choice)
         settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
-                    config.attention_cudnn, config.attention_fast_tanh, config.conv_eager_output_layout,
+                    config.attention_cudnn, config.attention_fast_tanh, config.attention_mask_ranges,
+                    config.conv_eager_output_layout,
                     config.attention_causal_group, config.attention_causal_bwd_group, config.attention_masked_first,
                     config.attention_bwd_kv_first, config.attention_causal_pair, config.attention_tma,
                     config.conv_bwd_dy_t, torch.backends.cuda.cudnn_sdp_enabled(),

@@ -95,7 +95,7 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False, tma=False, softcap=0.0, split=False, D_V=None):
+                pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
     return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), HEAD_DIM_V=D_V or D,
                 BLOCK_DV=max(16, triton.next_power_of_2(D_V or D)), BLOCK_M=block_m, BLOCK_N=block_n,
@@ -110,6 +110,7 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
                 SPLIT_KV=split,  # dK and dV in programs of their own (Note [split dK/dV])
                 EVEN=False,  # ragged lengths here (Note [even lengths])
+                MASK_RANGES=mask_ranges,  # Note [mask ranges]
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
@@ -183,18 +184,23 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,split", [(True, 0.3, False), (False, 0.0, True)])
-def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split):
+@pytest.mark.parametrize("causal,p,split,ranges", [(True, 0.3, False, False), (False, 0.0, True, False),
+                                                   (False, 0.3, False, True)])
+def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split, ranges):
     """Note [value head dim]: both templates with v's head dim 16 against q's and k's 24 (MLA's shape of the
-    problem): O [B, Hq, Sq, 16] and every gradient against float64, GQA, ragged lengths, a learned additive mask."""
+    problem): O [B, Hq, Sq, 16] and every gradient against float64, GQA, ragged lengths, an additive mask.  ranges:
+    Note [mask ranges], with a mask that hides the first 16 keys from every row and the last rows' tiles."""
     B, Hq, Hkv, Sq, Sk, D, Dv, scale = 2, 4, 2, 41, 45, 24, 16, 0.3
     q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
     mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
+    if ranges:  # the first key tile hidden from every row (-inf), a band below the diagonal otherwise
+        i, j = torch.arange(Sq)[:, None], torch.arange(Sk)[None, :]
+        mask4 = torch.where((j >= 16) & (j <= i + 4), mask4, float("-inf"))
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, Dv, seed=4)
     nan = float("nan")
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv)
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"mla_fwd_{causal}_{p}")
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, mask_ranges=ranges)
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"mla_fwd_{causal}_{p}_{ranges}")
     out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
     fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
         q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
@@ -202,8 +208,11 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
-    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv) | dict(STORE_DS=True)
-    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"mla_bwd_{causal}_{p}_{split}")
+    # the mask's gradient (STORE_DS) only without ranges, as the lowering does
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv,
+                      mask_ranges=ranges) | dict(STORE_DS=not ranges)
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
+                         f"mla_bwd_{causal}_{p}_{split}_{ranges}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](

@@ -49,6 +49,7 @@ def _attn_fwd_kernel(
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
     SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
+    MASK_RANGES: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
@@ -72,7 +73,7 @@ def _attn_fwd_kernel(
                         stride_ob, stride_oh, stride_om, stride_od,
                         GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
                         HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN, HEAD_DIM_V, BLOCK_DV)
+                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN, HEAD_DIM_V, BLOCK_DV, MASK_RANGES)
 
 
 @triton.jit
@@ -85,7 +86,7 @@ def _attn_fwd_block(
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
-    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
+    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
 ):
     """Row block i_m of (b, h): O [BLOCK_M, HEAD_DIM_V] and LSE."""
     b_o, b_lse = attn_fwd_rows(
@@ -95,7 +96,7 @@ def _attn_fwd_block(
         SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
-        SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+        SOFTCAP=SOFTCAP, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
@@ -133,7 +134,7 @@ def _attn_bwd_cols(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
     SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr,
-    BLOCK_DV: tl.constexpr,
+    BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
 ):
     """dK and / or dV (PART 0 / 2 / 1, Note [split dK/dV]) of key block i_n of (b, kv head i_hk), stored through
     p_dk / p_dv under m_out / m_out_v: attn_bwd_dkdv_cols with this kernel's arguments."""
@@ -145,7 +146,7 @@ def _attn_bwd_cols(
         H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
         IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN,
+        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
         HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     if PART != 1:
         tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
@@ -165,7 +166,7 @@ def _attn_bwd_kernel(
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
     MASKED_FIRST: tl.constexpr, KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
-    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
+    EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
@@ -197,7 +198,8 @@ def _attn_bwd_kernel(
                 stride_dob, stride_doh, stride_dom, stride_dod,
                 H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                 HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2 if SPLIT_KV else 0, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V,
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2 if SPLIT_KV else 0,
+                EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V,
                 BLOCK_DV=BLOCK_DV)
         elif SPLIT_KV:
             _attn_bwd_cols(
@@ -207,7 +209,8 @@ def _attn_bwd_kernel(
                 stride_dob, stride_doh, stride_dom, stride_dod,
                 H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
                 HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1,
+                EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
         i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks
@@ -221,7 +224,8 @@ def _attn_bwd_kernel(
             H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
-            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN,
+            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
+            EVEN=EVEN, MASK_RANGES=MASK_RANGES,
             HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
@@ -324,7 +328,7 @@ class _Plan:
                  "delta_constexprs", "kv_programs", "_variants")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
-                 device, fast_tanh=False, head_dim_v=None, config=None):
+                 device, fast_tanh=False, head_dim_v=None, mask_ranges=False, config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
         tile = _tile(kind, config, dtype, max(head_dim, head_dim_v), "interpreter" if interpret else device, is_causal,
@@ -336,7 +340,8 @@ class _Plan:
                                BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind(mask_dtype),
                                IS_CAUSAL=is_causal,
                                HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret),
-                               HEAD_DIM_V=head_dim_v, BLOCK_DV=block_dv, **opts)
+                               HEAD_DIM_V=head_dim_v, BLOCK_DV=block_dv,
+                               MASK_RANGES=mask_ranges and mask_dtype is not None, **opts)  # Note [mask ranges]
         if kind == "fwd":
             pair = tile[4] and is_causal
             self.rows = 2 * self.block_m if pair else self.block_m  # pairs: cdiv(cdiv(Sq, BM), 2) row blocks
@@ -367,7 +372,8 @@ _plan = functools.lru_cache(maxsize=None)(_Plan)
 
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
-            softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1])
+            softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
+            _config.attention_mask_ranges)
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 

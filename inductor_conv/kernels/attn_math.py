@@ -100,6 +100,20 @@ DeepSeek's MLA (192 for the scores, 128 for the values; FlashAttention 3 support
 see HEAD_DIM; the V tiles, the O / dV accumulators and the dO tiles are BLOCK_DV wide.  HEAD_DIM_V = 0 (the default
 of the helpers) means HEAD_DIM, and BLOCK_DV = 0 means BLOCK_D.
 
+Note [mask ranges]: with MASK_RANGES (config.attention_mask_ranges) a program first reads the mask tiles it would
+visit and keeps only the range of tiles that can contribute: the forward and dQ programs the key tiles from the first
+to the last one holding a real entry (mask_key_range: True, or an additive value above the floor), provided every
+one of its rows has a real entry somewhere; the dK/dV programs the query tiles from the first to the last one holding
+a real entry for its keys or a floor row (mask_query_range; a floor row spreads its probability over floor entries).
+Outside that range every score is -inf or a floor entry of a row whose maximum is real, so its probability is exactly
+0 and the skipped tiles would have added exact zeros (+0 for -0 at most).  A causal mask passed as a tensor then
+costs its band, not the square, a sliding window its window, a left-padded batch starts at its first token, and a
+packed sequence of documents at its document.  The scan reads the mask once more (a mask tile is small next to the
+Q/K/V tiles of the same step).  A causal template writing the mask's gradient keeps it off (its dS buffer is not
+zero-filled).  Off by default until measured on the GPU: compiled offline for sm_90 (D128, p = 0.1, additive mask),
+the forward template with ranges has ptxas serialise its wgmmas (C7515, as Note [fixed band] describes for a
+data-dependent loop bound) and the backward template spills 296 bytes; both want fixing before the switch goes on.
+
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
@@ -333,6 +347,67 @@ def dropout_keep(seed, i_b, i_h, o_i, start_n, threshold, BLOCK_N: tl.constexpr,
         return tl.reshape(keep, (o_i.shape[0], BLOCK_N))  # [BM, BN/16, 2, 8] -> [BM, BN]
 
 
+
+# ---------------------------------------------------------------- mask ranges
+@triton.jit
+def mask_real(b_mask, MASK_KIND: tl.constexpr):
+    """Entries of a mask tile that can carry probability next to a real score: True (bool) or an additive value
+    above the floor (> -2^24: Note [finite-floor rows]; -inf and floor entries are not real)."""
+    if MASK_KIND == 1:
+        return b_mask
+    else:
+        FLOOR_MASK: tl.constexpr = -16777216.0  # -2^24
+        return b_mask > FLOOR_MASK
+
+
+@triton.jit
+def mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N: tl.constexpr,
+                   MASK_KIND: tl.constexpr):
+    """Note [mask ranges]: (lo, hi_r), multiples of BLOCK_N with lo <= hi_r <= hi rounded up: the key tiles in
+    [0, hi) outside [lo, hi_r) hold no real entry for any row o_i, and every row of o_i (below SEQ_Q) has a real entry,
+    so they add exact zeros; otherwise (0, hi)."""
+    o_jb = tl.arange(0, BLOCK_N)
+    first = hi
+    last = hi * 0
+    row_real = tl.zeros(o_i.shape, dtype=tl.int32)
+    for start_n in range(0, hi, BLOCK_N):
+        o_j = start_n + o_jb
+        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                MASK_KIND)
+        real = (mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[None, :]).to(tl.int32)  # [BM, BN]
+        r = tl.max(real, 1)  # [BM]
+        row_real = tl.maximum(row_real, r)
+        seen = tl.max(r, 0) > 0
+        first = tl.where(seen, tl.minimum(first, start_n), first)
+        last = tl.where(seen, start_n + BLOCK_N, last)
+    every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
+    return tl.where(every_row, first, 0), tl.where(every_row, last, hi)
+
+
+@triton.jit
+def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_M: tl.constexpr,
+                     MASK_KIND: tl.constexpr):
+    """Note [mask ranges], for a dK/dV program: (lo, hi_r), multiples of BLOCK_M, such that the query tiles in
+    [0, hi) outside [lo, hi_r) hold no real entry for the keys o_j and no floor row (a row whose every key is a floor
+    entry gives its keys uniform probability: Note [finite-floor rows]; its LSE is the sentinel).  LSE: the head's
+    row LSE."""
+    o_ib = tl.arange(0, BLOCK_M)
+    first = hi
+    last = hi * 0
+    for start_m in range(0, hi, BLOCK_M):
+        o_i = start_m + o_ib
+        b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                MASK_KIND)  # [BN, BM]
+        real = mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[:, None] & (o_i < SEQ_Q)[None, :]
+        lse = tl.load(LSE + o_i, mask=o_i < SEQ_Q, other=0.0)
+        SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119: lse_unpack's floor rows
+        floor_row = (lse < SENTINEL_LIMIT) & (lse > float("-inf"))
+        needed = (tl.max(tl.max(real.to(tl.int32), 0), 0) > 0) | (tl.max(floor_row.to(tl.int32), 0) > 0)
+        first = tl.where(needed, tl.minimum(first, start_m), first)
+        last = tl.where(needed, start_m + BLOCK_M, last)
+    return tl.minimum(first, last), last
+
+
 # ---------------------------------------------------------------- forward
 @triton.jit
 def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
@@ -489,7 +564,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
                   USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                  BLOCK_DV: tl.constexpr = 0):
+                  BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
@@ -520,8 +595,13 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     else:
         full_end = n_full
         hi = SEQ_K
+    lo = 0
+    if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: key tiles without a real entry are not visited
+        lo, hi_r = mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N, MASK_KIND)
+        hi = tl.minimum(hi, hi_r)
+        full_end = tl.maximum(tl.minimum(full_end, hi), lo)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, 0, full_end,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, full_end,
         stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
@@ -583,7 +663,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
                        PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                       BLOCK_DV: tl.constexpr = 0):
+                       BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
     """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
@@ -624,10 +704,17 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
             stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
             HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
+        band_lo, band_hi, a_1, b_1, a_2, b_2 = start_n, start_n + BLOCK_N, lo_1, hi_1, lo_2, hi_2
+        if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: query tiles that add nothing are not visited
+            q_lo, q_hi = mask_query_range(MASK, mask_off, p_lse, o_j, SEQ_Q, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                          BLOCK_M, MASK_KIND)
+            band_lo, band_hi = tl.maximum(band_lo, q_lo), tl.minimum(band_hi, q_hi)
+            a_1, b_1 = tl.maximum(a_1, q_lo), tl.minimum(b_1, q_hi)
+            a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
         if IS_CAUSAL:  # the band: a fixed BLOCK_N // BLOCK_M query tiles (Note [fixed band])
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                start_n, start_n + BLOCK_N, stride_qm, stride_dom, stride_mm, stride_mn,
+                band_lo, band_hi, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
@@ -635,7 +722,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                lo_1, hi_1, stride_qm, stride_dom, stride_mm, stride_mn,
+                a_1, b_1, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
@@ -643,7 +730,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
+                a_2, b_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
@@ -654,9 +741,14 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
                 stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
                 HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
+            a_2, b_2 = lo_2, hi_2
+            if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
+                q_lo, q_hi = mask_query_range(MASK, mask_off, p_lse, o_j, SEQ_Q, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                              BLOCK_M, MASK_KIND)
+                a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                lo_2, hi_2, stride_qm, stride_dom, stride_mm, stride_mn,
+                a_2, b_2, stride_qm, stride_dom, stride_mm, stride_mn,
                 SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
@@ -675,7 +767,7 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
                      USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                     BLOCK_DV: tl.constexpr = 0):
+                     BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
@@ -712,11 +804,16 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     else:
         full_end = n_full
         hi = SEQ_K
+    lo = 0
+    if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
+        lo, hi_r = mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N, MASK_KIND)
+        hi = tl.minimum(hi, hi_r)
+        full_end = tl.maximum(tl.minimum(full_end, hi), lo)
     BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
     if BAND_FIRST:
-        lo_1, hi_1, lo_2, hi_2 = full_end, hi, 0, full_end
+        lo_1, hi_1, lo_2, hi_2 = full_end, hi, lo, full_end
     else:
-        lo_1, hi_1, lo_2, hi_2 = 0, full_end, full_end, hi
+        lo_1, hi_1, lo_2, hi_2 = lo, full_end, full_end, hi
     dq = attn_bwd_dq_inner(
         dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv,
         lo_1, hi_1, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,

@@ -354,7 +354,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         BLOCK_M=tile[0], BLOCK_N=tile[1],
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
-        EVEN=False)  # static lengths fold it anyway (Note [even lengths])
+        EVEN=False,  # static lengths fold it anyway (Note [even lengths])
+        MASK_RANGES=False)  # config.attention_mask_ranges's default
     return constexprs, tile[2], tile[3]
 
 

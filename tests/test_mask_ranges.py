@@ -1,0 +1,88 @@
+"""Note [mask ranges] (kernels/attn_math.py): with config.attention_mask_ranges the kernels skip the tiles a mask
+tensor gives no real entry, and the results are the same bits as without (skipped tiles add exact zeros).
+
+On the Triton interpreter (CPU) or the GPU, fp32: each mask against the same call with the switch off (torch.equal:
+-0 and +0 compare equal, the only difference a skipped zero can make) and against the float64 reference.
+"""
+import math
+
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv.kernels.attention import attention_bwd, attention_fwd
+from inductor_conv.reference.attention import attention_ref
+from inductor_conv.reference.attention_dropout import dropout_keep_mask
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+FP32_TOL = dict(atol=2e-5, rtol=2e-5)  # tests/test_kernels_attention.py's: fp32 sums of <= 128 terms
+B, HQ, HKV, S, D = 2, 4, 2, 96, 16
+FLOOR = torch.finfo(torch.float32).min
+
+
+def _additive(allowed: torch.Tensor, fill: float) -> torch.Tensor:
+    return torch.where(allowed, 0.0, fill).to(DEVICE)
+
+
+def _masks():
+    i, j = torch.arange(S)[:, None], torch.arange(S)[None, :]
+    causal = j <= i
+    doc = torch.arange(S) // 40  # documents of 40 tokens packed in a row
+    pad = torch.arange(S) >= 32  # left padding: the first 32 keys of every row
+    return {
+        "causal_bool": causal.expand(B, 1, S, S).to(DEVICE),
+        "causal_floor": _additive(causal, FLOOR).expand(B, 1, S, S),  # HF's spelling: finfo.min, not -inf
+        "window": _additive(causal & (i - j < 24), -math.inf).expand(1, 1, S, S),
+        "packed_documents": _additive(causal & (doc[:, None] == doc[None, :]), -math.inf).expand(B, HQ, S, S),
+        "left_padding_floor_rows": _additive(causal & pad[None, :] & pad[:, None], FLOOR).expand(B, 1, S, S),
+        "random": (torch.rand(B, 1, S, S, generator=torch.Generator().manual_seed(1)) > 0.3).to(DEVICE),
+    }
+
+
+def _inputs(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(B, h, S, D, generator=g).to(DEVICE) for h in (HQ, HKV, HKV))
+    return q, k, v, torch.randn(B, HQ, S, D, generator=g).to(DEVICE)
+
+
+def _run(q, k, v, do, mask, p, seed, ranges, monkeypatch):
+    monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
+    out, lse = attention_fwd(q, k, v, mask, p, False, None, seed)
+    return (out, lse, *attention_bwd(do, q, k, v, mask, out, lse, p, False, None, seed, mask_grad=False)[:3])
+
+
+@pytest.mark.parametrize("name", list(_masks()))
+@pytest.mark.parametrize("p", [0.0, 0.25])
+def test_same_bits_as_without_ranges_and_fp64(monkeypatch, name, p):
+    """Causal, sliding-window, packed-document, left-padded (rows made only of floor entries: their keys get uniform
+    probability, so no tile of theirs may be skipped) and random masks, GQA, with and without dropout."""
+    mask = _masks()[name]
+    q, k, v, do = _inputs()
+    seed = torch.tensor([3], dtype=torch.int64, device=DEVICE)
+    plain = _run(q, k, v, do, mask, p, seed, False, monkeypatch)
+    ranged = _run(q, k, v, do, mask, p, seed, True, monkeypatch)
+    for name_, a, b in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
+        assert torch.equal(a, b), name_
+    keep = dropout_keep_mask(seed, B, HQ, S, S, p) if p else None
+    leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    ref = attention_ref(*leaves, attn_mask=mask.double() if mask.is_floating_point() else mask, dropout_mask=keep,
+                        dropout_p=p)
+    grads = torch.autograd.grad(ref, leaves, do.double())
+    for got, want in zip((ranged[0], *ranged[2:]), (ref, *grads)):
+        torch.testing.assert_close(got.double(), want, **FP32_TOL)
+
+
+def test_skipped_tiles_are_never_read(monkeypatch):
+    """The keys a left-padding mask hides from every row (whole key tiles) hold NaN: without ranges the forward and
+    the dQ programs multiply them by zero probabilities (NaN); with ranges they never load them."""
+    pad = torch.arange(S) >= 32
+    mask = _additive(pad[None, :].expand(S, S), -math.inf).expand(B, 1, S, S)
+    q, k, v, do = _inputs()
+    k, v = k.clone(), v.clone()
+    k[:, :, :32], v[:, :, :32] = float("nan"), float("nan")
+    plain = _run(q, k, v, do, mask, 0.0, None, False, monkeypatch)
+    assert torch.isnan(plain[0]).any()  # the poison reaches the output when the tiles are read
+    out, lse, dq, _, _ = _run(q, k, v, do, mask, 0.0, None, True, monkeypatch)
+    assert torch.isfinite(out).all() and torch.isfinite(lse).all() and torch.isfinite(dq).all()
+    ref = attention_ref(q.double(), k[:, :, 32:].double(), v[:, :, 32:].double())
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)

@@ -34,7 +34,7 @@ conv_eager_output_layout: bool = True
 
 # Search patterns ship traced with the package (patterns/serialized/, used whatever this says).  For a torch release
 # without them, the patterns traced by the first process are kept on disk and rebuilt by later ones instead of traced
-# again (a minute on a 2-core CPU): Note [pattern cache] in patterns/pattern_cache.py.  The directory defaults to
+# again (40-80 s a capability on a 2-core CPU): Note [pattern cache] in patterns/pattern_cache.py.  The directory defaults to
 # inductor_conv_patterns/ in Inductor's cache directory; Inductor's force_disable_caches turns this off too.
 pattern_cache: bool = True
 pattern_cache_dir: str | None = None

@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+# The shared check helpers assert like test modules: pytest rewrites their asserts for detailed failure messages.
+pytest.register_assert_rewrite("helpers", "attention_forms_checks", "conv_forms_checks")
+
 try:
     import torch
 

@@ -4,41 +4,45 @@
 Recognised forms (static shapes, inference and training) must show ``attention_fwd`` (and ``attention_bwd`` in
 training) with no bmm or softmax left; left-alone forms (inference) keep their bmm/softmax and call no inductor_conv
 op. Each test also asserts the exact rewrite count and compares outputs and gradients with float64 eager
-(test_patterns_attention.check_recognised / check_left_alone, cached: one compilation serves both files).
+(attention_forms_checks.check_recognised / check_frozen / check_left_alone, cached: one compilation serves this
+file and tests/test_patterns_attention.py).
 
 Regenerate with ``EXPECTTEST_ACCEPT=1 pytest tests/test_golden_graphs_attention.py`` and review every diff.
 """
 import expecttest
+from attention_forms_checks import (
+    GOLDEN, GOLDEN_FROZEN, GOLDEN_LEFT_ALONE, GOLDEN_RECOGNISED, check_frozen, check_left_alone, check_recognised,
+    compiled_dropout,
+)
+from helpers import ops_in
 
-import test_patterns_attention as forms
-
-pytestmark = forms.GOLDEN  # one pytest-xdist worker with the tests that share these compilations
+pytestmark = GOLDEN  # one pytest-xdist worker with the tests that share these compilations
 
 
 def recognised(name: str, train: bool) -> str:
-    assert (name, train) in forms.GOLDEN_RECOGNISED, "list the case in GOLDEN_RECOGNISED (its xdist group)"
-    return "".join(forms.check_recognised(name, train=train, dynamic=False))
+    assert (name, train) in GOLDEN_RECOGNISED, "list the case in GOLDEN_RECOGNISED (its xdist group)"
+    return "".join(check_recognised(name, train=train, dynamic=False))
 
 
 def left_alone(name: str) -> str:
-    assert name in forms.GOLDEN_LEFT_ALONE, "list the case in GOLDEN_LEFT_ALONE (its xdist group)"
-    text = "".join(forms.check_left_alone(name))
+    assert name in GOLDEN_LEFT_ALONE, "list the case in GOLDEN_LEFT_ALONE (its xdist group)"
+    text = "".join(check_left_alone(name))
     assert "aten.bmm.default" in text and "inductor_conv" not in text
     return text
 
 
 def frozen(name: str, frozen_inputs: str) -> str:
-    """A recognised case trained with some inputs frozen (test_patterns_attention.FROZEN): the op's backward still
+    """A recognised case trained with some inputs frozen (test_patterns_attention.py's FROZEN): the op's backward still
     returns every gradient, the graph keeps the ones it had and returns None for the others."""
-    assert (name, frozen_inputs) in forms.GOLDEN_FROZEN, "list the case in GOLDEN_FROZEN (its xdist group)"
-    return "".join(forms.check_frozen(name, frozen_inputs))
+    assert (name, frozen_inputs) in GOLDEN_FROZEN, "list the case in GOLDEN_FROZEN (its xdist group)"
+    return "".join(check_frozen(name, frozen_inputs))
 
 
 def dropout_training() -> str:
-    """nn.Dropout(p=0.5) in training (test_patterns_attention's dropout probe): p and a fresh seed reach both ops."""
-    _, _, _, counts, graphs = forms._compiled_dropout(train=True)
+    """nn.Dropout(p=0.5) in training (attention_forms_cases.one_hot_probe): p and a fresh seed reach both ops."""
+    _, _, _, counts, graphs = compiled_dropout(train=True)
     text = "".join(graphs)
-    assert counts["attention"] == 1 and forms.ops_in(text) == ["attention_fwd", "attention_bwd"], text
+    assert counts["attention"] == 1 and ops_in(text) == ["attention_fwd", "attention_bwd"], text
     return text
 
 

@@ -4,29 +4,29 @@
 Recognised forms (static shapes, inference and training) must show ``causal_conv1d_fwd`` (and ``causal_conv1d_bwd``
 in training) with no convolution left; left-alone forms (inference) keep their convolution and call no
 inductor_conv op. Each test also asserts the exact rewrite count and compares outputs and gradients with float64
-eager (test_patterns_causal_conv1d.check_recognised / run_and_compare): static shapes are checked here only.
+eager (conv_forms_checks.check_recognised / run_and_compare): static shapes are checked here only.
 
 Regenerate with ``EXPECTTEST_ACCEPT=1 pytest tests/test_golden_graphs_conv.py`` and review every diff.
 """
 import expecttest
-
-import test_patterns_causal_conv1d as forms
+from conv_forms_cases import LEFT_ALONE, PAD, SILU_FORMS, make_case
+from conv_forms_checks import check_recognised, frozen_conv_graph, run_and_compare
 
 
 def recognised(name: str, train: bool) -> str:
-    return "".join(forms.check_recognised(name, train=train, dynamic=False))
+    return "".join(check_recognised(name, train=train, dynamic=False))
 
 
 def silu_form(name: str, train: bool = False) -> str:
-    model, x = forms.make_case(dict(spelling=forms.SILU_FORMS[name][0], **forms.PAD), "BCL")
-    counts, graphs, _ = forms.run_and_compare(model, x, train=train, dynamic=False)
+    model, x = make_case(dict(spelling=SILU_FORMS[name][0], **PAD), "BCL")
+    counts, graphs, _ = run_and_compare(model, x, train=train, dynamic=False)
     assert counts["causal_conv1d"] == 1
     return "".join(graphs)
 
 
 def left_alone(name: str) -> str:
-    model, x = forms.make_case(*forms.LEFT_ALONE[name])
-    counts, graphs, _ = forms.run_and_compare(model, x, train=False, dynamic=False)
+    model, x = make_case(*LEFT_ALONE[name])
+    counts, graphs, _ = run_and_compare(model, x, train=False, dynamic=False)
     assert counts["causal_conv1d"] == 0
     text = "".join(graphs)
     assert "aten.convolution.default" in text and "inductor_conv" not in text
@@ -60,7 +60,7 @@ class Graph:
 """)
 
     def test_mamba1_nn_silu_frozen_parameters_training(self):
-        self.assertExpectedInline("".join(forms.frozen_conv_graph("mamba1_nn_silu")), """\
+        self.assertExpectedInline("".join(frozen_conv_graph("mamba1_nn_silu")), """\
 class Graph:
     def forward(self, primals, tangents):
         primals_1: "f32[4, 1, 3]"; primals_2: "f32[4]"; primals_3: "f32[2, 4, 10]"; tangents_1: "f32[2, 4, 10]"; 

@@ -9,352 +9,37 @@ ones its torch fallback. Dropout is checked at p = 0 / eval for numerics and at 
 under ``torch.manual_seed``, the keep fraction, and a backward that uses the forward's keep mask. Each spelling the
 op does not compute is compiled too and must be left alone (count 0, eager results). Every extra_check predicate
 gets positive and negative unit tests on small traced graphs, and a training test reads what the partitioned
-forward saves (q, k, v, mask, O, LSE: no Sq × Sk tensor).
+forward saves (q, k, v, mask, O, LSE: no Sq × Sk tensor). Head ratios, lengths and dtypes the case table does
+not cover (repeat_kv with G = 4 and 8, cross-attention with Sq != Sk, T5's fp32 softmax in bf16) are compiled as
+plain functions.
+
+The cases (models' spellings, RECOGNISED, LEFT_ALONE) are in attention_forms_cases.py, the checks this file shares
+with tests/test_golden_graphs_attention.py in attention_forms_checks.py.
 """
 from __future__ import annotations
 
-import contextlib
-import copy
-import functools
 import math
 import re
 from types import SimpleNamespace
 
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
-from helpers import assert_as_close_as_eager, compile_and_run, ops_in, recording_graphs
+from attention_forms_cases import (
+    LEFT_ALONE, MASK_GRAD, P_DROP, RECOGNISED, B, D, H, HKV, S, Attention, additive, bert, gemma2, heads, llama,
+    make_case, make_left_alone, merge, nanogpt, one_hot_probe, t5,
+)
+from attention_forms_checks import (
+    GOLDEN, GOLDEN_FROZEN, GOLDEN_LEFT_ALONE, GOLDEN_RECOGNISED, TOL, check_frozen, check_left_alone, check_recognised,
+    compiled_dropout, run_and_compare,
+)
+from helpers import compile_and_run, op_arg_shapes, ops_in, recording_graphs, repeat_kv
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
 from inductor_conv._compat import compiled_graph_caches_disabled, dynamo_counters, inductor_config
 from inductor_conv.patterns import attention_checks as checks
 
-# fp32 compiled (the op: S = 8 keys, D = 16 products per score, fp32 accumulate) against float64 eager: rounding
-# stays below ~1e-6 for O(1) inputs, so 1e-5 still fails on any wrong term, scale or mask (>= 1e-3 here).
-TOL = {torch.float32: dict(atol=1e-5, rtol=1e-5),
-       # bf16: inputs/outputs carry 8 mantissa bits (4e-3 relative) and the backward rounds dS; 3e-2 is ~8 ulps.
-       torch.bfloat16: dict(atol=3e-2, rtol=3e-2)}
-B, H, HKV, S, D = 3, 4, 2, 8, 16  # distinct sizes: dynamic shapes must not merge them into one symbol
-S_MAX = 12  # causal buffers and masks longer than S, sliced like the models slice them
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Models: ``forward(q, k, v, mask)`` is ``spelling(self, q, k, v, mask)`` with q/k/v in the (B, S, H, D) layout a
-# projection gives; buffers and the learned bias are module state (static under dynamic=True, as in real models).
-# ---------------------------------------------------------------------------------------------------------------
-class Attention(nn.Module):
-    def __init__(self, spelling, p=0.0, bias_shape=None):
-        super().__init__()
-        self.spelling, self.p, self.scaling = spelling, p, D**-0.5
-        self.drop = nn.Dropout(p)  # BERT's module spelling; the other spellings call F.dropout
-        causal = torch.ones(S_MAX, S_MAX, dtype=torch.bool).tril().view(1, 1, S_MAX, S_MAX)
-        self.register_buffer("causal_float", causal.float())  # nanoGPT's ``bias`` buffer
-        self.register_buffer("causal_bool", causal)  # HF GPT-2's ``bias`` buffer
-        slopes = torch.tensor([2.0 ** -(h + 1) for h in range(H)]).view(1, H, 1, 1)
-        self.register_buffer("alibi", -slopes * torch.arange(S, dtype=torch.float32))  # (1, H, 1, S), not learned
-        self.bias = nn.Parameter(torch.randn(bias_shape)) if bias_shape else None
-
-    def forward(self, q, k, v, mask=None):
-        return self.spelling(self, q, k, v, mask)
-
-
-def _heads(*xs):
-    """(B, S, H, D) -> (B, H, S, D): the models' ``.view(B, S, H, D).transpose(1, 2)``."""
-    return [x.transpose(1, 2) for x in xs]
-
-
-def _merge(o):
-    return o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1)
-
-
-def _bert(m, q, k, v, mask):  # HF BERT eager self-attention
-    q, k, v = _heads(q, k, v)
-    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
-    if mask is not None:
-        s = s + mask
-    p = m.drop(F.softmax(s, dim=-1))
-    return _merge(torch.matmul(p, v))
-
-
-def _nanogpt(m, q, k, v, mask):  # nanoGPT CausalSelfAttention (slow path)
-    q, k, v = _heads(q, k, v)
-    T = q.size(-2)
-    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-    att = att.masked_fill(m.causal_float[:, :, :T, :T] == 0, float("-inf"))
-    att = F.dropout(F.softmax(att, dim=-1), m.p, m.training)
-    return _merge(att @ v)
-
-
-def _gpt2(m, q, k, v, mask):  # HF GPT-2 eager_attention_forward
-    q, k, v = _heads(q, k, v)
-    w = torch.matmul(q, k.transpose(-1, -2))
-    w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
-    ql, kl = q.size(-2), k.size(-2)
-    causal = m.causal_bool[:, :, kl - ql : kl, :kl]
-    min_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
-    w = torch.where(causal, w.to(w.dtype), min_value)
-    if mask is not None:
-        w = w + mask
-    w = F.dropout(F.softmax(w, dim=-1).type(v.dtype), m.p, m.training)
-    return _merge(torch.matmul(w, v))
-
-
-def _gpt2_scalar_fill(m, q, k, v, mask):  # GPT-2's where with a Python number for min_value, then the padding
-    q, k, v = _heads(q, k, v)
-    w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
-    causal = m.causal_bool[:, :, : q.size(-2), : k.size(-2)]
-    w = torch.where(causal, w, torch.finfo(w.dtype).min) + mask
-    return _merge(torch.matmul(F.softmax(w, dim=-1), v))
-
-
-def _repeat_kv(x, n_rep):  # HF Llama repeat_kv
-    if n_rep == 1:
-        return x
-    b, h, s, d = x.shape
-    return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
-
-
-def _llama(m, q, k, v, mask):  # HF Llama eager_attention_forward (GQA through repeat_kv)
-    q, k, v = _heads(q, k, v)
-    k, v = _repeat_kv(k, q.shape[1] // k.shape[1]), _repeat_kv(v, q.shape[1] // v.shape[1])
-    w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
-    if mask is not None:
-        w = w + mask[:, :, :, : k.shape[-2]]
-    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
-    w = F.dropout(w, p=m.p, training=m.training)
-    return torch.matmul(w, v).transpose(1, 2).contiguous()
-
-
-def _gemma2(cap_div=1.5, cap_mul=1.5):
-    """HF Gemma 2 eager_attention_forward: repeat_kv, ``* scaling``, logit soft-capping (``/ cap``, tanh, ``* cap``:
-    1.5 bends the scaled scores, std ~1 here), the mask, fp32 softmax, dropout.  Two different constants are not
-    soft-capping (left alone)."""
-
-    def spelling(m, q, k, v, mask):
-        q, k, v = _heads(q, k, v)
-        k, v = _repeat_kv(k, q.shape[1] // k.shape[1]), _repeat_kv(v, q.shape[1] // v.shape[1])
-        w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
-        w = w / cap_div
-        w = torch.tanh(w)
-        w = w * cap_mul
-        if mask is not None:
-            w = w + mask
-        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
-        w = F.dropout(w, p=m.p, training=m.training)
-        return torch.matmul(w, v).transpose(1, 2).contiguous()
-
-    return spelling
-
-
-def _t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned position bias (+ mask), fp32 softmax
-    q, k, v = _heads(q, k, v)
-    scores = torch.matmul(q, k.transpose(3, 2))
-    bias = m.bias if mask is None else m.bias + mask
-    if inplace:
-        scores += bias  # T5's own spelling: see test_t5_inplace_bias
-    else:
-        scores = scores + bias
-    w = F.softmax(scores.float(), dim=-1).type_as(scores)
-    w = F.dropout(w, p=m.p, training=m.training)
-    return _merge(torch.matmul(w, v))
-
-
-def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
-    q, k, v = _heads(q, k, v)
-    scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
-    scores = scores + m.bias
-    scores = scores + mask
-    w = F.softmax(scores, dim=-1)
-    w = F.dropout(w, p=m.p, training=m.training)
-    return _merge(torch.matmul(w, v))
-
-
-def _kimi(m, q, k, v, mask):
-    """HF Kimi-Linear (KimiLinearAttention.expand_kv, then Llama's eager attention): the key assembled in a new tensor
-    from a per-head part and a part shared by the heads (its rotary half, one head expanded)."""
-    q, k, v = _heads(q, k, v)
-    nope = D // 2
-    key = k.new_empty(k.shape)
-    key[..., :nope].copy_(k[..., :nope])
-    key[..., nope:].copy_(k[:, :1, :, nope:].expand(-1, k.shape[1], -1, -1))
-    w = torch.matmul(q, key.transpose(2, 3)) * m.scaling + mask
-    w = F.dropout(F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype), p=m.p, training=m.training)
-    return torch.matmul(w, v).transpose(1, 2).contiguous()
-
-
-def _key_copied(m, q, k, v, mask):  # the key copied into a new tensor (issue 32's reduction of Kimi-Linear's)
-    q, k, v = _heads(q, k, v)
-    key = k.new_empty(k.shape)
-    key.copy_(k)
-    return _merge(torch.matmul(F.softmax(torch.matmul(q, key.transpose(-1, -2)) * m.scaling, dim=-1), v))
-
-
-def _alibi_then_mask(m, q, k, v, mask):  # a fixed per-head linear bias (a buffer), then the padding mask
-    q, k, v = _heads(q, k, v)
-    w = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.alibi + mask
-    w = F.softmax(w, dim=-1)
-    return _merge(torch.matmul(w, v))
-
-
-def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
-    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
-    w = torch.bmm(q * m.scaling, k.transpose(1, 2))
-    if mask is not None:
-        w = w + mask
-    w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
-    return torch.bmm(w, v)
-
-
-def _masked_fill(fill):
-    def spelling(m, q, k, v, mask):  # mask: bool, True = hidden
-        q, k, v = _heads(q, k, v)
-        s = torch.matmul(q, k.transpose(-2, -1)) * m.scaling
-        s = s.masked_fill(mask, fill if fill is not None else torch.finfo(s.dtype).min)
-        return _merge(torch.matmul(s.softmax(-1), v))
-
-    return spelling
-
-
-def _bmm_masked(kind):
-    """bmm scores with a (1, S, S) bool mask broadcast over B·H: ``masked_fill(hidden, -inf)`` (HF's older
-    encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)`` (a 0-d tensor or a number)."""
-
-    def spelling(m, q, k, v, hidden):
-        q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
-        s = torch.bmm(q, k.transpose(1, 2)) * m.scaling
-        if kind == "masked_fill":
-            s = s.masked_fill(hidden, float("-inf"))
-        elif kind == "where":
-            s = torch.where(~hidden, s, torch.full([], torch.finfo(s.dtype).min, dtype=s.dtype))
-        else:  # "where_scalar": the same with a Python number
-            s = torch.where(~hidden, s, torch.finfo(s.dtype).min)
-        return torch.bmm(F.softmax(s, dim=-1), v)
-
-    return spelling
-
-
-def _where_scalar(fill):
-    """GPT-2's ``torch.where(keep, s, min_value)`` with a Python number for min_value: ``torch.finfo(s.dtype).min``
-    (fill None), ``float("-inf")`` or another number; ``hidden`` is True where masked out."""
-
-    def spelling(m, q, k, v, hidden):
-        q, k, v = _heads(q, k, v)
-        s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling
-        s = torch.where(~hidden, s, torch.finfo(s.dtype).min if fill is None else fill)
-        return _merge(torch.matmul(F.softmax(s, dim=-1), v))
-
-    return spelling
-
-
-def _bmm_learned_bias(m, q, k, v, mask):  # bmm scores plus a learned (B·H or 1, S, S) bias, an nn.Parameter
-    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
-    w = torch.bmm(q, k.transpose(1, 2)) * m.scaling + m.bias
-    return torch.bmm(F.softmax(w, dim=-1), v)
-
-
-SCALES = {  # score scale spellings, d = q.size(-1) (symbolic under dynamic=True)
-    "mul": lambda s, d: s * (d**-0.5),
-    "div": lambda s, d: s / (d**0.5),
-    "div_math_sqrt": lambda s, d: s / math.sqrt(d),
-    "div_torch_full": lambda s, d: s / torch.full([], d**0.5, dtype=s.dtype, device=s.device),
-    "none": lambda s, d: s,
-}
-
-
-def _scaled(scale):
-    def spelling(m, q, k, v, mask):
-        q, k, v = _heads(q, k, v)
-        return _merge(SCALES[scale](q @ k.transpose(-2, -1), q.size(-1)).softmax(dim=-1) @ v)
-
-    return spelling
-
-
-def _prescaled_q(m, q, k, v, mask):  # (q * s) @ kᵀ, 4-D
-    q, k, v = _heads(q, k, v)
-    return _merge(torch.softmax((q * m.scaling) @ k.transpose(-2, -1), dim=-1) @ v)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Cases: name -> (spelling, Attention kwargs, mask builder or None, Hkv). Masks are built from a seeded generator
-# and need no gradient, except in ``MASK_GRAD`` cases (a bias computed upstream that is trained through the mask).
-# ---------------------------------------------------------------------------------------------------------------
-def _additive(*shape):
-    return lambda: torch.randn(*shape)
-
-
-def _hidden(*shape):
-    """A bool "hidden" mask (True = masked out) that leaves the diagonal visible, so no row is empty."""
-
-    def build():
-        hidden = torch.rand(*shape) < 0.4
-        return hidden & ~torch.eye(shape[-2], shape[-1], dtype=torch.bool)
-
-    return build
-
-
-def _hidden_with_empty_row(*shape):
-    """As _hidden, but query row 0 hides every key: finfo.min must give that row a uniform softmax, as eager."""
-
-    def build():
-        hidden = _hidden(*shape)()
-        hidden[..., 0, :] = True
-        return hidden
-
-    return build
-
-
-def _right_padding():
-    """GPT-2 padding mask (B, 1, 1, S): 0 or finfo.min for the last two keys of batch 0."""
-
-    def build():
-        mask = torch.zeros(B, 1, 1, S)
-        mask[0, ..., -2:] = torch.finfo(torch.float32).min
-        return mask
-
-    return build
-
-
-RECOGNISED = {
-    "bert_additive_mask": (_bert, {}, _additive(B, 1, 1, S), H),
-    "bert_mask_b1sk": (_bert, {}, _additive(B, 1, S, S), H),
-    "bert_mask_1hsk": (_bert, {}, _additive(1, H, S, S), H),
-    "bert_learned_mask_b11s": (_bert, {}, _additive(B, 1, 1, S), H),
-    "bert_learned_mask_bhss": (_bert, {}, _additive(B, H, S, S), H),
-    "bert_no_mask": (_bert, {}, None, H),
-    "nanogpt": (_nanogpt, {}, None, H),
-    "hf_gpt2": (_gpt2, {}, None, H),
-    "hf_gpt2_padding": (_gpt2, {}, _right_padding(), H),
-    "gpt2_scalar_fill_padding": (_gpt2_scalar_fill, {}, _right_padding(), H),
-    "hf_llama_repeat_kv": (_llama, {}, _additive(B, 1, S, S_MAX), HKV),
-    "hf_llama_no_gqa": (_llama, {}, _additive(B, 1, S, S_MAX), H),
-    "hf_gemma2_softcap": (_gemma2(), {}, _additive(B, 1, S, S), HKV),
-    "softcap_no_mask_no_gqa": (_gemma2(), {}, None, H),
-    # Falcon's multi-query attention: one K/V head that matmul broadcasts over the query heads (no repeat_kv)
-    "multi_query_broadcast": (_bert, {}, _additive(B, 1, 1, S), 1),
-    "t5_learned_bias": (_t5, dict(bias_shape=(1, H, S, S)), None, H),
-    "t5_learned_bias_and_mask": (_t5, dict(bias_shape=(1, H, S, S)), _additive(B, 1, 1, S), H),
-    "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
-    "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), _additive(B, 1, S, S), H),
-    "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
-    "kimi_key_assembled": (_kimi, {}, _additive(B, 1, S, S), H),
-    "key_copied_into_new_empty": (_key_copied, {}, None, H),
-    "bmm_prescaled_q": (_bmm, {}, None, H),
-    "bmm_additive_mask": (_bmm, {}, _additive(B * H, S, S), H),
-    "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
-    "bmm_where_finfo_min": (_bmm_masked("where"), {}, _hidden_with_empty_row(1, S, S), H),
-    "bmm_where_scalar_finfo_min": (_bmm_masked("where_scalar"), {}, _hidden_with_empty_row(1, S, S), H),
-    "bmm_learned_bias": (_bmm_learned_bias, dict(bias_shape=(B * H, S, S)), None, H),
-    "bmm_learned_bias_broadcast": (_bmm_learned_bias, dict(bias_shape=(1, S, S)), None, H),
-    "where_scalar_finfo_min": (_where_scalar(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
-    "where_scalar_minus_inf": (_where_scalar(float("-inf")), {}, _hidden(B, 1, S, S), H),
-    "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
-    "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
-    "prescaled_q": (_prescaled_q, {}, None, H),
-    **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},
-}
-MASK_GRAD = ("bert_learned_mask_b11s", "bert_learned_mask_bhss")
 # Forms whose training graph adds nothing over another case's (the scale or mask shape only changes the forward;
 # div_torch_full keeps training: its tensor scale reaches the backward), and learned masks, which are training only.
 _INFERENCE_ONLY = ("scale_mul", "scale_div", "scale_div_math_sqrt", "scale_none", "bert_mask_b1sk", "bert_mask_1hsk")
@@ -369,100 +54,6 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False)]
-
-
-def make_case(name, dtype=torch.float32, seed=0, table=None):
-    """(model, [q, k, v, mask]) with fresh random parameters and inputs (never zeros)."""
-    spelling, kwargs, mask, hkv = (table or RECOGNISED)[name]
-    torch.manual_seed(seed)
-    model = Attention(spelling, **kwargs).to(dtype)
-    q, k, v = torch.randn(B, S, H, D), torch.randn(B, S, hkv, D), torch.randn(B, S, hkv, D)
-    args = [q.to(dtype), k.to(dtype), v.to(dtype)]
-    if mask is not None:
-        m = mask()
-        args.append(m if m.dtype == torch.bool else m.to(dtype))
-    return model, args
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# One helper per kind of check
-# ---------------------------------------------------------------------------------------------------------------
-def _grads(model, args, out, dy):
-    inputs = [a for a in args if a.requires_grad] + [p for p in model.parameters() if p.requires_grad]
-    return torch.autograd.grad(out, inputs, dy)
-
-
-def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None, frozen=""):
-    """Compile model(*args) with our pass; compare outputs (and gradients of q, k, v, every parameter and, with
-    mask_grad, the float mask) with float64 eager. ``autocast``: a dtype the compiled model runs under
-    ``torch.autocast`` with; the float64 reference runs without, and each result is then compared with eager
-    autocast's error (helpers.assert_as_close_as_eager). ``frozen``: letters of the inputs that get no gradient in
-    training ("q", "k", "v"; "p": the model's parameters).
-    Returns (counters, recorded graph texts)."""
-    dtype = autocast or args[0].dtype
-    model.requires_grad_("p" not in frozen)
-    ref = copy.deepcopy(model).double()
-    eager = copy.deepcopy(model)
-
-    def trains(i, a):  # q, k, v unless frozen; the mask (args[3]) with mask_grad
-        if not (train and a.is_floating_point()):
-            return False
-        return "qkv"[i] not in frozen if i < 3 else mask_grad and i == 3
-
-    trained = [trains(i, a) for i, a in enumerate(args)]
-    args64 = [a.double().requires_grad_(g) if a.is_floating_point() else a for a, g in zip(args, trained)]
-    args_eager = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
-    args = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
-    amp = torch.autocast("cpu", dtype=autocast) if autocast else contextlib.nullcontext()
-    with torch.set_grad_enabled(train):
-        with amp:
-            out, counts, graphs = compile_and_run(model, *args, dynamic=dynamic, device_types=device_types)
-            out_eager = eager(*args_eager) if autocast else None
-        assert out.dtype == dtype
-        expected = ref(*args64)
-        got, want, eager_got = [out], [expected], [out_eager]
-        if train:
-            dy = torch.randn_like(out)
-            got += _grads(model, args, out, dy)
-            want += _grads(ref, args64, expected, dy.double())
-            eager_got += _grads(eager, args_eager, out_eager, dy) if autocast else [None] * (len(got) - 1)
-        if autocast:
-            assert_as_close_as_eager(got, eager_got, want)
-        else:
-            for g, w in zip(got, want):
-                torch.testing.assert_close(g, w.to(g.dtype), **TOL[dtype])
-    return counts, graphs
-
-
-# tests/test_golden_graphs_attention.py pins the graphs of these compilations, which check_recognised's and
-# check_left_alone's caches serve to both files: under pytest-xdist (README's ``-n 2 --dist loadgroup``) the tests of
-# both files that read them run in one worker (the group), so each case is compiled once.
-GOLDEN = pytest.mark.xdist_group("attention_golden")
-GOLDEN_RECOGNISED = {  # (name, train)
-    *((name, train) for name in ("bert_additive_mask", "bert_no_mask", "nanogpt", "hf_gpt2", "hf_llama_repeat_kv",
-                                 "hf_gemma2_softcap", "t5_learned_bias", "t5_v5_bias_then_padding", "bmm_additive_mask",
-                                 "masked_fill_finfo_min", "prescaled_q", "scale_div_torch_full")
-      for train in (False, True)),
-    ("bert_learned_mask_bhss", True), ("hf_gpt2_padding", False), ("hf_gpt2_padding", True),
-    ("gpt2_scalar_fill_padding", False), ("multi_query_broadcast", True), ("alibi_then_padding", False),
-    ("bmm_masked_fill", False), ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True),
-    ("bmm_learned_bias_broadcast", True), ("kimi_key_assembled", True)}
-GOLDEN_LEFT_ALONE = {"weights_used_in_graph", "weights_stored", "softmax_dim_minus2", "weights_returned",
-                     "mask_from_scores", "head_dim_8", "masked_fill_minus_1e4", "int_additive_mask", "scale_along_keys",
-                     "softcap_two_constants"}
-
-
-@functools.cache
-def check_recognised(name, *, train, dynamic, dtype=torch.float32) -> list[str]:
-    """Compile a recognised case: one rewrite, no bmm or softmax left, eager-equal results. Returns the graphs
-    (cached: tests/test_golden_graphs_attention.py pins the same compilations)."""
-    model, args = make_case(name, dtype)
-    counts, graphs = run_and_compare(model, args, train=train, dynamic=dynamic, mask_grad=name in MASK_GRAD)
-    text = "".join(graphs)
-    assert counts["attention"] == 1, text
-    assert ops_in(text) == (["attention_fwd", "attention_bwd"] if train else ["attention_fwd"]), text
-    assert "aten.bmm" not in text and "aten.amax" not in text, text
-    return graphs
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -607,12 +198,6 @@ def test_round_trip_casts_are_removed_only_when_exact():
         torch.testing.assert_close(got, want, atol=0, rtol=0, equal_nan=True)
 
 
-def op_arg_shapes(text: str) -> list[str]:
-    """The shapes of attention_fwd's q, k, v arguments in a recorded graph text."""
-    (args,) = re.findall(r"attention_fwd\.default\((\w+), (\w+), (\w+),", text)
-    return [re.search(rf"\b{a}: \"\w+\[([\d, ]+)\]\"", text).group(1) for a in args]
-
-
 def test_gqa_passes_unexpanded_kv():
     text = "".join(check_recognised("hf_llama_repeat_kv", train=True, dynamic=False))
     assert op_arg_shapes(text) == [f"{B}, {H}, {S}, {D}", f"{B}, {HKV}, {S}, {D}", f"{B}, {HKV}, {S}, {D}"], text
@@ -624,7 +209,7 @@ def test_value_head_dim_differs(train):
     """q and k with head dim 24, v with 16 (FlashAttention 3's (192, 128), DeepSeek's MLA, made small): rewritten
     with v as it is, the output (B, H, S, 16); GQA through repeat_kv too."""
     torch.manual_seed(0)
-    model = Attention(_llama)
+    model = Attention(llama)
     args = [torch.randn(B, S, H, 24), torch.randn(B, S, HKV, 24), torch.randn(B, S, HKV, 16), torch.randn(B, 1, S, S)]
     counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
     text = "".join(graphs)
@@ -634,7 +219,7 @@ def test_value_head_dim_differs(train):
 
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
 def test_t5_inplace_bias(train):
-    spelling = lambda m, q, k, v, mask: _t5(m, q, k, v, mask, inplace=True)  # noqa: E731
+    spelling = lambda m, q, k, v, mask: t5(m, q, k, v, mask, inplace=True)  # noqa: E731
     model, args = make_case("t5", table={"t5": (spelling, dict(bias_shape=(1, H, S, S)), None, H)})
     counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
     assert counts["attention"] == 1, graphs
@@ -650,7 +235,7 @@ def test_layouts_without_copies(layout, train):
     """The traced pattern has layout copies (transposed q/k/v, B > 1); graphs without them match too."""
     torch.manual_seed(0)
     if layout == "batch_1":  # (1, H, S, D) views reshape to (H, S, D) without a copy
-        model, args = Attention(_bert), [torch.randn(1, S, H, D) for _ in range(3)]
+        model, args = Attention(bert), [torch.randn(1, S, H, D) for _ in range(3)]
     else:
         model, args = Attention(_contiguous_heads), [torch.randn(B, H, S, D) for _ in range(3)]
     counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
@@ -669,10 +254,10 @@ def test_recognised_on_cuda_bf16(name):
 
 def test_two_layers_two_rewrites():
     def two_layers(m, q, k, v, mask):
-        h = _bert(m, q, k, v, mask).view(B, S, H, D)
-        return _nanogpt(m, h, k, v, None)
+        h = bert(m, q, k, v, mask).view(B, S, H, D)
+        return nanogpt(m, h, k, v, None)
 
-    model, args = make_case("x", table={"x": (two_layers, {}, _additive(B, 1, 1, S), H)})
+    model, args = make_case("x", table={"x": (two_layers, {}, additive(B, 1, 1, S), H)})
     counts, graphs = run_and_compare(model, args, train=True, dynamic=False)
     assert counts["attention"] == 2 and ops_in("".join(graphs)).count("attention_bwd") == 2, graphs
 
@@ -741,35 +326,92 @@ def test_our_rewrite_runs_before_inductor_fuse_attention():
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Head ratios, lengths and dtypes the case table does not compile: plain functions of (B, H, S, D) tensors
+# ---------------------------------------------------------------------------------------------------------------
+def _llama_function(q, k, v, mask):  # HF Llama's GQA on (B, H, S, D) tensors
+    n_rep = q.shape[1] // k.shape[1]
+    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    w = torch.matmul(q, k.transpose(2, 3)) * 0.25 + mask[:, :, :, : k.shape[-2]]
+    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def _compare_training(fn, inputs, n_grad, **compile_kw):
+    """Compile fn(*inputs) with the first n_grad inputs needing grad; compare output and those grads with float64
+    eager (TOL[torch.float32]: rounding stays ~1e-6 at S <= 11, D = 16). Returns (counters, graph texts)."""
+    leaves = [t.clone().requires_grad_(i < n_grad) for i, t in enumerate(inputs)]
+    out, counts, graphs = compile_and_run(fn, *leaves, **compile_kw)
+    leaves64 = [t.double().requires_grad_(i < n_grad) for i, t in enumerate(inputs)]
+    ref = fn(*leaves64)
+    torch.testing.assert_close(out.double(), ref, **TOL[torch.float32])
+    dout = torch.randn_like(out)
+    for got, want in zip(torch.autograd.grad(out, leaves[:n_grad], dout),
+                         torch.autograd.grad(ref, leaves64[:n_grad], dout.double())):
+        torch.testing.assert_close(got.double(), want, **TOL[torch.float32])
+    return counts, graphs
+
+
+@pytest.mark.parametrize("ratio", [4, 8])
+def test_repeat_kv_ratios_become_native_gqa(ratio):
+    """repeat_kv with G = 4 and 8 (the case table covers G = 1, 2): one rewrite, the op gets the
+    unexpanded K/V, outputs and gradients match, and the count is mirrored in torch's dynamo counters."""
+    torch.manual_seed(6)
+    Hq, Hkv, S, D = 8, 8 // ratio, 8, 16
+    inputs = [torch.randn(1, Hq, S, D), torch.randn(1, Hkv, S, D), torch.randn(1, Hkv, S, D), torch.randn(1, 1, S, 12)]
+    counts, graphs = _compare_training(_llama_function, inputs, n_grad=3)
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and ops_in(text) == ["attention_fwd", "attention_bwd"], text
+    assert op_arg_shapes(text)[1:] == [f"1, {Hkv}, {S}, {D}"] * 2, text
+    assert dynamo_counters["inductor_conv"]["attention"] == 1
+
+
+def _cross(q, k, v, mask):  # encoder-decoder attention: Sq != Sk, padding mask (B, 1, 1, Sk), permuted output
+    s = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + mask, dim=-1)
+    return (s @ v).permute(0, 2, 1, 3).reshape(q.shape[0], q.shape[2], -1)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_cross_attention_unequal_lengths(dynamic, monkeypatch):
+    if dynamic:  # the op's torch fallback keeps it fast (as test_recognised_dynamic)
+        monkeypatch.setenv("TRITON_INTERPRET", "0")
+    torch.manual_seed(7)
+    B, H, Sq, Sk, D = 3, 2, 5, 11, 16  # B != H: equal sizes would share one symbol under dynamic=True
+    inputs = [torch.randn(B, H, Sq, D), torch.randn(B, H, Sk, D), torch.randn(B, H, Sk, D), torch.randn(B, 1, 1, Sk)]
+    counts, graphs = _compare_training(_cross, inputs, n_grad=3, dynamic=dynamic)
+    assert counts["attention"] == 1, graphs
+
+
+def _t5_spelling(q, k, v, bias):  # HF T5: no scale, position bias, fp32 softmax cast back with type_as
+    scores = torch.matmul(q, k.transpose(3, 2)) + bias
+    return torch.matmul(F.softmax(scores.float(), dim=-1).type_as(scores), v)
+
+
+def test_t5_float_type_as_softmax_in_bf16():
+    """In fp32 ``.float()`` / ``.type_as`` are no-ops; in bf16 they are real converts the pattern must take.
+    Compared with float64 eager: bf16 inputs, a bf16 output rounding and bf16 scores in eager (2^-8 relative on
+    |S| ~ 4 shifts P by ~2e-2 at most), so 3e-2 (TOL[torch.bfloat16])."""
+    torch.manual_seed(8)
+    q, k, v = (torch.randn(1, 2, 8, 16, dtype=torch.bfloat16) for _ in range(3))
+    bias = torch.randn(1, 2, 8, 8, dtype=torch.bfloat16)
+    with torch.no_grad():
+        out, counts, graphs = compile_and_run(_t5_spelling, q, k, v, bias)
+    assert counts["attention"] == 1, graphs
+    ref = _t5_spelling(*(t.double() for t in (q, k, v, bias)))
+    torch.testing.assert_close(out.double(), ref, atol=3e-2, rtol=3e-2)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Dropout (p > 0): count, p reaches the op, determinism, keep fraction, backward uses the forward's keep mask
 # ---------------------------------------------------------------------------------------------------------------
-P_DROP = 0.5
 
 
-def _one_hot_probe():
-    """q, k random; v = one-hot rows (v[j, j] = 1), so O[..., :S] is the dropped, rescaled P itself."""
-    torch.manual_seed(1)
-    q, k = torch.randn(B, S, H, D), torch.randn(B, S, H, D)
-    v = torch.eye(S, D).expand(B, H, S, D).transpose(1, 2).contiguous()
-    return q, k, v
-
-
-def _compiled_dropout(train, spelling=_bert, dynamic=False):
-    model = Attention(spelling, p=P_DROP).train()
-    q, k, v = (x.requires_grad_(train) for x in _one_hot_probe())
-    with torch.set_grad_enabled(train):
-        torch.manual_seed(123)
-        out, counts, graphs = compile_and_run(model, q, k, v, dynamic=dynamic)
-    return model, (q, k, v), out, counts, graphs
-
-
-DROPOUT_SPELLINGS = {"nn_dropout": _bert, "f_dropout": _nanogpt}
+DROPOUT_SPELLINGS = {"nn_dropout": bert, "f_dropout": nanogpt}
 
 
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
 @pytest.mark.parametrize("spelling", list(DROPOUT_SPELLINGS))
 def test_dropout_counted_and_p_reaches_op(spelling, train):
-    _, _, _, counts, graphs = _compiled_dropout(train, DROPOUT_SPELLINGS[spelling])
+    _, _, _, counts, graphs = compiled_dropout(train, DROPOUT_SPELLINGS[spelling])
     text = "".join(graphs)
     assert counts["attention"] == 1 and f", {P_DROP}, False, " in text, text
     assert "aten.randint.low" in text and "aten.rand.default" not in text, text
@@ -777,13 +419,13 @@ def test_dropout_counted_and_p_reaches_op(spelling, train):
 
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
 def test_dropout_dynamic_shapes(train):
-    _, _, _, counts, graphs = _compiled_dropout(train, _nanogpt, dynamic=True)
+    _, _, _, counts, graphs = compiled_dropout(train, nanogpt, dynamic=True)
     text = "".join(graphs)
     assert counts["attention"] == 1 and f", {P_DROP}, False, " in text and "aten.randint.low" in text, text
 
 
 def test_dropout_deterministic_keep_fraction_and_backward():
-    model, (q, k, v), out, counts, _ = _compiled_dropout(train=True)
+    model, (q, k, v), out, counts, _ = compiled_dropout(train=True)
     assert counts["attention"] == 1
     compiled = torch.compile(model, backend="inductor", fullgraph=True)  # the graph cached by compile_and_run
     with inductor_conv.enabled(("cpu",)):
@@ -833,20 +475,6 @@ FROZEN = [("bert_additive_mask", "kv"), ("bert_additive_mask", "q"), ("hf_llama_
           ("multi_query_broadcast", "kv"), ("multi_query_broadcast", "q"), ("bmm_additive_mask", "kv"),
           ("hf_gemma2_softcap", "q"), ("nanogpt", "kv"), ("t5_learned_bias", "qkv"), ("t5_learned_bias", "qk"),
           ("bmm_learned_bias", "qkv"), ("kimi_key_assembled", "q")]
-GOLDEN_FROZEN = {("bert_additive_mask", "kv"), ("hf_llama_repeat_kv", "q")}
-
-
-@functools.cache
-def check_frozen(name, frozen) -> list[str]:
-    """Train a recognised case with ``frozen`` inputs (run_and_compare's letters): one rewrite, no bmm or softmax
-    left, the gradients that exist equal to float64 eager's. Returns the graphs (test_golden_graphs_attention.py)."""
-    model, args = make_case(name)
-    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, frozen=frozen)
-    text = "".join(graphs)
-    assert counts["attention"] == 1, text
-    assert ops_in(text) == ["attention_fwd", "attention_bwd"], text
-    assert "aten.bmm" not in text and "aten.amax" not in text, text
-    return graphs
 
 
 @pytest.mark.parametrize("name, frozen", [pytest.param(*c, marks=GOLDEN) if c in GOLDEN_FROZEN else c for c in FROZEN],
@@ -858,8 +486,8 @@ def test_recognised_with_frozen_inputs(name, frozen):
 def test_frozen_inputs_with_dropout():
     """Frozen K/V with dropout: rewritten, and dQ uses the forward's keep mask (a float64 reconstruction from the
     dropped probabilities the one-hot V reveals, as test_dropout_deterministic_keep_fraction_and_backward)."""
-    model = Attention(_bert, p=P_DROP).train()
-    q, k, v = _one_hot_probe()
+    model = Attention(bert, p=P_DROP).train()
+    q, k, v = one_hot_probe()
     q.requires_grad_(True)
     torch.manual_seed(123)
     out, counts, graphs = compile_and_run(model, q, k, v)
@@ -948,103 +576,12 @@ def test_forward_saves_scores_without_our_rewrite():
 # ---------------------------------------------------------------------------------------------------------------
 # Left alone: count 0 and eager results
 # ---------------------------------------------------------------------------------------------------------------
-def _softmax_dim_minus2(m, q, k, v, mask):
-    q, k, v = _heads(q, k, v)
-    return _merge((q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-2) @ v)
-
-
-def _weights_returned(m, q, k, v, mask):
-    q, k, v = _heads(q, k, v)
-    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
-    return _merge(w @ v), w
-
-
-def _weights_used_in_graph(m, q, k, v, mask):  # e.g. an attention-entropy regulariser: P has a second consumer
-    q, k, v = _heads(q, k, v)
-    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
-    return _merge(w @ v + w.amax(-1, keepdim=True))
-
-
-def _weights_stored(m, q, k, v, mask):  # output_attentions-style: P kept on the module (a graph output for dynamo)
-    q, k, v = _heads(q, k, v)
-    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
-    m.last_weights = w
-    return _merge(w @ v)
-
-
-def _mask_from_scores(m, q, k, v, mask):
-    q, k, v = _heads(q, k, v)
-    s = q @ k.transpose(-2, -1) * m.scaling
-    return _merge(s.masked_fill(s < -1.0, float("-inf")).softmax(-1) @ v)
-
-
-def _scale_along_keys(m, q, k, v, mask):  # a (Sk,) temperature is not a scalar scale
-    q, k, v = _heads(q, k, v)
-    return _merge((q @ k.transpose(-2, -1) * mask).softmax(-1) @ v)
 
 
 def _repeat_heads_tiled(m, q, k, v, mask):  # k.repeat(1, G, 1, 1): head h reads kv head h % Hkv, not h // G
-    q, k, v = _heads(q, k, v)
+    q, k, v = heads(q, k, v)
     k, v = k.repeat(1, H // HKV, 1, 1), v.repeat(1, H // HKV, 1, 1)
-    return _merge((q @ k.transpose(-2, -1) * m.scaling).softmax(-1) @ v)
-
-
-LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim)
-    "softmax_dim_minus2": (_softmax_dim_minus2, {}, None, H, D),
-    "weights_returned": (_weights_returned, {}, None, H, D),
-    "weights_used_in_graph": (_weights_used_in_graph, {}, None, H, D),
-    "weights_stored": (_weights_stored, {}, None, H, D),
-    "mask_from_scores": (_mask_from_scores, {}, None, H, D),
-    "head_dim_8": (_bert, {}, None, H, 8),
-    "masked_fill_minus_1e4": (_masked_fill(-1e4), {}, _hidden(B, 1, S, S), H, D),
-    "where_scalar_minus_1e4": (_where_scalar(-1e4), {}, _hidden(B, 1, S, S), H, D),
-    "int_additive_mask": (_bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
-    "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
-    "softcap_two_constants": (_gemma2(1.5, 2.0), {}, _additive(B, 1, S, S), HKV, D),
-    # the routing table (inductor_conv/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
-    # input the pass cannot prove causal is measured slower fused than in Inductor's own graph
-    "softcap_d256_mask_input": (_gemma2(), {}, _additive(B, 1, S, S), HKV, 256),
-}
-
-
-def make_left_alone(name):
-    spelling, kwargs, mask, hkv, d = LEFT_ALONE[name]
-    torch.manual_seed(0)
-    model = Attention(spelling, **kwargs)
-    args = [torch.randn(B, S, H, d), torch.randn(B, S, hkv, d), torch.randn(B, S, hkv, d)]
-    if mask is not None:
-        args.append(mask())
-    return model, args
-
-
-# Inductor's own SDPA rewrite ignores the softmax dim and miscompiles this one (pytorch/pytorch#196468, open):
-# its numerics are compared with Inductor's pattern matcher off. Our pass runs either way.
-INDUCTOR_MISCOMPILES = ("softmax_dim_minus2",)
-
-
-@functools.cache
-def check_left_alone(name, *, train=False, device_types=("cpu",)) -> list[str]:
-    """Compile a left-alone case: no rewrite, eager-equal results. Returns the graphs (cached, like
-    check_recognised)."""
-    with inductor_config.patch(pattern_matcher=name not in INDUCTOR_MISCOMPILES):
-        return _check_left_alone(name, train, device_types)
-
-
-def _check_left_alone(name, train, device_types):
-    model, args = make_left_alone(name)
-    if name == "weights_returned":
-        out, counts, graphs = compile_and_run(model, *args, device_types=device_types)
-        ref = model(*args)
-        for got, want in zip(out, ref):
-            torch.testing.assert_close(got, want, **TOL[torch.float32])
-    else:
-        counts, graphs = run_and_compare(model, args, train=train, dynamic=False, device_types=device_types)
-    if name == "weights_stored":  # the weights the compiled model kept are eager's too
-        ref = copy.deepcopy(model).double()
-        ref(*(a.double() for a in args))
-        torch.testing.assert_close(model.last_weights, ref.last_weights.float(), **TOL[torch.float32])
-    assert counts["attention"] == 0 and not ops_in("".join(graphs)), graphs
-    return graphs
+    return merge((q @ k.transpose(-2, -1) * m.scaling).softmax(-1) @ v)
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=GOLDEN) if name in GOLDEN_LEFT_ALONE else name
@@ -1074,7 +611,7 @@ def _gemma2_causal_built_in_graph(m, q, k, v, mask=None):
     causal, so the routing table keeps the rewrite at head dim 256 (the op runs is_causal)."""
     S = q.shape[1]
     causal = torch.full((S, S), torch.finfo(q.dtype).min, dtype=q.dtype).triu(1)
-    return _gemma2()(m, q, k, v, causal)
+    return gemma2()(m, q, k, v, causal)
 
 
 def test_softcap_head_dim_256_routing():
@@ -1225,7 +762,7 @@ def test_predicate_repeat_kv_interleaves():
     q, k, v = _qkv(hkv=HKV)
 
     def interleaved(q, k, v):
-        return _repeat_kv(k, H // HKV)
+        return repeat_kv(k, H // HKV)
 
     def tiled(q, k, v):  # head h <- kv head h % Hkv
         b, h, s, d = k.shape

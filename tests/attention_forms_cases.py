@@ -1,0 +1,422 @@
+"""The attention forms the pattern tests compile, as data: each model's own eager spelling (HF BERT, nanoGPT, HF GPT-2,
+HF Llama with repeat_kv, Gemma 2's soft-capping, T5, Kimi-Linear, bmm forms, scale, mask and layout variants) as an
+``Attention`` module, the RECOGNISED and LEFT_ALONE tables of named cases, ``make_case`` / ``make_left_alone`` (a
+case with seeded parameters and inputs) and the dropout probe.
+
+tests/test_patterns_attention.py compiles every case; attention_forms_checks.py holds the checks it and
+tests/test_golden_graphs_attention.py share.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from helpers import repeat_kv
+
+B, H, HKV, S, D = 3, 4, 2, 8, 16  # distinct sizes: dynamic shapes must not merge them into one symbol
+S_MAX = 12  # causal buffers and masks longer than S, sliced like the models slice them
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models: ``forward(q, k, v, mask)`` is ``spelling(self, q, k, v, mask)`` with q/k/v in the (B, S, H, D) layout a
+# projection gives; buffers and the learned bias are module state (static under dynamic=True, as in real models).
+# ---------------------------------------------------------------------------------------------------------------
+class Attention(nn.Module):
+    def __init__(self, spelling, p=0.0, bias_shape=None):
+        super().__init__()
+        self.spelling, self.p, self.scaling = spelling, p, D**-0.5
+        self.drop = nn.Dropout(p)  # BERT's module spelling; the other spellings call F.dropout
+        causal = torch.ones(S_MAX, S_MAX, dtype=torch.bool).tril().view(1, 1, S_MAX, S_MAX)
+        self.register_buffer("causal_float", causal.float())  # nanoGPT's ``bias`` buffer
+        self.register_buffer("causal_bool", causal)  # HF GPT-2's ``bias`` buffer
+        slopes = torch.tensor([2.0 ** -(h + 1) for h in range(H)]).view(1, H, 1, 1)
+        self.register_buffer("alibi", -slopes * torch.arange(S, dtype=torch.float32))  # (1, H, 1, S), not learned
+        self.bias = nn.Parameter(torch.randn(bias_shape)) if bias_shape else None
+
+    def forward(self, q, k, v, mask=None):
+        return self.spelling(self, q, k, v, mask)
+
+
+def heads(*xs):
+    """(B, S, H, D) -> (B, H, S, D): the models' ``.view(B, S, H, D).transpose(1, 2)``."""
+    return [x.transpose(1, 2) for x in xs]
+
+
+def merge(o):
+    return o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1)
+
+
+def bert(m, q, k, v, mask):  # HF BERT eager self-attention
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s + mask
+    p = m.drop(F.softmax(s, dim=-1))
+    return merge(torch.matmul(p, v))
+
+
+def nanogpt(m, q, k, v, mask):  # nanoGPT CausalSelfAttention (slow path)
+    q, k, v = heads(q, k, v)
+    T = q.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    att = att.masked_fill(m.causal_float[:, :, :T, :T] == 0, float("-inf"))
+    att = F.dropout(F.softmax(att, dim=-1), m.p, m.training)
+    return merge(att @ v)
+
+
+def _gpt2(m, q, k, v, mask):  # HF GPT-2 eager_attention_forward
+    q, k, v = heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2))
+    w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
+    ql, kl = q.size(-2), k.size(-2)
+    causal = m.causal_bool[:, :, kl - ql : kl, :kl]
+    min_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+    w = torch.where(causal, w.to(w.dtype), min_value)
+    if mask is not None:
+        w = w + mask
+    w = F.dropout(F.softmax(w, dim=-1).type(v.dtype), m.p, m.training)
+    return merge(torch.matmul(w, v))
+
+
+def _gpt2_scalar_fill(m, q, k, v, mask):  # GPT-2's where with a Python number for min_value, then the padding
+    q, k, v = heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
+    causal = m.causal_bool[:, :, : q.size(-2), : k.size(-2)]
+    w = torch.where(causal, w, torch.finfo(w.dtype).min) + mask
+    return merge(torch.matmul(F.softmax(w, dim=-1), v))
+
+
+def llama(m, q, k, v, mask):  # HF Llama eager_attention_forward (GQA through repeat_kv)
+    q, k, v = heads(q, k, v)
+    k, v = repeat_kv(k, q.shape[1] // k.shape[1]), repeat_kv(v, q.shape[1] // v.shape[1])
+    w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
+    if mask is not None:
+        w = w + mask[:, :, :, : k.shape[-2]]
+    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def gemma2(cap_div=1.5, cap_mul=1.5):
+    """HF Gemma 2 eager_attention_forward: repeat_kv, ``* scaling``, logit soft-capping (``/ cap``, tanh, ``* cap``:
+    1.5 bends the scaled scores, std ~1 here), the mask, fp32 softmax, dropout.  Two different constants are not
+    soft-capping (left alone)."""
+
+    def spelling(m, q, k, v, mask):
+        q, k, v = heads(q, k, v)
+        k, v = repeat_kv(k, q.shape[1] // k.shape[1]), repeat_kv(v, q.shape[1] // v.shape[1])
+        w = torch.matmul(q, k.transpose(2, 3)) * m.scaling
+        w = w / cap_div
+        w = torch.tanh(w)
+        w = w * cap_mul
+        if mask is not None:
+            w = w + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=m.p, training=m.training)
+        return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+    return spelling
+
+
+def t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned position bias (+ mask), fp32 softmax
+    q, k, v = heads(q, k, v)
+    scores = torch.matmul(q, k.transpose(3, 2))
+    bias = m.bias if mask is None else m.bias + mask
+    if inplace:
+        scores += bias  # T5's own spelling: test_patterns_attention.py's test_t5_inplace_bias
+    else:
+        scores = scores + bias
+    w = F.softmax(scores.float(), dim=-1).type_as(scores)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return merge(torch.matmul(w, v))
+
+
+def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
+    q, k, v = heads(q, k, v)
+    scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
+    scores = scores + m.bias
+    scores = scores + mask
+    w = F.softmax(scores, dim=-1)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return merge(torch.matmul(w, v))
+
+
+def _kimi(m, q, k, v, mask):
+    """HF Kimi-Linear (KimiLinearAttention.expand_kv, then Llama's eager attention): the key assembled in a new tensor
+    from a per-head part and a part shared by the heads (its rotary half, one head expanded)."""
+    q, k, v = heads(q, k, v)
+    nope = D // 2
+    key = k.new_empty(k.shape)
+    key[..., :nope].copy_(k[..., :nope])
+    key[..., nope:].copy_(k[:, :1, :, nope:].expand(-1, k.shape[1], -1, -1))
+    w = torch.matmul(q, key.transpose(2, 3)) * m.scaling + mask
+    w = F.dropout(F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype), p=m.p, training=m.training)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
+def _key_copied(m, q, k, v, mask):  # the key copied into a new tensor (issue 32's reduction of Kimi-Linear's)
+    q, k, v = heads(q, k, v)
+    key = k.new_empty(k.shape)
+    key.copy_(k)
+    return merge(torch.matmul(F.softmax(torch.matmul(q, key.transpose(-1, -2)) * m.scaling, dim=-1), v))
+
+
+def _alibi_then_mask(m, q, k, v, mask):  # a fixed per-head linear bias (a buffer), then the padding mask
+    q, k, v = heads(q, k, v)
+    w = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.alibi + mask
+    w = F.softmax(w, dim=-1)
+    return merge(torch.matmul(w, v))
+
+
+def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
+    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+    w = torch.bmm(q * m.scaling, k.transpose(1, 2))
+    if mask is not None:
+        w = w + mask
+    w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return torch.bmm(w, v)
+
+
+def _masked_fill(fill):
+    def spelling(m, q, k, v, mask):  # mask: bool, True = hidden
+        q, k, v = heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-2, -1)) * m.scaling
+        s = s.masked_fill(mask, fill if fill is not None else torch.finfo(s.dtype).min)
+        return merge(torch.matmul(s.softmax(-1), v))
+
+    return spelling
+
+
+def _bmm_masked(kind):
+    """bmm scores with a (1, S, S) bool mask broadcast over B·H: ``masked_fill(hidden, -inf)`` (HF's older
+    encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)`` (a 0-d tensor or a number)."""
+
+    def spelling(m, q, k, v, hidden):
+        q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+        s = torch.bmm(q, k.transpose(1, 2)) * m.scaling
+        if kind == "masked_fill":
+            s = s.masked_fill(hidden, float("-inf"))
+        elif kind == "where":
+            s = torch.where(~hidden, s, torch.full([], torch.finfo(s.dtype).min, dtype=s.dtype))
+        else:  # "where_scalar": the same with a Python number
+            s = torch.where(~hidden, s, torch.finfo(s.dtype).min)
+        return torch.bmm(F.softmax(s, dim=-1), v)
+
+    return spelling
+
+
+def _where_scalar(fill):
+    """GPT-2's ``torch.where(keep, s, min_value)`` with a Python number for min_value: ``torch.finfo(s.dtype).min``
+    (fill None), ``float("-inf")`` or another number; ``hidden`` is True where masked out."""
+
+    def spelling(m, q, k, v, hidden):
+        q, k, v = heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling
+        s = torch.where(~hidden, s, torch.finfo(s.dtype).min if fill is None else fill)
+        return merge(torch.matmul(F.softmax(s, dim=-1), v))
+
+    return spelling
+
+
+def _bmm_learned_bias(m, q, k, v, mask):  # bmm scores plus a learned (B·H or 1, S, S) bias, an nn.Parameter
+    q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
+    w = torch.bmm(q, k.transpose(1, 2)) * m.scaling + m.bias
+    return torch.bmm(F.softmax(w, dim=-1), v)
+
+
+SCALES = {  # score scale spellings, d = q.size(-1) (symbolic under dynamic=True)
+    "mul": lambda s, d: s * (d**-0.5),
+    "div": lambda s, d: s / (d**0.5),
+    "div_math_sqrt": lambda s, d: s / math.sqrt(d),
+    "div_torch_full": lambda s, d: s / torch.full([], d**0.5, dtype=s.dtype, device=s.device),
+    "none": lambda s, d: s,
+}
+
+
+def _scaled(scale):
+    def spelling(m, q, k, v, mask):
+        q, k, v = heads(q, k, v)
+        return merge(SCALES[scale](q @ k.transpose(-2, -1), q.size(-1)).softmax(dim=-1) @ v)
+
+    return spelling
+
+
+def _prescaled_q(m, q, k, v, mask):  # (q * s) @ kᵀ, 4-D
+    q, k, v = heads(q, k, v)
+    return merge(torch.softmax((q * m.scaling) @ k.transpose(-2, -1), dim=-1) @ v)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cases: name -> (spelling, Attention kwargs, mask builder or None, Hkv). Masks are built from a seeded generator
+# and need no gradient, except in ``MASK_GRAD`` cases (a bias computed upstream that is trained through the mask).
+# ---------------------------------------------------------------------------------------------------------------
+def additive(*shape):
+    return lambda: torch.randn(*shape)
+
+
+def _hidden(*shape):
+    """A bool "hidden" mask (True = masked out) that leaves the diagonal visible, so no row is empty."""
+
+    def build():
+        hidden = torch.rand(*shape) < 0.4
+        return hidden & ~torch.eye(shape[-2], shape[-1], dtype=torch.bool)
+
+    return build
+
+
+def _hidden_with_empty_row(*shape):
+    """As _hidden, but query row 0 hides every key: finfo.min must give that row a uniform softmax, as eager."""
+
+    def build():
+        hidden = _hidden(*shape)()
+        hidden[..., 0, :] = True
+        return hidden
+
+    return build
+
+
+def _right_padding():
+    """GPT-2 padding mask (B, 1, 1, S): 0 or finfo.min for the last two keys of batch 0."""
+
+    def build():
+        mask = torch.zeros(B, 1, 1, S)
+        mask[0, ..., -2:] = torch.finfo(torch.float32).min
+        return mask
+
+    return build
+
+
+RECOGNISED = {
+    "bert_additive_mask": (bert, {}, additive(B, 1, 1, S), H),
+    "bert_mask_b1sk": (bert, {}, additive(B, 1, S, S), H),
+    "bert_mask_1hsk": (bert, {}, additive(1, H, S, S), H),
+    "bert_learned_mask_b11s": (bert, {}, additive(B, 1, 1, S), H),
+    "bert_learned_mask_bhss": (bert, {}, additive(B, H, S, S), H),
+    "bert_no_mask": (bert, {}, None, H),
+    "nanogpt": (nanogpt, {}, None, H),
+    "hf_gpt2": (_gpt2, {}, None, H),
+    "hf_gpt2_padding": (_gpt2, {}, _right_padding(), H),
+    "gpt2_scalar_fill_padding": (_gpt2_scalar_fill, {}, _right_padding(), H),
+    "hf_llama_repeat_kv": (llama, {}, additive(B, 1, S, S_MAX), HKV),
+    "hf_llama_no_gqa": (llama, {}, additive(B, 1, S, S_MAX), H),
+    "hf_gemma2_softcap": (gemma2(), {}, additive(B, 1, S, S), HKV),
+    "softcap_no_mask_no_gqa": (gemma2(), {}, None, H),
+    # Falcon's multi-query attention: one K/V head that matmul broadcasts over the query heads (no repeat_kv)
+    "multi_query_broadcast": (bert, {}, additive(B, 1, 1, S), 1),
+    "t5_learned_bias": (t5, dict(bias_shape=(1, H, S, S)), None, H),
+    "t5_learned_bias_and_mask": (t5, dict(bias_shape=(1, H, S, S)), additive(B, 1, 1, S), H),
+    "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
+    "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
+    "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
+    "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
+    "key_copied_into_new_empty": (_key_copied, {}, None, H),
+    "bmm_prescaled_q": (_bmm, {}, None, H),
+    "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),
+    "bmm_masked_fill": (_bmm_masked("masked_fill"), {}, _hidden(1, S, S), H),
+    "bmm_where_finfo_min": (_bmm_masked("where"), {}, _hidden_with_empty_row(1, S, S), H),
+    "bmm_where_scalar_finfo_min": (_bmm_masked("where_scalar"), {}, _hidden_with_empty_row(1, S, S), H),
+    "bmm_learned_bias": (_bmm_learned_bias, dict(bias_shape=(B * H, S, S)), None, H),
+    "bmm_learned_bias_broadcast": (_bmm_learned_bias, dict(bias_shape=(1, S, S)), None, H),
+    "where_scalar_finfo_min": (_where_scalar(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "where_scalar_minus_inf": (_where_scalar(float("-inf")), {}, _hidden(B, 1, S, S), H),
+    "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
+    "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "prescaled_q": (_prescaled_q, {}, None, H),
+    **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},
+}
+MASK_GRAD = ("bert_learned_mask_b11s", "bert_learned_mask_bhss")
+
+
+def make_case(name, dtype=torch.float32, seed=0, table=None):
+    """(model, [q, k, v, mask]) with fresh random parameters and inputs (never zeros)."""
+    spelling, kwargs, mask, hkv = (table or RECOGNISED)[name]
+    torch.manual_seed(seed)
+    model = Attention(spelling, **kwargs).to(dtype)
+    q, k, v = torch.randn(B, S, H, D), torch.randn(B, S, hkv, D), torch.randn(B, S, hkv, D)
+    args = [q.to(dtype), k.to(dtype), v.to(dtype)]
+    if mask is not None:
+        m = mask()
+        args.append(m if m.dtype == torch.bool else m.to(dtype))
+    return model, args
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Left alone: spellings the op does not compute
+# ---------------------------------------------------------------------------------------------------------------
+def _softmax_dim_minus2(m, q, k, v, mask):
+    q, k, v = heads(q, k, v)
+    return merge((q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-2) @ v)
+
+
+def _weights_returned(m, q, k, v, mask):
+    q, k, v = heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    return merge(w @ v), w
+
+
+def _weights_used_in_graph(m, q, k, v, mask):  # e.g. an attention-entropy regulariser: P has a second consumer
+    q, k, v = heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    return merge(w @ v + w.amax(-1, keepdim=True))
+
+
+def _weights_stored(m, q, k, v, mask):  # output_attentions-style: P kept on the module (a graph output for dynamo)
+    q, k, v = heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling).softmax(dim=-1)
+    m.last_weights = w
+    return merge(w @ v)
+
+
+def _mask_from_scores(m, q, k, v, mask):
+    q, k, v = heads(q, k, v)
+    s = q @ k.transpose(-2, -1) * m.scaling
+    return merge(s.masked_fill(s < -1.0, float("-inf")).softmax(-1) @ v)
+
+
+def _scale_along_keys(m, q, k, v, mask):  # a (Sk,) temperature is not a scalar scale
+    q, k, v = heads(q, k, v)
+    return merge((q @ k.transpose(-2, -1) * mask).softmax(-1) @ v)
+
+
+LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim)
+    "softmax_dim_minus2": (_softmax_dim_minus2, {}, None, H, D),
+    "weights_returned": (_weights_returned, {}, None, H, D),
+    "weights_used_in_graph": (_weights_used_in_graph, {}, None, H, D),
+    "weights_stored": (_weights_stored, {}, None, H, D),
+    "mask_from_scores": (_mask_from_scores, {}, None, H, D),
+    "head_dim_8": (bert, {}, None, H, 8),
+    "masked_fill_minus_1e4": (_masked_fill(-1e4), {}, _hidden(B, 1, S, S), H, D),
+    "where_scalar_minus_1e4": (_where_scalar(-1e4), {}, _hidden(B, 1, S, S), H, D),
+    "int_additive_mask": (bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
+    "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
+    "softcap_two_constants": (gemma2(1.5, 2.0), {}, additive(B, 1, S, S), HKV, D),
+    # the routing table (inductor_conv/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
+    # input the pass cannot prove causal is measured slower fused than in Inductor's own graph
+    "softcap_d256_mask_input": (gemma2(), {}, additive(B, 1, S, S), HKV, 256),
+}
+
+
+def make_left_alone(name):
+    spelling, kwargs, mask, hkv, d = LEFT_ALONE[name]
+    torch.manual_seed(0)
+    model = Attention(spelling, **kwargs)
+    args = [torch.randn(B, S, H, d), torch.randn(B, S, hkv, d), torch.randn(B, S, hkv, d)]
+    if mask is not None:
+        args.append(mask())
+    return model, args
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The dropout probe (p > 0)
+# ---------------------------------------------------------------------------------------------------------------
+P_DROP = 0.5
+
+
+def one_hot_probe():
+    """q, k random; v = one-hot rows (v[j, j] = 1), so O[..., :S] is the dropped, rescaled P itself."""
+    torch.manual_seed(1)
+    q, k = torch.randn(B, S, H, D), torch.randn(B, S, H, D)
+    v = torch.eye(S, D).expand(B, H, S, D).transpose(1, 2).contiguous()
+    return q, k, v

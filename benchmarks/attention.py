@@ -30,8 +30,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import (attention_tflops, bench, compile_with_plugin, gpu_ms, held_bytes, parse_args, pick, pick_impls,
-                    write_table)
+from common import (attention_tflops, bench, compile_with_plugin, config_patch, gpu_ms, held_bytes, parse_args, pick,
+                    pick_impls, write_table)
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
 
@@ -103,18 +103,6 @@ def implementations():
     impls["inductor"] = "compiled-off"
     impls["sdpa-efficient"] = sdpa(SDPBackend.EFFICIENT_ATTENTION)
     return impls
-
-
-@contextlib.contextmanager
-def config_patch(overrides):
-    saved = {name: getattr(inductor_conv.config, name) for name in overrides}
-    try:
-        for name, value in overrides.items():
-            setattr(inductor_conv.config, name, value)
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(inductor_conv.config, name, value)
 
 
 def measure(fn, shape, causal, p):

@@ -30,6 +30,19 @@ def bench(fn, rep: int = 60) -> float:
     return do_bench(fn, warmup=10, rep=rep, return_mode="median")
 
 
+@contextlib.contextmanager
+def config_patch(overrides: dict):
+    """inductor_conv.config with these values set while open (a graph reads them when it compiles)."""
+    saved = {name: getattr(inductor_conv.config, name) for name in overrides}
+    try:
+        for name, value in overrides.items():
+            setattr(inductor_conv.config, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(inductor_conv.config, name, value)
+
+
 def attention_tflops(ms: float, B: int, Hq: int, S: int, D: int, causal: bool, backward: bool) -> float:
     """TFLOP/s by the anchors' count: forward 4·B·Hq·S²·D (half of it causal), forward+backward 3.5× that."""
     flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0) * (3.5 if backward else 1.0)

@@ -3,8 +3,8 @@
 # its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
-# Steps (STEPS, in this order; default all): tests overhead models conv attention softcap decode conv_update
-# distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
+# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap decode
+# conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
@@ -19,7 +19,7 @@ ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
-STEPS=" ${STEPS:-tests overhead models conv attention softcap decode conv_update distributed demo} "
+STEPS=" ${STEPS:-tests overhead models conv attention masks softcap decode conv_update distributed demo} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
@@ -45,6 +45,8 @@ want models && TAIL=40 step models "${MODELS_LIMIT:-570}" python3 benchmarks/mod
 want conv && TAIL=40 step conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
 want attention && TAIL=80 step attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py \
   ${ATTENTION_ARGS---quick}
+want masks && TAIL=60 step masks "${MASKS_LIMIT:-240}" python3 benchmarks/attention_masks.py --out "$OUT/masks.md" \
+  ${MASKS_ARGS---quick}
 want softcap && TAIL=20 step softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/attention_softcap.py \
   ${SOFTCAP_ARGS---quick}
 want decode && TAIL=40 step decode "${DECODE_LIMIT:-120}" python3 benchmarks/attention_decode.py \

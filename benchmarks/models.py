@@ -38,7 +38,8 @@ Python (thousands of launches a layer at S 2048). ``qwen3_next_in_graph`` (not r
 delta rule too.
 
 Variants: inductor (default Inductor), plugin (``inductor_conv.enable()``), plugin-cg (the plugin with
-``mode="reduce-overhead"``: CUDA graph trees), and, on request, inductor-cg. Dynamo is reset and the model rebuilt
+``mode="reduce-overhead"``: CUDA graph trees), and, on request, inductor-cg and plugin-ranges (the plugin with
+config.attention_mask_ranges, Note [mask ranges]). Dynamo is reset and the model rebuilt
 from the same seed before each variant; Inductor's caches are off, so compile times are cold (the plugin's search
 patterns are traced once per process, before the first variant, and that time is printed apart).
 
@@ -83,7 +84,7 @@ import transformers
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import scan_outside_graph as common_scan_outside_graph, step_kernel_ms
+from common import config_patch, scan_outside_graph as common_scan_outside_graph, step_kernel_ms
 
 VOCAB = 32000  # every model's vocabulary (Gemma 2's 256000 would make the eager LM head dominate the step)
 
@@ -210,12 +211,13 @@ MODELS["qwen3_next_in_graph"] = dataclasses.replace(MODELS["qwen3_next"], scan=N
 DEFAULT_MODELS = ("llama", "llama_p0", "gpt2", "gemma2", "qwen3", "mamba", "mamba2", "lfm2", "nemotron_h",
                   "qwen3_next")
 
-# variant -> (plugin on, torch.compile mode)
+# variant -> (plugin on, torch.compile mode, inductor_conv.config overrides)
 VARIANTS = {
-    "inductor": (False, None),
-    "plugin": (True, None),
-    "plugin-cg": (True, "reduce-overhead"),
-    "inductor-cg": (False, "reduce-overhead"),
+    "inductor": (False, None, {}),
+    "plugin": (True, None, {}),
+    "plugin-cg": (True, "reduce-overhead", {}),
+    "inductor-cg": (False, "reduce-overhead", {}),
+    "plugin-ranges": (True, None, {"attention_mask_ranges": True}),  # Note [mask ranges], off by default
 }
 DEFAULT_VARIANTS = ("inductor", "plugin", "plugin-cg")
 WARMUP = 3  # steps before timing: compile, CUDA graph recording, one more
@@ -337,7 +339,12 @@ def sync(device: str) -> None:
 
 def run_variant(spec: Spec, variant: str, args, n_layers: int, batch: int, seq: int) -> dict:
     """Build, compile and train one model under one variant; returns the row's measurements."""
-    plugin, mode = VARIANTS[variant]
+    plugin, mode, overrides = VARIANTS[variant]
+    with config_patch(overrides):  # read when each graph compiles
+        return _run_variant(spec, plugin, mode, args, n_layers, batch, seq)
+
+
+def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int, seq: int) -> dict:
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     inductor_conv.reset_counters()

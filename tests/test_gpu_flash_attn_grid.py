@@ -169,11 +169,11 @@ def test_empty_dims_give_sdpas_result(dims, compiled):
         out = torch.compile(fn, fullgraph=True)(q, k, v) if compiled else fn(q, k, v)
         dout = torch.randn_like(out)
         grads = torch.autograd.grad(out, (q, k, v), dout)
-    # SDPA's own math defines the result for every backend; run on the CPU: torch 2.11's CUDA math path dies of a
-    # floating point exception (Hq // Hkv) with zero heads under enable_gqa
+    # SDPA's own math defines the result for every backend, on the CPU; torch 2.11's math path (CUDA and CPU) dies
+    # of a floating point exception (Hq // Hkv) with zero heads under enable_gqa, which 0 = 0 heads do not need
     cq, ck, cv = (t.detach().cpu().requires_grad_() for t in (q, k, v))
     with sdpa_kernel(SDPBackend.MATH):
-        want = F.scaled_dot_product_attention(cq, ck, cv, dropout_p=0.1, is_causal=True, enable_gqa=True)
+        want = F.scaled_dot_product_attention(cq, ck, cv, dropout_p=0.1, is_causal=True, enable_gqa=Hq != Hkv)
         want_grads = torch.autograd.grad(want, (cq, ck, cv), dout.cpu())
     want, want_grads = want.to(DEVICE), [g.to(DEVICE) for g in want_grads]
     assert out.shape == want.shape and torch.equal(out, want)

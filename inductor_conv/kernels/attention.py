@@ -67,13 +67,17 @@ def _attn_fwd_kernel(
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
     for r in range(n_rounds):
         i_m = tl.where(r == 0, n_m - 1 - u, u)
-        _attn_fwd_block(Q, K, V, MASK, SEED, OUT, LSE, i_b, i_h, i_bh, i_m,
-                        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                        stride_ob, stride_oh, stride_om, stride_od,
-                        GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold,
-                        HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT,
-                        DOT_DTYPE, PRECISION, ACC_DTYPE, SOFTCAP, EVEN, HEAD_DIM_V, BLOCK_DV, MASK_RANGES)
+        _attn_fwd_block(Q, K, V, MASK, SEED, OUT, LSE, i_b=i_b, i_h=i_h, i_bh=i_bh, i_m=i_m,
+                        stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+                        stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+                        stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+                        stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+                        stride_ob=stride_ob, stride_oh=stride_oh, stride_om=stride_om, stride_od=stride_od,
+                        GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_scale=dropout_scale,
+                        softcap_scale=softcap_scale, dropout_threshold=dropout_threshold, HEAD_DIM=HEAD_DIM,
+                        BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                        HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
+                        SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, MASK_RANGES=MASK_RANGES)
 
 
 @triton.jit
@@ -90,13 +94,16 @@ def _attn_fwd_block(
 ):
     """Row block i_m of (b, h): O [BLOCK_M, HEAD_DIM_V] and LSE."""
     b_o, b_lse = attn_fwd_rows(
-        Q, K, V, MASK, SEED, i_b, i_h, i_h // GROUP, i_m * BLOCK_M,
-        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-        SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale, softcap_scale,
-        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
-        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
-        SOFTCAP=SOFTCAP, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+        Q, K, V, MASK, SEED, i_b=i_b, i_h=i_h, i_hk=i_h // GROUP, start_m=i_m * BLOCK_M,
+        stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+        stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+        stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+        stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+        SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
+        softcap_scale=softcap_scale,
+        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+        HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, SOFTCAP=SOFTCAP,
+        EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
@@ -139,14 +146,17 @@ def _attn_bwd_cols(
     """dK and / or dV (PART 0 / 2 / 1, Note [split dK/dV]) of key block i_n of (b, kv head i_hk), stored through
     p_dk / p_dv under m_out / m_out_v: attn_bwd_dkdv_cols with this kernel's arguments."""
     dk, dv = attn_bwd_dkdv_cols(
-        Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, i_n * BLOCK_N,
-        stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-        stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-        stride_dob, stride_doh, stride_dom, stride_dod,
-        H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
-        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
-        IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-        ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
+        Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b=i_b, i_hk=i_hk, start_n=i_n * BLOCK_N,
+        stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+        stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+        stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+        stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+        stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+        H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
+        dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, softcap_scale=softcap_scale,
+        HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+        HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
+        MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
         HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     if PART != 1:
         tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
@@ -192,40 +202,51 @@ def _attn_bwd_kernel(
         # (PART 2), the others dV (PART 1): Note [split dK/dV]
         if pid < n_kv_blocks:
             _attn_bwd_cols(
-                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
-                stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                stride_dob, stride_doh, stride_dom, stride_dod,
-                H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
-                HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=2 if SPLIT_KV else 0,
-                EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V,
-                BLOCK_DV=BLOCK_DV)
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
+                m_out=m_out, m_out_v=m_out_v,
+                stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+                stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+                stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+                stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+                stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+                H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
+                dropout_scale=dropout_scale, softcap_scale=softcap_scale, dropout_threshold=dropout_threshold,
+                HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
+                IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+                ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
+                PART=2 if SPLIT_KV else 0, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
         elif SPLIT_KV:
             _attn_bwd_cols(
-                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
-                stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-                stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-                stride_dob, stride_doh, stride_dom, stride_dod,
-                H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold,
-                HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, DOT_DTYPE, PRECISION,
-                ACC_DTYPE, MASKED_FIRST, SOFTCAP, PART=1,
-                EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
+                m_out=m_out, m_out_v=m_out_v,
+                stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+                stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+                stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+                stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+                stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+                H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
+                dropout_scale=dropout_scale, softcap_scale=softcap_scale, dropout_threshold=dropout_threshold,
+                HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
+                IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+                ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
+                PART=1, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
         i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks
         i_m = n_q_blocks - 1 - i_m  # the longest causal rows first
         i_h = i_hk * GROUP + i_g
         dq = attn_bwd_dq_rows(
-            Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, i_m * BLOCK_N,
-            stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
-            stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-            stride_dob, stride_doh, stride_dom, stride_dod,
-            H_Q, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_threshold, dropout_scale, softcap_scale,
+            Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b=i_b, i_h=i_h, i_hk=i_hk, start_m=i_m * BLOCK_N,
+            stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+            stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
+            stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
+            stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
+            stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+            H_Q=H_Q, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale, dropout_threshold=dropout_threshold,
+            dropout_scale=dropout_scale, softcap_scale=softcap_scale,
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
-            IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE,
-            PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
-            EVEN=EVEN, MASK_RANGES=MASK_RANGES,
+            IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+            ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
             HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd

@@ -106,10 +106,12 @@ def _decode_split_kernel(
     b_q = tl.load(p_q, mask=m_r[:, None] & m_d[None, :], other=0.0).to(DOT_DTYPE)  # [BM, BD]
     mask_off = i_b.to(tl.int64) * stride_mb + o_h[:, None].to(tl.int64) * stride_mh  # [BM, 1] (row heads differ)
     o_jb = tl.arange(0, BLOCK_N)
-    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
-                      stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, False)
-    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_d, stride_vn,
-                      stride_vd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, False)
+    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_rows=o_jb, o_d=o_d,
+                      stride_row=stride_kn, stride_d=stride_kd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
+                      BLOCK_D=BLOCK_D, USE_TMA=False)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_rows=o_jb, o_d=o_d,
+                      stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
+                      BLOCK_D=BLOCK_D, USE_TMA=False)
     # ---- keys [lo, hi): whole tiles unmasked, the ragged end (every tile when causal) masked
     lo = i_split * KEYS_PER_SPLIT
     hi = tl.minimum(lo + KEYS_PER_SPLIT, SEQ_K)
@@ -121,15 +123,19 @@ def _decode_split_kernel(
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     b_l = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, m_d, lo, mid,
-        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, 0,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=0, i_b=i_b, i_h=i_hk, o_i=o_i, m_d=m_d,
+        m_dv=m_d, lo=lo, hi=mid, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm, stride_mn=stride_mn,
+        SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=0,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False,
-        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale,
+        SOFTCAP=SOFTCAP)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, 0, i_b, i_hk, o_i, m_d, m_d, mid, hi,
-        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, 0,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=0, i_b=i_b, i_h=i_hk, o_i=o_i, m_d=m_d,
+        m_dv=m_d, lo=mid, hi=hi, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm, stride_mn=stride_mn,
+        SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=0,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_D, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=False,
-        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=False, softcap_scale=softcap_scale,
+        SOFTCAP=SOFTCAP)
     # ---- store
     o_row = i_bhk.to(tl.int64) * (GROUP * SEQ_Q) + o_r  # [BM] index into [B, Hq, Sq]
     m_out = m_r[:, None] & m_d[None, :]

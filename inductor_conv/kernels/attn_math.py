@@ -372,8 +372,8 @@ def mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, 
     row_real = tl.zeros(o_i.shape, dtype=tl.int32)
     for start_n in range(0, hi, BLOCK_N):
         o_j = start_n + o_jb
-        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                MASK_KIND)
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
         real = (mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[None, :]).to(tl.int32)  # [BM, BN]
         r = tl.max(real, 1)  # [BM]
         row_real = tl.maximum(row_real, r)
@@ -396,8 +396,8 @@ def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, 
     last = hi * 0
     for start_m in range(0, hi, BLOCK_M):
         o_i = start_m + o_ib
-        b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                MASK_KIND)  # [BN, BM]
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)  # [BN, BM]
         real = mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[:, None] & (o_i < SEQ_Q)[None, :]
         lse = tl.load(LSE + o_i, mask=o_i < SEQ_Q, other=0.0)
         SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119: lse_unpack's floor rows
@@ -432,9 +432,10 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                MASK_KIND)
-        s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+        s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
+                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
         acc = acc * alpha[:, None]
         v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_dv, MASKED, PAD_DV, USE_TMA)  # [BN, BDV]
@@ -488,9 +489,10 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
         if SOFTCAP:  # Note [soft-capping]
             qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i[None, :], o_j[:, None], stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                MASK_KIND)
-        s_t = attn_scores(qk_t, o_i[None, :], o_j[:, None], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+        s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
+                          MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
         if PART != 1:
             dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
@@ -537,9 +539,10 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i[:, None], o_j[None, :], stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                MASK_KIND)
-        s = attn_scores(qk, o_i[:, None], o_j[None, :], b_mask, qk_scale2, SEQ_K, MASK_KIND, IS_CAUSAL, MASKED)
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+        s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
+                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
         dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if HAS_DROPOUT:
@@ -578,10 +581,12 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     o_dv = tl.arange(0, BDV)
     m_d, m_dv = o_d < HEAD_DIM, o_dv < DV
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
-    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
-                      stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
-    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_dv, stride_vn,
-                      stride_vd, SEQ_K, DV, BLOCK_N, BDV, USE_TMA)
+    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_rows=o_jb, o_d=o_d,
+                      stride_row=stride_kn, stride_d=stride_kd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_rows=o_jb, o_d=o_dv,
+                      stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=DV, BLOCK_R=BLOCK_N, BLOCK_D=BDV,
+                      USE_TMA=USE_TMA)
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
     b_q = load_tile(p_q, o_i < SEQ_Q, m_d, True, PAD_D).to(DOT_DTYPE)  # [BM, BD]
@@ -597,21 +602,24 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         hi = SEQ_K
     lo = 0
     if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: key tiles without a real entry are not visited
-        lo, hi_r = mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N, MASK_KIND)
+        lo, hi_r = mask_key_range(MASK, mask_off, o_i=o_i, hi=hi, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q,
+                                  SEQ_K=SEQ_K, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND)
         hi = tl.minimum(hi, hi_r)
         full_end = tl.maximum(tl.minimum(full_end, hi), lo)
     acc, b_m, b_l = attn_fwd_inner(
-        acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, full_end,
-        stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+        acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d,
+        m_dv=m_dv, lo=lo, hi=full_end, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm,
+        stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA, softcap_scale=softcap_scale,
+        SOFTCAP=SOFTCAP)
     if IS_CAUSAL or not EVEN:  # the causal band, the ragged end
         acc, b_m, b_l = attn_fwd_inner(
-            acc, b_m, b_l, b_q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, full_end, hi,
-            stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
-            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-            MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+            acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d,
+            m_dv=m_dv, lo=full_end, hi=hi, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm,
+            stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
             softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
     b_o = acc * (dropout_scale / tl.where(b_l == 0.0, 1.0, b_l))[:, None]
@@ -643,10 +651,12 @@ def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, o_dv, stride_qb, stri
                    HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr):
     """Query head i_h's Q / dO tile sources, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
     i_bh = i_b * H_Q + i_h
-    p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_ib, o_d, stride_qm, stride_qd,
-                      SEQ_Q, HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA)
-    p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_ib, o_dv, stride_dom,
-                       stride_dod, SEQ_Q, HEAD_DIM_V, BLOCK_M, BLOCK_DV, USE_TMA)
+    p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_rows=o_ib, o_d=o_d,
+                      stride_row=stride_qm, stride_d=stride_qd, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_M,
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+    p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_rows=o_ib, o_d=o_dv,
+                       stride_row=stride_dom, stride_d=stride_dod, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM_V, BLOCK_R=BLOCK_M,
+                       BLOCK_D=BLOCK_DV, USE_TMA=USE_TMA)
     p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     return p_q, p_do, p_lse, p_delta, mask_off, i_h
@@ -701,55 +711,65 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     # causal backward 1129 -> 953 us).  Otherwise, per head: causal band, whole tiles, ragged tail.
     for g in range(GROUP):
         p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
-            Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
-            stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
-            HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
+            Q, DO, LSE, DELTA, i_b=i_b, i_h=i_hk * GROUP + g, o_ib=o_ib, o_d=o_d, o_dv=o_dv,
+            stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+            stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+            stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
+            BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
         band_lo, band_hi, a_1, b_1, a_2, b_2 = start_n, start_n + BLOCK_N, lo_1, hi_1, lo_2, hi_2
         if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: query tiles that add nothing are not visited
-            q_lo, q_hi = mask_query_range(MASK, mask_off, p_lse, o_j, SEQ_Q, stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                          BLOCK_M, MASK_KIND)
+            q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
+                                          stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
+                                          MASK_KIND=MASK_KIND)
             band_lo, band_hi = tl.maximum(band_lo, q_lo), tl.minimum(band_hi, q_hi)
             a_1, b_1 = tl.maximum(a_1, q_lo), tl.minimum(b_1, q_hi)
             a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
         if IS_CAUSAL:  # the band: a fixed BLOCK_N // BLOCK_M query tiles (Note [fixed band])
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                band_lo, band_hi, stride_qm, stride_dom, stride_mm, stride_mn,
-                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=band_lo, hi=band_hi, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                a_1, b_1, stride_qm, stride_dom, stride_mm, stride_mn,
-                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_1, hi=b_1, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-                USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                a_2, b_2, stride_qm, stride_dom, stride_mm, stride_mn,
-                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_2, hi=b_2, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
-                Q, DO, LSE, DELTA, i_b, i_hk * GROUP + g, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
-                stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
-                HEAD_DIM, BLOCK_M, BLOCK_D, USE_TMA, DV, BDV)
+                Q, DO, LSE, DELTA, i_b=i_b, i_h=i_hk * GROUP + g, o_ib=o_ib, o_d=o_d, o_dv=o_dv,
+                stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
+                stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
+                stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
+                BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
             a_2, b_2 = lo_2, hi_2
             if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
-                q_lo, q_hi = mask_query_range(MASK, mask_off, p_lse, o_j, SEQ_Q, stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                              BLOCK_M, MASK_KIND)
+                q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
+                                              stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
+                                              MASK_KIND=MASK_KIND)
                 a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
             dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, p_lse, p_delta, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
-                a_2, b_2, stride_qm, stride_dom, stride_mm, stride_mn,
-                SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, dropout_scale,
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_2, hi=b_2, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
@@ -783,10 +803,12 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     m_i, m_d, m_dv = o_i < SEQ_Q, o_d < HEAD_DIM, o_dv < DV
     p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
     p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_dv[None, :] * stride_dod
-    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_jb, o_d, stride_kn,
-                      stride_kd, SEQ_K, HEAD_DIM, BLOCK_N, BLOCK_D, USE_TMA)
-    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_jb, o_dv, stride_vn,
-                      stride_vd, SEQ_K, DV, BLOCK_N, BDV, USE_TMA)
+    p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_rows=o_jb, o_d=o_d,
+                      stride_row=stride_kn, stride_d=stride_kd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+    p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_rows=o_jb, o_d=o_dv,
+                      stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=DV, BLOCK_R=BLOCK_N, BLOCK_D=BDV,
+                      USE_TMA=USE_TMA)
     p_ds = DS + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_jb[None, :] if STORE_DS else DS
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
@@ -806,7 +828,8 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         hi = SEQ_K
     lo = 0
     if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
-        lo, hi_r = mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N, MASK_KIND)
+        lo, hi_r = mask_key_range(MASK, mask_off, o_i=o_i, hi=hi, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q,
+                                  SEQ_K=SEQ_K, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND)
         hi = tl.minimum(hi, hi_r)
         full_end = tl.maximum(tl.minimum(full_end, hi), lo)
     BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
@@ -815,18 +838,21 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     else:
         lo_1, hi_1, lo_2, hi_2 = lo, full_end, full_end, hi
     dq = attn_bwd_dq_inner(
-        dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv,
-        lo_1, hi_1, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
-        dropout_threshold, dropout_scale,
+        dq, b_q, b_do, anchor=anchor, offset=offset, delta=delta, p_k=p_k, p_v=p_v, p_ds=p_ds, MASK=MASK,
+        mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d, m_dv=m_dv, lo=lo_1, hi=hi_1,
+        stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm, stride_mn=stride_mn, stride_dsn=1, SEQ_Q=SEQ_Q,
+        SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
         softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     if IS_CAUSAL or not EVEN:  # (without BAND_FIRST) the causal band or the ragged end
         dq = attn_bwd_dq_inner(
-            dq, b_q, b_do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv,
-            lo_2, hi_2, stride_kn, stride_vn, stride_mm, stride_mn, 1, SEQ_Q, SEQ_K, qk_scale2,
-            dropout_threshold, dropout_scale,
-            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
-            MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+            dq, b_q, b_do, anchor=anchor, offset=offset, delta=delta, p_k=p_k, p_v=p_v, p_ds=p_ds, MASK=MASK,
+            mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d, m_dv=m_dv, lo=lo_2, hi=hi_2,
+            stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm, stride_mn=stride_mn, stride_dsn=1,
+            SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
+            dropout_scale=dropout_scale,
+            BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+            HAS_DROPOUT=HAS_DROPOUT, MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
+            USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
     return dq * (scale * dropout_scale)

@@ -59,21 +59,24 @@ def causal_conv1d_fwd_kernel(
     t_stop = tl.minimum(L, t_s + tiles_per_prog * (N * V))  # the next tile's loads stop at the chunk's end
     b_ws = weight_rows(p_wc, m_c, s_wk, K)  # the K taps, [BC, 1] each
     if ROWS:  # V rows a tile; the window b_xs holds x~ at t0 - K + 1 .. t0 + V - 1
-        b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V, HAS_INIT)
+        b_xs = x_rows(p_xc, p_ic, m_c, t0=t_s, L=L, s_xl=s_xl, s_ik=s_ik, K=K, R=V, HAS_INIT=HAS_INIT)
     else:  # column tiles of x~: b_xs this tile's, b_xp the previous tile's
-        b_xp = x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT)
+        b_xp = x_tilde_cols(p_xc, p_ic, m_c, t0=t_s - N * V, L=L, s_xl=s_xl, s_ik=s_ik, K=K, BC=BC, N=N, V=V,
+                            HAS_INIT=HAS_INIT)
         b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
     for i_tile in range(tiles_per_prog):
         t0 = t_s + i_tile * (N * V)
         if ROWS:
             b_next = load_rows(p_xc, m_c, t0 + V, t_stop, s_xl, V)  # in flight while this tile computes
-            b_ys = fwd_rows(b_xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, V, HAS_SEQ, SILU, FAST)
+            b_ys = fwd_rows(b_xs, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, R=V, HAS_SEQ=HAS_SEQ,
+                            SILU=SILU, FAST=FAST)
             store_rows(p_yc, b_ys, m_c, t0, L, s_yl, V)
             b_xs = slide_rows(b_xs, b_next, K - 1 + V, V)
         else:
             b_next = load_cols(p_xc, m_c, t0 + N * V, t_stop, s_xl, BC, N, V)
-            b_ys = fwd_cols(b_xs, b_xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
-            store_cols(p_yc, b_ys, m_c, t0, L, s_yl, BC, N, V)
+            b_ys = fwd_cols(b_xs, b_xp, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, N=N, V=V,
+                            HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST)
+            store_cols(p_yc, b_ys, m_c, t0=t0, L=L, s_l=s_yl, BC=BC, N=N, V=V)
             b_xp = b_xs
             b_xs = b_next
 
@@ -113,42 +116,48 @@ def causal_conv1d_bwd_kernel(
     t_s = (i_chunk * tiles_per_prog * (N * V)).to(IDX_DTYPE)
     b_ws = weight_rows(p_wc, m_c, s_wk, K)  # the K taps, [BC, 1] each
     if ROWS:  # V rows a tile; windows at t0 .. t0 + V + K - 2: b_xs of x~, b_ds of delta (tile and look-ahead)
-        b_xs = x_rows(p_xc, p_ic, m_c, t_s, L, s_xl, s_ik, K, V + K - 1, HAS_INIT)
-        b_ds = delta_rows(b_xs, load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws, p_seq, b_bias, t_s, L, s_sl,
-                          K, V + K - 1, HAS_SEQ, SILU, FAST)
+        b_xs = x_rows(p_xc, p_ic, m_c, t0=t_s, L=L, s_xl=s_xl, s_ik=s_ik, K=K, R=V + K - 1, HAS_INIT=HAS_INIT)
+        b_ds = delta_rows(b_xs, gs=load_rows(p_gc, m_c, t_s, L, s_gl, V + K - 1), b_ws=b_ws, p_seq=p_seq, b_bias=b_bias,
+                          t0=t_s, L=L, s_sl=s_sl, K=K, R=V + K - 1, HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST)
         b_xs = drop_rows(b_xs, V + 2 * K - 2, K - 1)
         b_xn = load_rows(p_xc, m_c, t_s + V + K - 1, L, s_xl, V)  # the windows' next rows: two tiles in flight
         b_gn = load_rows(p_gc, m_c, t_s + V + K - 1, L, s_gl, V)
     else:  # column tiles of this tile: b_xs of x~, b_ds of delta; the next tile's are computed one step ahead
         b_xs = load_cols(p_xc, m_c, t_s, L, s_xl, BC, N, V)
-        b_ds = delta_cols(b_xs, x_tilde_cols(p_xc, p_ic, m_c, t_s - N * V, L, s_xl, s_ik, K, BC, N, V, HAS_INIT),
-                          load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), b_ws, p_seq, b_bias, t_s, L, s_sl, K, N, V,
-                          HAS_SEQ, SILU, FAST)
+        b_ds = delta_cols(b_xs, xp=x_tilde_cols(p_xc, p_ic, m_c, t0=t_s - N * V, L=L, s_xl=s_xl, s_ik=s_ik, K=K, BC=BC,
+                                                N=N, V=V, HAS_INIT=HAS_INIT),
+                          gs=load_cols(p_gc, m_c, t_s, L, s_gl, BC, N, V), b_ws=b_ws, p_seq=p_seq, b_bias=b_bias,
+                          t0=t_s, L=L, s_sl=s_sl, K=K, N=N, V=V, HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST)
     for i_tile in tl.range(0, tiles_per_prog, loop_unroll_factor=UNROLL):  # ConvTile.unroll
         t0 = t_s + i_tile * (N * V)
         if ROWS:
             b_xn2 = load_rows(p_xc, m_c, t0 + 2 * V + K - 1, L, s_xl, V)  # the rows after next, in flight meanwhile
             b_gn2 = load_rows(p_gc, m_c, t0 + 2 * V + K - 1, L, s_gl, V)
-            b_dxs, b_acc = bwd_rows(b_xs, b_ds, b_ws, p_seq, b_acc, t0, L, s_sl, K, V, HAS_SEQ)
+            b_dxs, b_acc = bwd_rows(b_xs, b_ds, b_ws, p_seq=p_seq, b_acc=b_acc, t0=t0, L=L, s_sl=s_sl, K=K, R=V,
+                                    HAS_SEQ=HAS_SEQ)
             store_rows(p_dxc, b_dxs, m_c, t0, L, s_dxl, V)
             b_xs = slide_rows(b_xs, b_xn, V + K - 1, V)
-            b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq, b_bias, t0 + V + K - 1, L, s_sl, K, V,
-                                               HAS_SEQ, SILU, FAST), V + K - 1, V)
+            b_ds = slide_rows(b_ds, delta_rows(b_xs, b_gn, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0 + V + K - 1, L=L,
+                                               s_sl=s_sl, K=K, R=V, HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST),
+                              V + K - 1, V)
             b_xn = b_xn2
             b_gn = b_gn2
         else:
             b_xn = load_cols(p_xc, m_c, t0 + N * V, L, s_xl, BC, N, V)
-            b_dn = delta_cols(b_xn, b_xs, load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), b_ws, p_seq, b_bias,
-                              t0 + N * V, L, s_sl, K, N, V, HAS_SEQ, SILU, FAST)
-            b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, b_ws, p_seq, b_acc, t0, L, s_sl, K, N, V, HAS_SEQ)
-            store_cols(p_dxc, b_dxs, m_c, t0, L, s_dxl, BC, N, V)
+            b_dn = delta_cols(b_xn, b_xs, gs=load_cols(p_gc, m_c, t0 + N * V, L, s_gl, BC, N, V), b_ws=b_ws,
+                              p_seq=p_seq, b_bias=b_bias, t0=t0 + N * V, L=L, s_sl=s_sl, K=K, N=N, V=V, HAS_SEQ=HAS_SEQ,
+                              SILU=SILU, FAST=FAST)
+            b_dxs, b_acc = bwd_cols(b_xs, b_ds, b_dn, b_ws, p_seq=p_seq, b_acc=b_acc, t0=t0, L=L, s_sl=s_sl, K=K, N=N,
+                                    V=V, HAS_SEQ=HAS_SEQ)
+            store_cols(p_dxc, b_dxs, m_c, t0=t0, L=L, s_l=s_dxl, BC=BC, N=N, V=V)
             b_xs = b_xn
             b_ds = b_dn
     b_dw, b_db = param_grad_rows(b_acc, K, KW)
     if HAS_INIT:
         if i_chunk == 0:
-            b_dw = dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, dinit + i_b * s_dib + o_c[:, None] * s_dic, m_c, b_bias,
-                              b_dw, L, s_xl, s_ik, s_wk, s_sl, s_gl, s_dik, K, KW, KP, HAS_SEQ, SILU, FAST)
+            b_dw = dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, dinit + i_b * s_dib + o_c[:, None] * s_dic, m_c,
+                              b_bias=b_bias, b_dw=b_dw, L=L, s_xl=s_xl, s_ik=s_ik, s_wk=s_wk, s_sl=s_sl, s_gl=s_gl,
+                              s_dik=s_dik, K=K, KW=KW, KP=KP, HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST)
 
     if ATOMIC:
         p_row = part + o_c[:, None] * s_pc

@@ -98,7 +98,7 @@ def conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl,
     """z - beta at arbitrary positions o_t ([T]) by shifted loads, fp32 [BC, T] (edges and d(initial_states))."""
     b_z = tl.zeros([p_xc.shape[0], o_t.shape[0]], tl.float32)
     for d in tl.static_range(K):
-        b_tap = load_x_tilde(p_xc, p_ic, m_c, (o_t - d)[None, :], L, s_xl, s_ik, K, HAS_INIT)
+        b_tap = load_x_tilde(p_xc, p_ic, m_c, o_s=(o_t - d)[None, :], L=L, s_xl=s_xl, s_ik=s_ik, K=K, HAS_INIT=HAS_INIT)
         if HAS_SEQ:
             b_tap = tl.where(same_sequence(p_seq, o_t, o_t - d, L, s_sl)[None, :], b_tap, 0.0)
         b_z += tl.load(p_wc + (K - 1 - d) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_tap
@@ -116,7 +116,8 @@ def conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t, b_bias, L, s_xl, s_ik
         m_t = m_t & is_token(p_seq, o_t, L, s_sl)
     b_d = tl.load(p_gc + o_t[None, :] * s_gl, mask=m_c & m_t[None, :], other=0.0).to(tl.float32)
     if SILU:
-        b_z = conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t, L, s_xl, s_ik, s_wk, s_sl, K, HAS_INIT, HAS_SEQ)
+        b_z = conv_z_at(p_xc, p_ic, p_wc, p_seq, m_c, o_t=o_t, L=L, s_xl=s_xl, s_ik=s_ik, s_wk=s_wk, s_sl=s_sl, K=K,
+                        HAS_INIT=HAS_INIT, HAS_SEQ=HAS_SEQ)
         b_d = silu_grad_from_z(b_d, b_z + b_bias, FAST)
     return b_d
 
@@ -241,7 +242,8 @@ def x_tilde_cols(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, BC: tl.con
                  V: tl.constexpr, HAS_INIT: tl.constexpr):
     """x~ of the tile at t0 (any sign: initial states / zeros before 0) as V fp32 columns [BC, N]."""
     o_t = t0 + tl.arange(0, N * V)
-    return split_cols(load_x_tilde(p_xc, p_ic, m_c, o_t[None, :], L, s_xl, s_ik, K, HAS_INIT), BC, N, V)
+    return split_cols(load_x_tilde(p_xc, p_ic, m_c, o_s=o_t[None, :], L=L, s_xl=s_xl, s_ik=s_ik, K=K,
+                                   HAS_INIT=HAS_INIT), BC, N, V)
 
 
 @triton.jit
@@ -253,7 +255,7 @@ def conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
     for v in tl.static_range(V):
         b_z = b_bias + tl.zeros_like(xs[0])
         for d in tl.static_range(K):
-            b_tap = x_lagged(xs, xp, p_seq, t0, v, d, L, s_sl, N, V, HAS_SEQ)
+            b_tap = x_lagged(xs, xp, p_seq=p_seq, t0=t0, v=v, d=d, L=L, s_sl=s_sl, N=N, V=V, HAS_SEQ=HAS_SEQ)
             b_z += b_ws[K - 1 - d] * b_tap
         b_zs = b_zs + (b_z,)
     return b_zs
@@ -265,7 +267,7 @@ def fwd_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl,
              FAST: tl.constexpr):
     """y = act(z) of the column tile at t0 (x~ columns xs, previous tile xp), as V fp32 columns [BC, N]; 0 at
     padding positions (HAS_SEQ)."""
-    b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
+    b_zs = conv_z_cols(xs, xp, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, N=N, V=V, HAS_SEQ=HAS_SEQ)
     b_ys = ()
     for v in tl.static_range(V):
         b_y = b_zs[v]
@@ -284,7 +286,8 @@ def delta_cols(xs, xp, gs, b_ws, p_seq, b_bias, t0, L, s_sl,
     """delta of the column tile at t0 from its g columns gs (and x~ columns xs, xp when SILU: z is recomputed); 0 at
     padding positions (HAS_SEQ)."""
     if SILU:
-        b_zs = conv_z_cols(xs, xp, b_ws, p_seq, b_bias, t0, L, s_sl, K, N, V, HAS_SEQ)
+        b_zs = conv_z_cols(xs, xp, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, N=N, V=V,
+                           HAS_SEQ=HAS_SEQ)
     b_ds = ()
     for v in tl.static_range(V):
         b_d = gs[v]
@@ -315,14 +318,14 @@ def bwd_cols(xs, ds, dn, b_ws, p_seq, b_acc, t0, L, s_sl,
     for v in tl.static_range(V):
         b_dx = tl.zeros_like(xs[0])
         for j in tl.static_range(K):
-            b_dj = delta_ahead(ds, dn, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+            b_dj = delta_ahead(ds, dn, p_seq=p_seq, t0=t0, v=v, j=j, L=L, s_sl=s_sl, N=N, V=V, HAS_SEQ=HAS_SEQ)
             b_dx += b_ws[K - 1 - j] * b_dj
         b_dxs = b_dxs + (b_dx,)
     b_new = ()
     for j in tl.static_range(K):  # the same products again (CSE'd): dw[K - 1 - j] += x~[s] delta[s + j]
         b_xd = b_acc[j]
         for v in tl.static_range(V):
-            b_xd += xs[v] * delta_ahead(ds, dn, p_seq, t0, v, j, L, s_sl, N, V, HAS_SEQ)
+            b_xd += xs[v] * delta_ahead(ds, dn, p_seq=p_seq, t0=t0, v=v, j=j, L=L, s_sl=s_sl, N=N, V=V, HAS_SEQ=HAS_SEQ)
         b_new = b_new + (b_xd,)
     b_db = b_acc[K]
     for v in tl.static_range(V):
@@ -376,7 +379,8 @@ def x_rows(p_xc, p_ic, m_c, t0, L, s_xl, s_ik, K: tl.constexpr, R: tl.constexpr,
     """x~ at t0 - K + 1 .. t0 + R - 1 (t0 >= 0) as fp32 rows: K - 1 halo rows then R rows."""
     rows = ()
     for r in tl.static_range(K - 1):
-        rows = rows + (load_x_tilde(p_xc, p_ic, m_c, t0 - K + 1 + r, L, s_xl, s_ik, K, HAS_INIT),)
+        rows = rows + (load_x_tilde(p_xc, p_ic, m_c, o_s=t0 - K + 1 + r, L=L, s_xl=s_xl, s_ik=s_ik, K=K,
+                                    HAS_INIT=HAS_INIT),)
     b_new = load_rows(p_xc, m_c, t0, L, s_xl, R)
     for r in tl.static_range(R):
         rows = rows + (b_new[r].to(tl.float32),)
@@ -465,7 +469,7 @@ def fwd_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.conste
              SILU: tl.constexpr, FAST: tl.constexpr):
     """y = act(z) at t0 .. t0 + R - 1 from xs = x~ at t0 - K + 1 .. t0 + R - 1, as R fp32 rows [BC, 1]; 0 at
     padding positions (HAS_SEQ)."""
-    b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
+    b_zs = conv_z_rows(xs, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, R=R, HAS_SEQ=HAS_SEQ)
     b_ys = ()
     for v in tl.static_range(R):
         b_y = b_zs[v]
@@ -483,7 +487,7 @@ def delta_rows(xs, gs, b_ws, p_seq, b_bias, t0, L, s_sl, K: tl.constexpr, R: tl.
     """delta at t0 .. t0 + R - 1 (fp32 rows) from g there and xs = x~ at t0 - K + 1 .. t0 + R - 1 (used if SILU);
     0 at padding positions (HAS_SEQ)."""
     if SILU:
-        b_zs = conv_z_rows(xs, b_ws, p_seq, b_bias, t0, L, s_sl, K, R, HAS_SEQ)
+        b_zs = conv_z_rows(xs, b_ws, p_seq=p_seq, b_bias=b_bias, t0=t0, L=L, s_sl=s_sl, K=K, R=R, HAS_SEQ=HAS_SEQ)
     b_ds = ()
     for u in tl.static_range(R):
         b_d = gs[u].to(tl.float32)
@@ -545,11 +549,11 @@ def dinit_tile(p_xc, p_ic, p_wc, p_seq, p_gc, p_dic, m_c, b_bias, b_dw, L, s_xl,
     o_s = tl.arange(0, KP) - KP                                                           # [KP]
     m_s = o_s > -K
     o_k = tl.arange(0, KW)
-    b_i = load_x_tilde(p_xc, p_ic, m_c, o_s[None, :], L, s_xl, s_ik, K, True)             # [BC, KP]
+    b_i = load_x_tilde(p_xc, p_ic, m_c, o_s=o_s[None, :], L=L, s_xl=s_xl, s_ik=s_ik, K=K, HAS_INIT=True)  # [BC, KP]
     b_di = tl.zeros_like(b_i)
     for j in tl.static_range(K):
-        b_dj = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_s + j, b_bias, L, s_xl, s_ik, s_wk, s_sl, s_gl,
-                             K, True, HAS_SEQ, SILU, FAST)
+        b_dj = conv_delta_at(p_xc, p_ic, p_wc, p_seq, p_gc, m_c, o_t=o_s + j, b_bias=b_bias, L=L, s_xl=s_xl, s_ik=s_ik,
+                             s_wk=s_wk, s_sl=s_sl, s_gl=s_gl, K=K, HAS_INIT=True, HAS_SEQ=HAS_SEQ, SILU=SILU, FAST=FAST)
         b_di += tl.load(p_wc + (K - 1 - j) * s_wk, mask=m_c, other=0.0).to(tl.float32) * b_dj
         b_xd = tl.sum(tl.where(m_s[None, :], b_i * b_dj, 0.0), axis=1)
         b_dw += tl.where(o_k[None, :] == K - 1 - j, b_xd[:, None], 0.0)

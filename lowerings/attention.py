@@ -383,7 +383,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
         BWD_TEMPLATE.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
-            SPLIT_KV=tile.split, STORE_DS=bool(mask_grad), EVEN=_even(tile.block_m, Sq, Sk), **options)
+            SPLIT_KV=tile.split, STORE_DS=bool(mask_grad),
+            EVEN=_even(tile.block_m, Sq, Sk) and _even(tile.block_n, Sk), **options)
     if autotune or not choices:
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,

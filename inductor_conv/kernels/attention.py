@@ -494,8 +494,10 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride())
     floats = (qk_scale2, scale, plan.dropout_scale, softcap_scale)
-    # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M (Note [even lengths])
-    meta, constexprs = plan.variant(Hq // Hkv, Sq % plan.block_m == 0 and Sk % plan.block_m == 0)
+    # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M, and the dK/dV programs'
+    # key blocks of BLOCK_N are whole (Note [even lengths])
+    even = Sq % plan.block_m == 0 and Sk % plan.block_m == 0 and Sk % plan.block_n == 0
+    meta, constexprs = plan.variant(Hq // Hkv, even)
     _BWD(grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
          num_stages=plan.num_stages)
     return dq, dk, dv, ds

@@ -83,7 +83,8 @@ terms in the same order as the one-program backward, so the results are bit-iden
 
 Note [even lengths]: EVEN (a constexpr the launchers and lowerings compute) says the lengths a program steps over
 are multiples of its tiles: the forward's and dQ programs' SEQ_K of their key tiles, the dK/dV programs' SEQ_Q of
-their query tiles.  Then n_full = SEQ_K (or SEQ_Q) and the ragged-end ranges, empty at run time, are not compiled at
+their query tiles and SEQ_K of their key block (so a mask tile loads without a per-key check: load_mask_tile's
+CHECK_KEYS).  Then n_full = SEQ_K (or SEQ_Q) and the ragged-end ranges, empty at run time, are not compiled at
 all; the causal band still is.  Where the lengths are constexprs (the templates' static shapes) the compiler folds
 this by itself; where they are runtime values (the eager kernels, which serve every length of a configuration) it
 cannot.
@@ -110,9 +111,12 @@ Outside that range every score is -inf or a floor entry of a row whose maximum i
 costs its band, not the square, a sliding window its window, a left-padded batch starts at its first token, and a
 packed sequence of documents at its document.  The scan reads the mask once more (a mask tile is small next to the
 Q/K/V tiles of the same step).  A causal template writing the mask's gradient keeps it off (its dS buffer is not
-zero-filled).  Off by default until measured on the GPU: compiled offline for sm_90 (D128, p = 0.1, additive mask),
-the forward template with ranges has ptxas serialise its wgmmas (C7515, as Note [fixed band] describes for a
-data-dependent loop bound) and the backward template spills 296 bytes; both want fixing before the switch goes on.
+zero-filled).  Off by default, as measured (H200, B4 H16/8 S2048 D128 bf16, benchmarks/attention_masks.py and
+benchmarks/diagnostics/mask_ranges.py): it pays only where most tiles are empty (8 packed documents a row: eager
+forward+backward 2.34 -> 1.74 ms, compiled 1.72 -> 1.13 ms) and costs where few are (a causal mask tensor: eager
+forward 0.44 -> 1.0 ms): the scan's loads keep the per-key check, and with a data-dependent first tile the main loop's
+mask loads compile to one-byte loads with serialised wgmmas (sm_90 SASS), as Note [fixed band] describes for a
+data-dependent bound; the templates likewise (forward wgmmas serialised, backward spilling 296 bytes).
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -168,16 +172,26 @@ def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constex
 
 
 @triton.jit
-def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr):
+def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr,
+                   CHECK_KEYS: tl.constexpr = True):
     """The attn_mask tile at rows o_i, cols o_j (broadcast-shaped); MASK is None when MASK_KIND == 0.
 
     mask_off is the int64 offset of this (b, h) slice; broadcast dims have stride 0, so nothing is materialised.
+    CHECK_KEYS=False: the caller knows every key o_j is below SEQ_K (a whole key tile). The keys run along the
+    mask's unit stride, and a per-key bound check with a runtime SEQ_K (not specialised: Note [one kernel per
+    configuration]) makes every element its own predicated one-byte or two-byte load; without it the row's keys
+    load as 16-byte vectors (sm_90 SASS of the eager forward with a bool mask, D128: 32 LDG.E.U8 a thread and a step
+    and ptxas serialising the step's wgmmas, against pipelined copies and wgmmas; H200, B4 H16/8 S2048 bf16 with a
+    causal mask tensor: forward 0.92 -> 0.44 ms, forward+backward 2.89 -> 2.02 ms).
     """
     if MASK_KIND == 0:
         return 0.0
     else:
         p = MASK + mask_off + o_i.to(tl.int64) * stride_mm + o_j * stride_mn
-        m = (o_i < SEQ_Q) & (o_j < SEQ_K)
+        if CHECK_KEYS:
+            m = (o_i < SEQ_Q) & (o_j < SEQ_K)
+        else:
+            m = o_i < SEQ_Q
         if MASK_KIND == 1:
             return tl.load(p, mask=m, other=0) != 0
         else:
@@ -386,7 +400,7 @@ def mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, 
 
 @triton.jit
 def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_M: tl.constexpr,
-                     MASK_KIND: tl.constexpr):
+                     MASK_KIND: tl.constexpr, WHOLE_KEYS: tl.constexpr = False):
     """Note [mask ranges], for a dK/dV program: (lo, hi_r), multiples of BLOCK_M, such that the query tiles in
     [0, hi) outside [lo, hi_r) hold no real entry for the keys o_j and no floor row (a row whose every key is a floor
     entry gives its keys uniform probability: Note [finite-floor rows]; its LSE is the sentinel).  LSE: the head's
@@ -397,7 +411,8 @@ def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, 
     for start_m in range(0, hi, BLOCK_M):
         o_i = start_m + o_ib
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)  # [BN, BM]
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=not WHOLE_KEYS)  # [BN, BM]
         real = mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[:, None] & (o_i < SEQ_Q)[None, :]
         lse = tl.load(LSE + o_i, mask=o_i < SEQ_Q, other=0.0)
         SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119: lse_unpack's floor rows
@@ -433,7 +448,8 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                         MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
@@ -454,7 +470,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                        SOFTCAP: tl.constexpr, PART: tl.constexpr = 0):
+                        SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False):
     """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head.
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
@@ -462,7 +478,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
     With dropout Z is applied as keep and Δ divided by 1 / (1-p): dK and dV miss that factor, and dK the factor
     scale, both applied once by the caller.  Ragged query rows load LSE = +inf, so their P is 0.
     PART (Note [split dK/dV]): 0 both, 1 dV only (no dPᵀ, Δ or dK), 2 dK only (no dV product); the other
-    accumulator is returned as it came.
+    accumulator is returned as it came.  WHOLE_KEYS: every key of the tile is below SEQ_K (EVEN), so the mask tile
+    loads without a per-key check (load_mask_tile's CHECK_KEYS).
     """
     c = score_scale(qk_scale2, MASK_KIND)
     o_ib = tl.arange(0, BLOCK_M)
@@ -490,7 +507,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         if SOFTCAP:  # Note [soft-capping]
             qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=not WHOLE_KEYS)
         s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                           MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
@@ -540,7 +558,8 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         if SOFTCAP:  # Note [soft-capping]
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                         MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
@@ -720,7 +739,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: query tiles that add nothing are not visited
             q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
                                           stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
-                                          MASK_KIND=MASK_KIND)
+                                          MASK_KIND=MASK_KIND, WHOLE_KEYS=EVEN)
             band_lo, band_hi = tl.maximum(band_lo, q_lo), tl.minimum(band_hi, q_hi)
             a_1, b_1 = tl.maximum(a_1, q_lo), tl.minimum(b_1, q_hi)
             a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
@@ -732,7 +751,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
         if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -741,7 +760,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -750,7 +769,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
     if TAIL_FIRST:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
@@ -763,7 +782,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
                 q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
                                               stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
-                                              MASK_KIND=MASK_KIND)
+                                              MASK_KIND=MASK_KIND, WHOLE_KEYS=EVEN)
                 a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -772,7 +791,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 

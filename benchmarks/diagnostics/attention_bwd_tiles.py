@@ -3,11 +3,13 @@ fast tanh), checked against the float64 reference at a small shape and timed at 
 backends on the same shape without soft-capping.
 
     python benchmarks/diagnostics/attention_bwd_tiles.py [--shape B,HQ,HKV,S,D] [--softcap CAP] [--p 0,0.1]
-        [--tiles BM,BN,WARPS,STAGES[,split];...] [--no-causal] [--fast-tanh 0,1] [--sdpa]
+        [--tiles BM,BN,WARPS,STAGES[,split];...] [--no-causal] [--fast-tanh 0,1] [--sdpa] [--mask bool|additive]
 
 Backward TFLOP/s count 2.5x the forward's 4·B·Hq·S²·D (half of it causal); "fwd+bwd" adds the forward's measured
 time and counts 3.5x, as benchmarks/attention.py.  The kernels are the eager ones compiled for the shape (Note
 [static shapes]), the closest eager stand-in for the Inductor template, which renders the same attn_math code.
+--mask passes the attention's mask as a (B, 1, S, S) tensor instead (causal, or all-true with --no-causal; bool, or
+HF's additive 0 / finfo.min in the inputs' dtype), with is_causal off: the masked configurations' tiles.
 """
 from __future__ import annotations
 
@@ -45,17 +47,30 @@ def inputs(B, Hq, Hkv, S, D, dtype=torch.bfloat16, seed=0):
     return q, k, v, torch.randn_like(q)
 
 
-def check(tile, causal, p, cap) -> float:
+def make_mask(kind, B, S, causal, dtype=torch.bfloat16):
+    """(mask, is_causal) for --mask: None and `causal` itself, or the same attention as a (B, 1, S, S) tensor."""
+    if kind is None:
+        return None, causal
+    allowed = torch.ones(S, S, dtype=torch.bool, device="cuda")
+    allowed = (allowed.tril() if causal else allowed).expand(B, 1, S, S)
+    if kind == "bool":
+        return allowed, False
+    return torch.where(allowed, 0.0, torch.finfo(dtype).min).to(dtype), False
+
+
+def check(tile, causal, p, cap, mask_kind=None, D=256) -> float:
     """max |grad - fp64| / max |fp64| over dq, dk, dv at a small GQA shape with ragged lengths."""
-    B, Hq, Hkv, S, D = 1, 4, 2, 333, 256
+    B, Hq, Hkv, S = 1, 4, 2, 333
     q, k, v, do = inputs(B, Hq, Hkv, S, D, seed=1)
+    mask, is_causal = make_mask(mask_kind, B, S, causal)
     seed = torch.tensor([5], dtype=torch.int64, device="cuda")
-    out, lse = ka.attention_fwd(q, k, v, None, p, causal, None, seed, softcap=cap)
-    grads = ka.attention_bwd(do, q, k, v, None, out, lse, p, causal, None, seed, mask_grad=False, config=tile,
+    out, lse = ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap)
+    grads = ka.attention_bwd(do, q, k, v, mask, out, lse, p, is_causal, None, seed, mask_grad=False, config=tile,
                              softcap=cap)[:3]
     leaves = [t.double().requires_grad_() for t in (q, k, v)]
     keep = dropout_keep_mask(seed, B, Hq, S, S, p) if p else None
-    ref = attention_ref(*leaves, dropout_mask=keep, dropout_p=p, is_causal=causal, softcap=cap)
+    ref = attention_ref(*leaves, attn_mask=None if mask is None else mask.double() if mask.is_floating_point()
+                        else mask, dropout_mask=keep, dropout_p=p, is_causal=is_causal, softcap=cap)
     refs = torch.autograd.grad(ref, leaves, do.double())
     return max(((g.double() - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, refs))
 
@@ -74,6 +89,7 @@ def main():
     parser.add_argument("--tiles", default="16,64,8,2;32,64,8,2,split;64,64,8,2,split;32,64,8,2")
     parser.add_argument("--sdpa", action="store_true", help="also SDPA's backends without soft-capping")
     parser.add_argument("--fwd-tiles", default="", help="BM,BN,WARPS,STAGES;... forward tiles to time too")
+    parser.add_argument("--mask", choices=("bool", "additive"), default=None, help="the mask as a tensor")
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     causal, cap = not args.no_causal, args.softcap
@@ -84,16 +100,18 @@ def main():
     print("| p | fast tanh | tile | rel err (fp64, small) | bwd ms | bwd TFLOP/s | fwd ms | fwd+bwd TFLOP/s |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
     q, k, v, do = inputs(B, Hq, Hkv, S, D)
+    mask, is_causal = make_mask(args.mask, B, S, causal)
     seed = torch.tensor([3], dtype=torch.int64, device="cuda")
     for fast in map(int, args.fast_tanh.split(",")):
         inductor_conv.config.attention_fast_tanh = bool(fast)
         for p in map(float, args.p.split(",")):
-            fwd_ms = bench(lambda: ka.attention_fwd(q, k, v, None, p, causal, None, seed, softcap=cap))
-            out, lse = ka.attention_fwd(q, k, v, None, p, causal, None, seed, softcap=cap)
+            fwd_ms = bench(lambda: ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap))
+            out, lse = ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap)
             for tile in tiles:
                 try:  # the fp64 check once per tile and tanh, at the largest p (dropout and soft-capping together)
-                    err = check(tile, causal, p, cap) if p == max(map(float, args.p.split(","))) else float("nan")
-                    ms = bench(lambda: ka.attention_bwd(do, q, k, v, None, out, lse, p, causal, None, seed,
+                    err = (check(tile, causal, p, cap, args.mask, D) if p == max(map(float, args.p.split(",")))
+                           else float("nan"))
+                    ms = bench(lambda: ka.attention_bwd(do, q, k, v, mask, out, lse, p, is_causal, None, seed,
                                                         mask_grad=False, config=tile, softcap=cap))
                 except Exception as e:  # one failing tile must not hide the others
                     print(f"| {p} | {fast} | {tile} | {type(e).__name__}: {str(e)[:100]} | | | | |", flush=True)
@@ -105,7 +123,8 @@ def main():
         cfg = AttnFwdTile(bm, bn, w, st)
         for p in map(float, args.p.split(",")):
             try:
-                ms = bench(lambda: ka.attention_fwd(q, k, v, None, p, causal, None, seed, softcap=cap, config=cfg))
+                ms = bench(lambda: ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap,
+                                                    config=cfg))
             except Exception as e:
                 print(f"| fwd {cfg} p={p} | {type(e).__name__}: {str(e)[:100]} |", flush=True)
                 continue

@@ -126,6 +126,22 @@ def test_bool_mask_and_empty_rows(causal):
     assert torch.equal(dq[:, :, 0], torch.zeros_like(dq[:, :, 0]))
 
 
+@pytest.mark.parametrize("kind", ["bool", "additive"])
+@pytest.mark.parametrize("lengths", [(13, 48), (32, 48), (32, 64)], ids=lambda t: f"sq{t[0]}_sk{t[1]}")
+def test_mask_of_whole_key_tiles_loads_without_key_checks(kind, lengths):
+    """A whole key tile's mask loads without a per-key bound check (load_mask_tile's CHECK_KEYS; Note [even
+    lengths]); the ragged ones keep it.  With the interpreter's tiles (forward 32 x 16, backward 16 x 32): Sk 48
+    makes the forward EVEN and leaves a ragged half block to the dK/dV programs, Sq 13 ragged query rows, (32, 64)
+    everything whole.  Against float64: the variants that drop the check and those that keep it give the reference
+    (a variant taking ragged lengths for whole ones would skip their tail)."""
+    Sq, Sk = lengths
+    B, Hq, Hkv, D = 2, 4, 2, 16
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D, seed=2)
+    allowed = _bool_mask(B, 1, Sq, Sk, torch.Generator().manual_seed(4))
+    mask = allowed if kind == "bool" else torch.where(allowed, _randn(B, 1, Sq, Sk, seed=5), -math.inf)
+    _check(q, k, v, mask)
+
+
 @pytest.mark.parametrize("shape", ["B11Sk", "1HSqSk", "SqSk"])
 def test_additive_mask_broadcast_and_grad(shape):
     B, Hq, Hkv, Sq, Sk, D = 2, 2, 1, 11, 26, 24

@@ -31,8 +31,8 @@ pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptx
 def test_every_kernel_compiles_for_sm90(compiled):
     names = {r["kernel"].split("(")[0] for r in compiled}
     assert names == EXPECTED, names
-    # the variants the script asks for: 6 attention cases (fwd + bwd each; Δ per dtype) and 4 conv cases
-    assert sum(r["kernel"].startswith("_attn_fwd_kernel(") for r in compiled) == 6
+    # the variants the script asks for: 7 attention cases (fwd + bwd each; Δ per dtype) and 4 conv cases
+    assert sum(r["kernel"].startswith("_attn_fwd_kernel(") for r in compiled) == 7
     assert sum(r["kernel"].startswith("causal_conv1d_bwd_kernel(") for r in compiled) == 4
 
 
@@ -61,7 +61,8 @@ def test_attention_forward_kernels_do_not_spill(compiled):
     """The 16-bit eager forward kernels keep their loop state in registers.  Compiled as Triton's launcher
     specialises them (tests/tools/compile_sm90.py's source(): the unit head-dim strides are constants, as on the GPU);
     with those strides as runtime values every one of them took 255 registers and 27-377 LDL/STL in its loop."""
-    fwd = [r for r in compiled if r["kernel"].startswith("_attn_fwd_kernel(") and "DOT_DTYPE=fp32" not in r["kernel"]]
+    fwd = [r for r in compiled if r["kernel"].startswith("_attn_fwd_kernel(") and "DOT_DTYPE=fp32" not in r["kernel"]
+           and "MASK_RANGES=True" not in r["kernel"]]  # off by default; with triton 3.7.1 it spills 18 LDL/STL
     assert len(fwd) == 5, [r["kernel"] for r in fwd]
     spills = [(r["kernel"], r["local_in_loops"]) for r in fwd if r["local_in_loops"]]
     assert not spills, spills
@@ -71,10 +72,12 @@ def test_masked_attention_forward_keeps_wgmma_pipelined(compiled):
     """The 16-bit eager forward kernels with a mask tensor (bool and additive) load a whole key tile's mask without a
     per-key check (kernels/attn_math.py's load_mask_tile, CHECK_KEYS): with one, SEQ_K being a runtime value, every
     mask element was its own predicated load and ptxas serialised the loop's wgmmas (H200: the masked forward took
-    0.92 ms where it takes 0.44).  The masked backward kernels are still serialised (docs/benchmarks.md)."""
+    0.92 ms where it takes 0.44).  Also with mask ranges, whose loops start at a tile read from the mask (Note [mask
+    ranges]: the start rounded to a multiple of the tile, or its mask loads are one-byte loads again).  The masked
+    backward kernels are still serialised (docs/benchmarks.md)."""
     fwd = [r for r in compiled if r["kernel"].startswith("_attn_fwd_kernel(") and "MASK_KIND=0" not in r["kernel"]
            and "DOT_DTYPE=fp32" not in r["kernel"]]
-    assert len(fwd) == 3, [r["kernel"] for r in fwd]
+    assert len(fwd) == 4 and any("MASK_RANGES=True" in r["kernel"] for r in fwd), [r["kernel"] for r in fwd]
     serialised = [r["kernel"] for r in fwd if r["wgmma_serialized"]]
     assert not serialised, serialised
 

@@ -112,11 +112,16 @@ costs its band, not the square, a sliding window its window, a left-padded batch
 packed sequence of documents at its document.  The scan reads the mask once more (a mask tile is small next to the
 Q/K/V tiles of the same step).  A causal template writing the mask's gradient keeps it off (its dS buffer is not
 zero-filled).  Off by default, as measured (H200, B4 H16/8 S2048 D128 bf16, benchmarks/attention_masks.py and
-benchmarks/diagnostics/mask_ranges.py): it pays only where most tiles are empty (8 packed documents a row: eager
-forward+backward 2.34 -> 1.74 ms, compiled 1.72 -> 1.13 ms) and costs where few are (a causal mask tensor: eager
-forward 0.44 -> 1.0 ms): the scan's loads keep the per-key check, and with a data-dependent first tile the main loop's
-mask loads compile to one-byte loads with serialised wgmmas (sm_90 SASS), as Note [fixed band] describes for a
-data-dependent bound; the templates likewise (forward wgmmas serialised, backward spilling 296 bytes).
+benchmarks/diagnostics/mask_ranges.py): it paid only where most tiles are empty (8 packed documents a row: eager
+forward+backward 2.34 -> 1.74 ms, compiled 1.72 -> 1.13 ms) and cost where few are (a causal mask tensor: eager
+forward 0.44 -> 1.0 ms).  Those numbers predate the rounding of the returned first tile (`// BLOCK_N * BLOCK_N`,
+exact): a loop starting from data has no known divisibility (and tl.multiple_of on a loop's scalar index is
+dropped), so the main loop's mask loads were one-byte loads with serialised wgmmas; rounded, the eager forward's main
+loop copies its mask tiles asynchronously with pipelined wgmmas (sm_90 SASS; with triton 3.7.1 also 18 LDL/STL of
+spills in it), not yet timed.  The scan's own loads
+keep the per-key check (one-byte loads).  Compiled offline with the lowering's EVEN, the forward templates keep
+their wgmmas pipelined with ranges; the backward template serialises them with a bool mask and spills ~150 bytes
+with an additive one.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -395,7 +400,10 @@ def mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, 
         first = tl.where(seen, tl.minimum(first, start_n), first)
         last = tl.where(seen, start_n + BLOCK_N, last)
     every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
-    return tl.where(every_row, first, 0), tl.where(every_row, last, hi)
+    # lo is a multiple of BLOCK_N either way; `// BLOCK_N * BLOCK_N` tells the compiler so (a loop bound from data has
+    # no known divisibility, tl.multiple_of on a loop's scalar index is dropped, and the mask loads from such a start
+    # are one-byte loads: Note [mask ranges])
+    return tl.where(every_row, first, 0) // BLOCK_N * BLOCK_N, tl.where(every_row, last, hi)
 
 
 @triton.jit
@@ -420,7 +428,7 @@ def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, 
         needed = (tl.max(tl.max(real.to(tl.int32), 0), 0) > 0) | (tl.max(floor_row.to(tl.int32), 0) > 0)
         first = tl.where(needed, tl.minimum(first, start_m), first)
         last = tl.where(needed, start_m + BLOCK_M, last)
-    return tl.minimum(first, last), last
+    return tl.minimum(first, last) // BLOCK_M * BLOCK_M, last  # a multiple of BLOCK_M, as mask_key_range says why
 
 
 # ---------------------------------------------------------------- forward

@@ -209,8 +209,8 @@ def _line(result: dict) -> str:
 # ---------------------------------------------------------------- the eager kernels
 # What tells the variants of one kernel apart in the report: constexpr parameters (a tensor argument of the same
 # name is not).
-_SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC", "N", "V",
-          "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST", "UNROLL")
+_SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "MASK_RANGES", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC",
+          "N", "V", "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST", "UNROLL")
 
 
 def _attention_launches():
@@ -219,15 +219,19 @@ def _attention_launches():
 
     launches = []
     B, S, D = 1, 128, 128
-    cases = [  # (dtype, Hq, Hkv, mask kind, dropout_p, causal, mask_grad, softcap)
-        (torch.float32, 2, 1, None, 0.0, True, False, 0.0),  # first: its backward compiles longest
-        (torch.bfloat16, 2, 2, None, 0.0, False, False, 0.0),
-        (torch.bfloat16, 2, 2, None, 0.1, True, False, 0.0),
-        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0),
-        (torch.float16, 2, 2, "float", 0.1, False, True, 0.0),
-        (torch.bfloat16, 4, 2, "float", 0.1, False, True, 50.0),  # Gemma 2's soft-capping
+    cases = [  # (dtype, Hq, Hkv, mask kind, dropout_p, causal, mask_grad, softcap, config.attention_mask_ranges)
+        (torch.float32, 2, 1, None, 0.0, True, False, 0.0, False),  # first: its backward compiles longest
+        (torch.bfloat16, 2, 2, None, 0.0, False, False, 0.0, False),
+        (torch.bfloat16, 2, 2, None, 0.1, True, False, 0.0, False),
+        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, False),
+        (torch.float16, 2, 2, "float", 0.1, False, True, 0.0, False),
+        (torch.bfloat16, 4, 2, "float", 0.1, False, True, 50.0, False),  # Gemma 2's soft-capping
+        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, True),  # Note [mask ranges]
     ]
-    for dtype, hq, hkv, mask_kind, p, causal, mask_grad, softcap in cases:
+    from inductor_conv import config
+
+    for dtype, hq, hkv, mask_kind, p, causal, mask_grad, softcap, ranges in cases:
+        config.attention_mask_ranges = ranges  # read by the launchers' plans, which record() runs
         q = torch.randn(B, hq, S, D, dtype=dtype)
         k, v = torch.randn(B, hkv, S, D, dtype=dtype), torch.randn(B, hkv, S, D, dtype=dtype)
         mask = {None: None, "bool": torch.ones(B, 1, S, S, dtype=torch.bool),
@@ -240,6 +244,7 @@ def _attention_launches():
                                                  softcap=softcap))
         launches += record(lambda: attention_bwd(torch.randn_like(q), q, k, v, mask, out, lse, p, causal, D ** -0.5,
                                                  seed, mask_grad=mask_grad, config=bwd, softcap=softcap))
+    config.attention_mask_ranges = False
     return launches
 
 

@@ -31,18 +31,9 @@ import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
 from common import (attention_tflops, bench, compile_with_plugin, config_patch, gpu_ms, held_bytes, parse_args, pick,
-                    pick_impls, write_table)
+                    pick_impls, repeat_kv, write_table)
 
 CASES = [(4, 16, 16, 2048, 128), (2, 16, 16, 8192, 128), (8, 16, 16, 1024, 64), (4, 32, 8, 2048, 128)]
-
-
-def repeat_kv(q, k, v):
-    """HF's repeat_kv: K and V expanded to q's heads (unchanged without GQA)."""
-    n_rep = q.shape[1] // k.shape[1]
-    if n_rep == 1:
-        return k, v
-    B, H, S, D = k.shape
-    return tuple(t[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D) for t in (k, v))
 
 
 def eager_attention(q, k, v, causal: bool, p: float):

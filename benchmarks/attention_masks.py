@@ -33,7 +33,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, config_patch, gpu_ms, parse_args, pick, write_table
+from common import bench, compile_with_plugin, config_patch, gpu_ms, parse_args, pick, repeat_kv, write_table
 
 CASES = [(4, 16, 8, 2048, 128), (2, 16, 8, 8192, 128)]
 DOCS = (4, 8)
@@ -41,15 +41,9 @@ MLA_DIMS = (192, 128)
 TILE = (128, 64)
 
 
-def repeat_kv(t, n_rep):
-    B, H, S, D = t.shape
-    return t if n_rep == 1 else t[:, :, None].expand(B, H, n_rep, S, D).reshape(B, H * n_rep, S, D)
-
-
 def hf_attention(q, k, v, mask, p):
     """HF's eager attention: repeat_kv, scaled scores plus the additive mask, fp32 softmax, dropout, @ v."""
-    n_rep = q.shape[1] // k.shape[1]
-    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    k, v = repeat_kv(q, k, v)
     scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
     if mask is None:
         S = q.shape[-2]

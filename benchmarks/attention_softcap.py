@@ -22,8 +22,8 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from attention import flex, measure, repeat_kv, sdpa
-from common import compile_with_plugin, parse_args, pick, pick_impls, write_table
+from attention import flex, measure, sdpa
+from common import compile_with_plugin, parse_args, pick, pick_impls, repeat_kv, write_table
 from torch.nn.attention import SDPBackend
 
 CAP = 50.0

@@ -43,6 +43,16 @@ def config_patch(overrides: dict):
             setattr(inductor_conv.config, name, value)
 
 
+def repeat_kv(q, k, v):
+    """HF's repeat_kv: K and V expanded to q's heads (unchanged without GQA); each keeps its own head dim."""
+    n_rep = q.shape[1] // k.shape[1]
+    if n_rep == 1:
+        return k, v
+    B, H, S = k.shape[:3]
+    return tuple(t[:, :, None].expand(B, H, n_rep, S, t.shape[-1]).reshape(B, H * n_rep, S, t.shape[-1])
+                 for t in (k, v))
+
+
 def attention_tflops(ms: float, B: int, Hq: int, S: int, D: int, causal: bool, backward: bool) -> float:
     """TFLOP/s by the anchors' count: forward 4·B·Hq·S²·D (half of it causal), forward+backward 3.5× that."""
     flops = 4 * B * Hq * S * S * D * (0.5 if causal else 1.0) * (3.5 if backward else 1.0)

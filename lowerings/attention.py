@@ -46,6 +46,7 @@ from inductor_conv.reference.attention import dropout_threshold
 aten, prims = torch.ops.aten, torch.ops.prims
 FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
+SUMMARY_OP = torch.ops.inductor_conv.attention_mask_summary.default
 OPS = (FWD_OP, BWD_OP)
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
@@ -87,13 +88,13 @@ def _unwrap(node):
     return node
 
 
-def _fwd_eager(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
+def _fwd_eager(q, k, v, mask, seed, lse, rows, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
     """The eager op (for benchmarking the fallback choice)."""
     return FWD_OP(q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None,
                   **softcap_kwargs(softcap))[0]
 
 
-def _fwd_fallback_ir(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
+def _fwd_fallback_ir(q, k, v, mask, seed, lse, rows, *, dropout_p, is_causal, scale, has_mask, has_dropout, softcap):
     """The eager op as a fallback kernel; its LSE is copied into the buffer the templates would have written."""
     out, lse_eager = fallback_handler(FWD_OP, add_to_fallback_set=False)(
         q, k, v, mask if has_mask else None, dropout_p, is_causal, scale, seed if has_dropout else None,
@@ -102,13 +103,13 @@ def _fwd_fallback_ir(q, k, v, mask, seed, lse, *, dropout_p, is_causal, scale, h
     return _unwrap(out)
 
 
-def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
+def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale, has_mask,
                has_dropout, mask_grad, softcap):
     return BWD_OP(do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
                   seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))[1]
 
 
-def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, *, dropout_p, is_causal, scale, has_mask,
+def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale, has_mask,
                      has_dropout, mask_grad, softcap):
     grads = fallback_handler(BWD_OP, add_to_fallback_set=False)(
         do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
@@ -200,6 +201,20 @@ def _even(block: int, *lengths) -> bool:
 
 def _placeholder(dtype, device):
     return empty_strided([1], None, dtype=dtype, device=device)
+
+
+def _mask_summaries(mask, options, q, cols: bool):
+    """The templates' ROWS and COLS inputs: the mask's summaries (Note [mask ranges]; the eager op, as a fallback
+    kernel, computes them once per call for every head it broadcasts over) viewed as [B, Hq, n, 4], or
+    placeholders when the template does not skip tiles."""
+    device = q.get_device()
+    if not options["MASK_RANGES"]:
+        return _placeholder(torch.int32, device), _placeholder(torch.int32, device)
+    rows, col_sum = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
+    B, Hq = q.get_size()[:2]
+    expand = inductor_lowerings[aten.expand]
+    views = [realize_inputs(expand(t, [B, Hq, *t.get_size()[2:]])) for t in (rows, col_sum)[:1 + cols]]
+    return views[0], (views[1] if cols else _placeholder(torch.int32, device))
 
 
 def _dense_like(node, dtype=None):
@@ -315,7 +330,8 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     layout = ir.FixedLayout(device, q.get_dtype(), [B, Hq, Sq, Dv],
                             stride=infer_dense_strides([B, Hq, Sq, Dv], q.get_stride()))
     lse = empty_strided([B, Hq, Sq], None, dtype=torch.float32, device=device)
-    inputs = [q, k, v, mask, seed_node, lse]
+    rows, _ = _mask_summaries(mask, options, q, cols=False)
+    inputs = [q, k, v, mask, seed_node, lse, rows]
 
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
@@ -371,7 +387,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     ds = empty_strided([B, Hq, Sq, Sk], None, dtype=f32, device=device) if mask_grad else _placeholder(f32, device)
     k_size = k.get_size()
     layout = ir.FixedLayout(device, k.get_dtype(), k_size, stride=infer_dense_strides(k_size, k.get_stride()))
-    inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dv, ds]
+    rows, cols = _mask_summaries(mask, options, q, cols=True)
+    inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dv, ds, rows, cols]
     mutated = [dq, dv] + ([ds] if mask_grad else [])
 
     autotune = inductor_config.max_autotune

@@ -20,6 +20,7 @@ import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
 from inductor_conv.kernels.attn_common import score_scales
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
+from inductor_conv.kernels.attn_mask_summary import mask_summary
 from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
@@ -158,8 +159,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
+    no_summary = torch.zeros(1, dtype=torch.int32)  # ROWS / COLS without MASK_RANGES
     fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](  # the lowering's own grid (causal pairs: half the programs)
-        q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        q, k, v, mask4, seed, lse, no_summary, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
         Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True,
@@ -173,7 +175,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
-        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, no_summary, no_summary, dk,
         *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
         Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
     if causal:  # dS is written on and below the band only: the lowering sends causal + mask grad to the eager op
@@ -189,7 +191,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
 def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split, ranges):
     """Note [value head dim]: both templates with v's head dim 16 against q's and k's 24 (MLA's shape of the
     problem): O [B, Hq, Sq, 16] and every gradient against float64, GQA, ragged lengths, an additive mask.  ranges:
-    Note [mask ranges], with a mask that hides the first 16 keys from every row and the last rows' tiles."""
+    Note [mask ranges], with a mask that hides the first 16 keys from every row and the last rows' tiles (the
+    summaries, kernels/attn_mask_summary.py, read as the lowering passes them)."""
     B, Hq, Hkv, Sq, Sk, D, Dv, scale = 2, 4, 2, 41, 45, 24, 16, 0.3
     q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
     mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
@@ -202,9 +205,11 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split,
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, mask_ranges=ranges)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"mla_fwd_{causal}_{p}_{ranges}")
     out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
+    rows, cols = (t.expand(B, Hq, *t.shape[2:]) for t in mask_summary(mask4, True))  # Note [mask ranges]
+    summary_strides = (*rows.stride(), *cols.stride()) if ranges else ()
     fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
-        q, k, v, mask4, seed, lse, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
-        Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
+        q, k, v, mask4, seed, lse, rows, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        *summary_strides[:4], Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
@@ -216,9 +221,9 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split,
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
-        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, dk,
-        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dv.stride(),
-        Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, rows, cols, dk,
+        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *summary_strides, *do.stride(), *dq.stride(),
+        *dv.stride(), Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
     for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)):
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 

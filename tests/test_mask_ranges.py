@@ -11,6 +11,7 @@ import torch
 
 import inductor_conv
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
+from inductor_conv.kernels.attn_math import MASK_TILE as _MASK_TILE
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
@@ -18,6 +19,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 FP32_TOL = dict(atol=2e-5, rtol=2e-5)  # tests/test_kernels_attention.py's: fp32 sums of <= 128 terms
 B, HQ, HKV, S, D = 2, 4, 2, 96, 16
 FLOOR = torch.finfo(torch.float32).min
+MASK_TILE = int(_MASK_TILE)  # keys per summary entry (Note [mask ranges])
 
 
 def _additive(allowed: torch.Tensor, fill: float) -> torch.Tensor:
@@ -73,16 +75,90 @@ def test_same_bits_as_without_ranges_and_fp64(monkeypatch, name, p):
 
 
 def test_skipped_tiles_are_never_read(monkeypatch):
-    """The keys a left-padding mask hides from every row (whole key tiles) hold NaN: without ranges the forward and
-    the dQ programs multiply them by zero probabilities (NaN); with ranges they never load them."""
-    pad = torch.arange(S) >= 32
+    """The keys a left-padding mask hides from every row (a whole summary tile of MASK_TILE keys) hold NaN: without
+    ranges the forward and the dQ programs multiply them by zero probabilities (NaN); with ranges they never load
+    them."""
+    pad = torch.arange(S) >= MASK_TILE
     mask = _additive(pad[None, :].expand(S, S), -math.inf).expand(B, 1, S, S)
     q, k, v, do = _inputs()
     k, v = k.clone(), v.clone()
-    k[:, :, :32], v[:, :, :32] = float("nan"), float("nan")
+    k[:, :, :MASK_TILE], v[:, :, :MASK_TILE] = float("nan"), float("nan")
     plain = _run(q, k, v, do, mask, 0.0, None, False, monkeypatch)
     assert torch.isnan(plain[0]).any()  # the poison reaches the output when the tiles are read
     out, lse, dq, _, _ = _run(q, k, v, do, mask, 0.0, None, True, monkeypatch)
     assert torch.isfinite(out).all() and torch.isfinite(lse).all() and torch.isfinite(dq).all()
-    ref = attention_ref(q.double(), k[:, :, 32:].double(), v[:, :, 32:].double())
+    ref = attention_ref(q.double(), k[:, :, MASK_TILE:].double(), v[:, :, MASK_TILE:].double())
     torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+
+
+def _first_run(flags: list[bool]) -> tuple[int, int] | None:
+    """The first maximal run of True in flags, as (start, end), or None."""
+    if True not in flags:
+        return None
+    start = flags.index(True)
+    end = start
+    while end < len(flags) and flags[end]:
+        end += 1
+    return start, end
+
+
+def _summary_ref(mask4d: torch.Tensor, cols: bool):
+    """kernels/attn_mask_summary.py's module docstring, entry by entry in Python."""
+    from inductor_conv.kernels.attn_mask_summary import summary_slices
+
+    T = MASK_TILE
+    b_s, h_s = summary_slices(mask4d)
+    sq, sk = mask4d.shape[2:]
+    m = mask4d[:b_s, :h_s].cpu()
+    real = m if m.dtype == torch.bool else m > -2.0**24
+    neutral = m if m.dtype == torch.bool else m == 0
+    n_r, n_c = -(-sq // T), -(-sk // T)
+    rows = torch.zeros(b_s, h_s, n_r, 4, dtype=torch.int32)
+    col_sum = torch.zeros(b_s, h_s, n_c, 4, dtype=torch.int32)
+    for b in range(b_s):
+        for h in range(h_s):
+            r_, n_ = real[b, h], neutral[b, h]
+            tile_real = [[bool(r_[i * T:(i + 1) * T, j * T:(j + 1) * T].any()) for j in range(n_c)] for i in range(n_r)]
+            tile_full = [[tile_real[i][j] and bool(n_[i * T:(i + 1) * T, j * T:(j + 1) * T].all()) for j in range(n_c)]
+                         for i in range(n_r)]
+            unreal = [not bool(r_[i * T:(i + 1) * T].any(1).all()) for i in range(n_r)]
+            for i in range(n_r):
+                if unreal[i]:
+                    rows[b, h, i] = torch.tensor([0, 0, -1, n_c * T])
+                    continue
+                used = [j for j in range(n_c) if tile_real[i][j]]
+                run = _first_run(tile_full[i]) or (used[0], used[0])
+                rows[b, h, i] = torch.tensor([used[0] * T, run[0] * T, run[1] * T, (used[-1] + 1) * T])
+            for j in range(n_c):
+                needed = [i for i in range(n_r) if tile_real[i][j] or unreal[i]]
+                if not needed:
+                    continue
+                run = _first_run([tile_full[i][j] and not unreal[i] for i in range(n_r)]) or (needed[0], needed[0])
+                col_sum[b, h, j] = torch.tensor([needed[0] * T, run[0] * T, run[1] * T, (needed[-1] + 1) * T])
+    return rows, (col_sum if cols else None)
+
+
+@pytest.mark.parametrize("name", list(_masks()) + ["ragged_packed", "bias_floor"])
+def test_summary_matches_its_definition(name):
+    """The rows / cols summaries (kernels/attn_mask_summary.py) of each mask against a Python walk of their
+    definition: ragged lengths (a partial last tile on both axes), documents whose boundaries fall inside tiles, an
+    additive mask with nonzero real entries (never full), rows with no real entry."""
+    if name == "ragged_packed":
+        sq, sk = 200, 333
+        doc = torch.arange(sk) // 70
+        allowed = (doc[:sq, None] == doc[None, :]) & (torch.arange(sk)[None, :] <= torch.arange(sq)[:, None] + 50)
+        mask = allowed.expand(2, 3, sq, sk).to(DEVICE)
+    elif name == "bias_floor":
+        g = torch.Generator().manual_seed(2)
+        bias = torch.randn(1, 2, 150, 300, generator=g)
+        bias[..., :, :64] = 0.0
+        bias[..., 70:140, :] = FLOOR  # rows made only of floor entries
+        mask = bias.to(DEVICE).expand(3, 2, 150, 300)
+    else:
+        mask = _masks()[name].expand(B, HQ, S, S)
+    from inductor_conv.kernels.attn_mask_summary import mask_summary
+
+    rows, cols = mask_summary(mask, True)
+    want_rows, want_cols = _summary_ref(mask, True)
+    assert torch.equal(rows.cpu(), want_rows), (rows.cpu(), want_rows)
+    assert torch.equal(cols.cpu(), want_cols), (cols.cpu(), want_cols)

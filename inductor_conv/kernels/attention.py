@@ -22,6 +22,7 @@ from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
+from .attn_mask_summary import mask_summary
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
@@ -40,10 +41,10 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead of compiling.
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _attn_fwd_kernel(
-    Q, K, V, MASK, SEED, OUT, LSE,
+    Q, K, V, MASK, SEED, OUT, LSE, ROWS,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_ob, stride_oh, stride_om, stride_od,
+    stride_ob, stride_oh, stride_om, stride_od, stride_rb, stride_rh,
     H_Q, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
@@ -67,13 +68,13 @@ def _attn_fwd_kernel(
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
     for r in range(n_rounds):
         i_m = tl.where(r == 0, n_m - 1 - u, u)
-        _attn_fwd_block(Q, K, V, MASK, SEED, OUT, LSE, i_b=i_b, i_h=i_h, i_bh=i_bh, i_m=i_m,
+        _attn_fwd_block(Q, K, V, MASK, SEED, OUT, LSE, ROWS, i_b=i_b, i_h=i_h, i_bh=i_bh, i_m=i_m,
                         stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                         stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
                         stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
                         stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
                         stride_ob=stride_ob, stride_oh=stride_oh, stride_om=stride_om, stride_od=stride_od,
-                        GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_scale=dropout_scale,
+                        stride_rb=stride_rb, stride_rh=stride_rh, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_scale=dropout_scale,
                         softcap_scale=softcap_scale, dropout_threshold=dropout_threshold, HEAD_DIM=HEAD_DIM,
                         BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
@@ -82,10 +83,10 @@ def _attn_fwd_kernel(
 
 @triton.jit
 def _attn_fwd_block(
-    Q, K, V, MASK, SEED, OUT, LSE, i_b, i_h, i_bh, i_m,
+    Q, K, V, MASK, SEED, OUT, LSE, ROWS, i_b, i_h, i_bh, i_m,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_ob, stride_oh, stride_om, stride_od,
+    stride_ob, stride_oh, stride_om, stride_od, stride_rb, stride_rh,
     GROUP, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
@@ -103,7 +104,8 @@ def _attn_fwd_block(
         softcap_scale=softcap_scale,
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, SOFTCAP=SOFTCAP,
-        EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+        EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb,
+        stride_rh=stride_rh)
     o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
@@ -132,10 +134,10 @@ def _attn_bwd_delta_kernel(
 
 @triton.jit
 def _attn_bwd_cols(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
-    stride_dob, stride_doh, stride_dom, stride_dod,
+    stride_dob, stride_doh, stride_dom, stride_dod, stride_cb, stride_ch,
     H_Q, GROUP, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
@@ -157,7 +159,7 @@ def _attn_bwd_cols(
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
         MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
-        HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+        HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, COLS=COLS, stride_cb=stride_cb, stride_ch=stride_ch)
     if PART != 1:
         tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
     if PART != 2:
@@ -166,11 +168,12 @@ def _attn_bwd_cols(
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _attn_bwd_kernel(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS,
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DQ, DK, DV, DS, ROWS, COLS,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_dob, stride_doh, stride_dom, stride_dod, stride_dqb, stride_dqh, stride_dqm, stride_dqd,
     stride_dkb, stride_dkh, stride_dkn, stride_dkd, stride_dvb, stride_dvh, stride_dvn, stride_dvd,
+    stride_rb, stride_rh, stride_cb, stride_ch,
     H_Q, H_KV, SEQ_Q, SEQ_K, qk_scale2, scale, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
@@ -202,14 +205,14 @@ def _attn_bwd_kernel(
         # (PART 2), the others dV (PART 1): Note [split dK/dV]
         if pid < n_kv_blocks:
             _attn_bwd_cols(
-                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
                 m_out=m_out, m_out_v=m_out_v,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
                 stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
                 stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
                 stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
-                H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
+                stride_cb=stride_cb, stride_ch=stride_ch, H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
                 dropout_scale=dropout_scale, softcap_scale=softcap_scale, dropout_threshold=dropout_threshold,
                 HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
                 IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
@@ -217,14 +220,14 @@ def _attn_bwd_kernel(
                 PART=2 if SPLIT_KV else 0, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
         elif SPLIT_KV:
             _attn_bwd_cols(
-                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
+                Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
                 m_out=m_out, m_out_v=m_out_v,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
                 stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
                 stride_mb=stride_mb, stride_mh=stride_mh, stride_mm=stride_mm, stride_mn=stride_mn,
                 stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
-                H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
+                stride_cb=stride_cb, stride_ch=stride_ch, H_Q=H_Q, GROUP=GROUP, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, scale=scale,
                 dropout_scale=dropout_scale, softcap_scale=softcap_scale, dropout_threshold=dropout_threshold,
                 HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
                 IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
@@ -247,7 +250,7 @@ def _attn_bwd_kernel(
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
             ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
-            HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+            HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb, stride_rh=stride_rh)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
         p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
         tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
@@ -403,6 +406,21 @@ def _mask_strides(mask4d):
     return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
 
 
+def _summaries(plan, mask4d, cols: bool):
+    """(rows, cols) mask summaries of Note [mask ranges] when the plan skips tiles (cols only for the backward),
+    else Nones."""
+    if not plan.constexprs["MASK_RANGES"]:
+        return None, None
+    return mask_summary(mask4d, cols)
+
+
+def _summary_strides(summary):
+    """(batch, head) strides of a compact [Bs, Hs, n, 4] summary read as [B, H, n, 4]: 0 along a dim of extent 1."""
+    if summary is None:
+        return 0, 0
+    return tuple(0 if summary.shape[d] == 1 else summary.stride(d) for d in (0, 1))
+
+
 def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: float, seed, *, config=None,
                   softcap: float = 0.0):
     """Flash-attention forward.  Returns (out [B, Hq, Sq, D] like q, lse [B, Hq, Sq] fp32).
@@ -435,8 +453,9 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
     plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     grid = (cdiv(Sq, plan.rows) * B * Hq,)
-    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse)
-    strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride())
+    rows, _ = _summaries(plan, mask4d, False)
+    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse, rows)
+    strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(), *_summary_strides(rows))
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
     meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0)  # Note [one kernel per configuration]
     _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
@@ -490,9 +509,10 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
            (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
     grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
-    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds)
+    rows, cols = _summaries(plan, mask4d, True)
+    ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds, rows, cols)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
-               *dk.stride(), *dv.stride())
+               *dk.stride(), *dv.stride(), *_summary_strides(rows), *_summary_strides(cols))
     floats = (qk_scale2, scale, plan.dropout_scale, softcap_scale)
     # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M, and the dK/dV programs'
     # key blocks of BLOCK_N are whole (Note [even lengths])

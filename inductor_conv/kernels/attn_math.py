@@ -101,27 +101,22 @@ DeepSeek's MLA (192 for the scores, 128 for the values; FlashAttention 3 support
 see HEAD_DIM; the V tiles, the O / dV accumulators and the dO tiles are BLOCK_DV wide.  HEAD_DIM_V = 0 (the default
 of the helpers) means HEAD_DIM, and BLOCK_DV = 0 means BLOCK_D.
 
-Note [mask ranges]: with MASK_RANGES (config.attention_mask_ranges) a program first reads the mask tiles it would
-visit and keeps only the range of tiles that can contribute: the forward and dQ programs the key tiles from the first
-to the last one holding a real entry (mask_key_range: True, or an additive value above the floor), provided every
-one of its rows has a real entry somewhere; the dK/dV programs the query tiles from the first to the last one holding
-a real entry for its keys or a floor row (mask_query_range; a floor row spreads its probability over floor entries).
-Outside that range every score is -inf or a floor entry of a row whose maximum is real, so its probability is exactly
-0 and the skipped tiles would have added exact zeros (+0 for -0 at most).  A causal mask passed as a tensor then
-costs its band, not the square, a sliding window its window, a left-padded batch starts at its first token, and a
-packed sequence of documents at its document.  The scan reads the mask once more (a mask tile is small next to the
-Q/K/V tiles of the same step).  A causal template writing the mask's gradient keeps it off (its dS buffer is not
-zero-filled).  Off by default, as measured (H200, B4 H16/8 S2048 D128 bf16, benchmarks/attention_masks.py and
-benchmarks/diagnostics/mask_ranges.py): it paid only where most tiles are empty (8 packed documents a row: eager
-forward+backward 2.34 -> 1.74 ms, compiled 1.72 -> 1.13 ms) and cost where few are (a causal mask tensor: eager
-forward 0.44 -> 1.0 ms).  Those numbers predate the rounding of the returned first tile (`// BLOCK_N * BLOCK_N`,
-exact): a loop starting from data has no known divisibility (and tl.multiple_of on a loop's scalar index is
-dropped), so the main loop's mask loads were one-byte loads with serialised wgmmas; rounded, the eager forward's main
-loop copies its mask tiles asynchronously with pipelined wgmmas (sm_90 SASS; with triton 3.7.1 also 18 LDL/STL of
-spills in it), not yet timed.  The scan's own loads
-keep the per-key check (one-byte loads).  Compiled offline with the lowering's EVEN, the forward templates keep
-their wgmmas pipelined with ranges; the backward template serialises them with a bool mask and spills ~150 bytes
-with an additive one.
+Note [mask ranges]: with MASK_RANGES (config.attention_mask_ranges) each program takes its tile bounds from a
+summary of the mask made once per call (kernels/attn_mask_summary.py: one pass over the mask per slice it does not
+broadcast over, so a (B, 1, S, S) mask is read once per batch row, not once per head).  For every block of
+MASK_TILE query rows the summary holds (lo, full_lo, full_hi, hi): key tiles outside [lo, hi) hold no real entry
+(True, or an additive value above the floor) for any of its rows, and the tiles of [full_lo, full_hi) allow every
+entry (True, or an additive 0); the same per block of keys over queries for the dK/dV programs.  A program reads the
+entries covering its rows (mask_tile_range), narrows each of its loops to [lo, hi) and, inside its unmasked loop,
+skips the mask load of the full tiles (load_mask_tile's `full`: a predicate uniform over the tile, so the loads that
+remain stay vectors).  Exact: outside [lo, hi) every score is -inf or a floor entry of a row whose maximum is real,
+so the skipped tiles would add exact zeros (+0 for -0 at most), and a full tile's mask is the True / 0.0 it holds.  A
+block with a row that has no real entry (fully masked, or only floor entries, whose probability spreads over those
+floor entries: Note [finite-floor rows]) gets every tile in the forward, and counts as needed by every key block in
+the dK/dV programs.  A causal mask passed as a tensor then costs its band, with the mask read on the diagonal tiles
+only; a sliding window its window, a left-padded batch starts at its first token, a packed sequence of documents
+stays in its document.  Not with the mask's gradient (a template's dS buffer is not zero-filled).  The summary is
+two small launches (rows; cols for the backward) per call.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -178,7 +173,7 @@ def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constex
 
 @triton.jit
 def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr,
-                   CHECK_KEYS: tl.constexpr = True):
+                   CHECK_KEYS: tl.constexpr = True, full=False, SKIP_FULL: tl.constexpr = False):
     """The attn_mask tile at rows o_i, cols o_j (broadcast-shaped); MASK is None when MASK_KIND == 0.
 
     mask_off is the int64 offset of this (b, h) slice; broadcast dims have stride 0, so nothing is materialised.
@@ -188,6 +183,8 @@ def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K,
     load as 16-byte vectors (sm_90 SASS of the eager forward with a bool mask, D128: 32 LDG.E.U8 a thread and a step
     and ptxas serialising the step's wgmmas, against pipelined copies and wgmmas; H200, B4 H16/8 S2048 bf16 with a
     causal mask tensor: forward 0.92 -> 0.44 ms, forward+backward 2.89 -> 2.02 ms).
+    SKIP_FULL and `full` (a scalar, the same for the whole tile): the mask summary says every entry of the tile
+    allows attention (Note [mask ranges]); nothing is read and the tile is True / 0.0, the values it holds.
     """
     if MASK_KIND == 0:
         return 0.0
@@ -197,8 +194,11 @@ def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K,
             m = (o_i < SEQ_Q) & (o_j < SEQ_K)
         else:
             m = o_i < SEQ_Q
+        if SKIP_FULL:  # uniform over the tile, so the loads stay vectors
+            m = m & (full == 0)
         if MASK_KIND == 1:
-            return tl.load(p, mask=m, other=0) != 0
+            b_mask = tl.load(p, mask=m, other=0) != 0
+            return (b_mask | (full != 0)) if SKIP_FULL else b_mask
         else:
             b_mask = tl.load(p, mask=m, other=0.0)
             return b_mask.to(tl.float64) if b_mask.dtype == tl.float64 else b_mask.to(tl.float32)
@@ -379,56 +379,43 @@ def mask_real(b_mask, MASK_KIND: tl.constexpr):
         return b_mask > FLOOR_MASK
 
 
-@triton.jit
-def mask_key_range(MASK, mask_off, o_i, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_N: tl.constexpr,
-                   MASK_KIND: tl.constexpr):
-    """Note [mask ranges]: (lo, hi_r), multiples of BLOCK_N with lo <= hi_r <= hi rounded up: the key tiles in
-    [0, hi) outside [lo, hi_r) hold no real entry for any row o_i, and every row of o_i (below SEQ_Q) has a real entry,
-    so they add exact zeros; otherwise (0, hi)."""
-    o_jb = tl.arange(0, BLOCK_N)
-    first = hi
-    last = hi * 0
-    row_real = tl.zeros(o_i.shape, dtype=tl.int32)
-    for start_n in range(0, hi, BLOCK_N):
-        o_j = start_n + o_jb
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
-        real = (mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[None, :]).to(tl.int32)  # [BM, BN]
-        r = tl.max(real, 1)  # [BM]
-        row_real = tl.maximum(row_real, r)
-        seen = tl.max(r, 0) > 0
-        first = tl.where(seen, tl.minimum(first, start_n), first)
-        last = tl.where(seen, start_n + BLOCK_N, last)
-    every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
-    # lo is a multiple of BLOCK_N either way; `// BLOCK_N * BLOCK_N` tells the compiler so (a loop bound from data has
-    # no known divisibility, tl.multiple_of on a loop's scalar index is dropped, and the mask loads from such a start
-    # are one-byte loads: Note [mask ranges])
-    return tl.where(every_row, first, 0) // BLOCK_N * BLOCK_N, tl.where(every_row, last, hi)
+MASK_TILE = tl.constexpr(64)  # rows and keys per entry of a mask summary (Note [mask ranges])
 
 
 @triton.jit
-def mask_query_range(MASK, mask_off, LSE, o_j, hi, stride_mm, stride_mn, SEQ_Q, SEQ_K, BLOCK_M: tl.constexpr,
-                     MASK_KIND: tl.constexpr, WHOLE_KEYS: tl.constexpr = False):
-    """Note [mask ranges], for a dK/dV program: (lo, hi_r), multiples of BLOCK_M, such that the query tiles in
-    [0, hi) outside [lo, hi_r) hold no real entry for the keys o_j and no floor row (a row whose every key is a floor
-    entry gives its keys uniform probability: Note [finite-floor rows]; its LSE is the sentinel).  LSE: the head's
-    row LSE."""
-    o_ib = tl.arange(0, BLOCK_M)
-    first = hi
-    last = hi * 0
-    for start_m in range(0, hi, BLOCK_M):
-        o_i = start_m + o_ib
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=not WHOLE_KEYS)  # [BN, BM]
-        real = mask_real(b_mask, MASK_KIND) & (o_j < SEQ_K)[:, None] & (o_i < SEQ_Q)[None, :]
-        lse = tl.load(LSE + o_i, mask=o_i < SEQ_Q, other=0.0)
-        SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119: lse_unpack's floor rows
-        floor_row = (lse < SENTINEL_LIMIT) & (lse > float("-inf"))
-        needed = (tl.max(tl.max(real.to(tl.int32), 0), 0) > 0) | (tl.max(floor_row.to(tl.int32), 0) > 0)
-        first = tl.where(needed, tl.minimum(first, start_m), first)
-        last = tl.where(needed, start_m + BLOCK_M, last)
-    return tl.minimum(first, last) // BLOCK_M * BLOCK_M, last  # a multiple of BLOCK_M, as mask_key_range says why
+def mask_tile_range(RANGES, ranges_off, start, n_entries, BLOCK: tl.constexpr, TILE: tl.constexpr):
+    """Note [mask ranges]: (lo, full_lo, full_hi, hi) for the rows [start, start + BLOCK) (the keys, for a dK/dV
+    program) from the summary entries of MASK_TILE rows that cover them (RANGES + ranges_off: [n_entries, 4] int32,
+    contiguous), in units of the other axis, rounded to its TILE (lo and full_hi down, full_lo and hi up, so
+    [lo, hi) only grows and [full_lo, full_hi) only shrinks).  Tiles outside [lo, hi) add exact zeros; the mask tiles
+    of [full_lo, full_hi) allow every entry and need not be read.  full_hi < full_lo means none."""
+    E: tl.constexpr = BLOCK // MASK_TILE if BLOCK > MASK_TILE else 1
+    BIG: tl.constexpr = 1 << 30
+    lo = BIG
+    f_lo = 0
+    f_hi = BIG
+    hi = 0
+    for e in tl.static_range(E):
+        i_e = start // MASK_TILE + e
+        ok = i_e < n_entries
+        p = RANGES + ranges_off + i_e.to(tl.int64) * 4
+        lo = tl.minimum(lo, tl.load(p, mask=ok, other=BIG))
+        f_lo = tl.maximum(f_lo, tl.load(p + 1, mask=ok, other=0))
+        f_hi = tl.minimum(f_hi, tl.load(p + 2, mask=ok, other=BIG))
+        hi = tl.maximum(hi, tl.load(p + 3, mask=ok, other=0))
+    f_hi = tl.maximum(f_hi, 0)
+    return (lo // TILE * TILE, (f_lo + TILE - 1) // TILE * TILE, f_hi // TILE * TILE,
+            (hi + TILE - 1) // TILE * TILE)
+
+
+@triton.jit
+def clip_range(a, b, lo_r, hi_r, f_lo, f_hi):
+    """Note [mask ranges]: a loop's tiles [a, b) narrowed to a summary's [lo_r, hi_r), and the summary's full range
+    [f_lo, f_hi) placed inside the result: (a', b', f_lo', f_hi') with a' <= f_lo' <= f_hi' <= b'."""
+    a = tl.maximum(a, lo_r)
+    b = tl.maximum(tl.minimum(b, hi_r), a)
+    f_lo = tl.minimum(tl.maximum(f_lo, a), b)
+    return a, b, f_lo, tl.minimum(tl.maximum(f_hi, f_lo), b)
 
 
 # ---------------------------------------------------------------- forward
@@ -438,9 +425,10 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
                    BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                    IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                   SOFTCAP: tl.constexpr):
+                   SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
     """Stream key tiles [lo, hi) into (acc [BM, BDV], m_i, l_i).  p_k / p_v: tile_source's of K and V; m_d / m_dv
-    the head-dim bounds of q, k and of v (Note [value head dim]).
+    the head-dim bounds of q, k and of v (Note [value head dim]).  SKIP_FULL: the mask tiles of [f_lo, f_hi) allow
+    every entry and are not read (Note [mask ranges]).
 
     Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
     the ragged end (Triton tutorial 06).  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
@@ -457,7 +445,8 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
                                 stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
+                                CHECK_KEYS=MASKED,  # unmasked steps visit whole key tiles
+                                full=(start_n >= f_lo) & (start_n < f_hi), SKIP_FULL=SKIP_FULL)
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                         MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
@@ -478,8 +467,10 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         MASK_KIND: tl.constexpr,
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                        SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False):
-    """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head.
+                        SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False,
+                        f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+    """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head (SKIP_FULL: the
+    mask tiles of query tiles [f_lo, f_hi) are not read, Note [mask ranges]).
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
         dV += (P∘Z)ᵀ dO,   dPᵀ = Z∘(V dOᵀ),   dSᵀ = Pᵀ∘(dPᵀ - Δ),   dK += dSᵀ Q   (Z = keep / (1-p))
@@ -516,7 +507,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
             qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
                                 stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=not WHOLE_KEYS)
+                                CHECK_KEYS=not WHOLE_KEYS, full=(start_m >= f_lo) & (start_m < f_hi),
+                                SKIP_FULL=SKIP_FULL)
         s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                           MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
@@ -547,8 +539,9 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
                       BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                       IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                      SOFTCAP: tl.constexpr):
-    """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi):
+                      SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+    """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi) (SKIP_FULL: the mask tiles of
+    [f_lo, f_hi) are not read, Note [mask ranges]):
         dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
     applied by the caller.  STORE_DS writes dS (fp32, the factor included) through p_ds for the attn_mask gradient.
@@ -567,7 +560,8 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
                                 stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
+                                CHECK_KEYS=MASKED,  # unmasked steps visit whole key tiles
+                                full=(start_n >= f_lo) & (start_n < f_hi), SKIP_FULL=SKIP_FULL)
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                         MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
@@ -594,11 +588,13 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
                   USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                  BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
+                  BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
+                  stride_rh=0):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
-    (Note [even lengths])."""
+    (Note [even lengths]).  MASK_RANGES: ROWS is the mask's row summary (Note [mask ranges]), [.., .., n, 4] int32
+    with strides (stride_rb, stride_rh, 4, 1)."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -628,22 +624,27 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         full_end = n_full
         hi = SEQ_K
     lo = 0
-    if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: key tiles without a real entry are not visited
-        lo, hi_r = mask_key_range(MASK, mask_off, o_i=o_i, hi=hi, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q,
-                                  SEQ_K=SEQ_K, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND)
-        hi = tl.minimum(hi, hi_r)
-        full_end = tl.maximum(tl.minimum(full_end, hi), lo)
+    band_lo = full_end
+    f_lo = 0
+    f_hi = 0
+    RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
+    if RANGES:  # Note [mask ranges]: tiles without a real entry are not visited, tiles without a masked one not read
+        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b.to(tl.int64) * stride_rb + i_h.to(tl.int64) * stride_rh,
+                                                 start=start_m, n_entries=tl.cdiv(SEQ_Q, MASK_TILE), BLOCK=BLOCK_M,
+                                                 TILE=BLOCK_N)
+        lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
+        band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     acc, b_m, b_l = attn_fwd_inner(
         acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d,
         m_dv=m_dv, lo=lo, hi=full_end, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm,
         stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA, softcap_scale=softcap_scale,
-        SOFTCAP=SOFTCAP)
+        SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES)
     if IS_CAUSAL or not EVEN:  # the causal band, the ragged end
         acc, b_m, b_l = attn_fwd_inner(
             acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d,
-            m_dv=m_dv, lo=full_end, hi=hi, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm,
+            m_dv=m_dv, lo=band_lo, hi=hi, stride_kn=stride_kn, stride_vn=stride_vn, stride_mm=stride_mm,
             stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
             BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
@@ -700,12 +701,14 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
                        PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                       BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
+                       BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, COLS=None, stride_cb=0,
+                       stride_ch=0):
     """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
     only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
-    tail (Note [even lengths])."""
+    tail (Note [even lengths]).  MASK_RANGES: COLS is the mask's column summary (Note [mask ranges]), as
+    attn_fwd_rows' ROWS."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -729,6 +732,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         full_lo = 0
     full_hi = tl.maximum(full_lo, m_full)
     TAIL_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
+    RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
     if TAIL_FIRST:
         lo_1, hi_1, lo_2, hi_2 = full_hi, SEQ_Q, full_lo, full_hi
     else:
@@ -744,13 +748,15 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
             BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
         band_lo, band_hi, a_1, b_1, a_2, b_2 = start_n, start_n + BLOCK_N, lo_1, hi_1, lo_2, hi_2
-        if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]: query tiles that add nothing are not visited
-            q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
-                                          stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
-                                          MASK_KIND=MASK_KIND, WHOLE_KEYS=EVEN)
-            band_lo, band_hi = tl.maximum(band_lo, q_lo), tl.minimum(band_hi, q_hi)
-            a_1, b_1 = tl.maximum(a_1, q_lo), tl.minimum(b_1, q_hi)
-            a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
+        f_lo = 0
+        f_hi = 0
+        if RANGES:  # Note [mask ranges]: query tiles that add nothing are not visited, unmasked ones not read
+            q_lo, f_lo, f_hi, q_hi = mask_tile_range(
+                COLS, i_b.to(tl.int64) * stride_cb + i_h.to(tl.int64) * stride_ch, start=start_n,
+                n_entries=tl.cdiv(SEQ_K, MASK_TILE), BLOCK=BLOCK_N, TILE=BLOCK_M)
+            band_lo, band_hi, _, _ = clip_range(band_lo, band_hi, q_lo, q_hi, 0, 0)
+            a_1, b_1, f_lo, f_hi = clip_range(a_1, b_1, q_lo, q_hi, f_lo, f_hi)
+            a_2, b_2, _, _ = clip_range(a_2, b_2, q_lo, q_hi, 0, 0)
         if IS_CAUSAL:  # the band: a fixed BLOCK_N // BLOCK_M query tiles (Note [fixed band])
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -768,7 +774,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, f_lo=f_lo, f_hi=f_hi,
+                SKIP_FULL=RANGES and not TAIL_FIRST)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -787,11 +794,13 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
                 BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
             a_2, b_2 = lo_2, hi_2
-            if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
-                q_lo, q_hi = mask_query_range(MASK, mask_off, LSE=p_lse, o_j=o_j, hi=SEQ_Q, stride_mm=stride_mm,
-                                              stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, BLOCK_M=BLOCK_M,
-                                              MASK_KIND=MASK_KIND, WHOLE_KEYS=EVEN)
-                a_2, b_2 = tl.maximum(a_2, q_lo), tl.minimum(b_2, q_hi)
+            f_lo = 0
+            f_hi = 0
+            if RANGES:  # Note [mask ranges]
+                q_lo, f_lo, f_hi, q_hi = mask_tile_range(
+                    COLS, i_b.to(tl.int64) * stride_cb + i_h.to(tl.int64) * stride_ch, start=start_n,
+                    n_entries=tl.cdiv(SEQ_K, MASK_TILE), BLOCK=BLOCK_N, TILE=BLOCK_M)
+                a_2, b_2, f_lo, f_hi = clip_range(a_2, b_2, q_lo, q_hi, f_lo, f_hi)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
                 i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_2, hi=b_2, stride_qm=stride_qm,
@@ -799,7 +808,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, f_lo=f_lo, f_hi=f_hi,
+                SKIP_FULL=RANGES)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 
@@ -814,9 +824,10 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
                      USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
-                     BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False):
+                     BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
+                     stride_rh=0):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
-    EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).
+    EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).  ROWS: as attn_fwd_rows'.
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
     MASKED_FIRST: Note [masked tiles first]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
@@ -854,16 +865,21 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         full_end = n_full
         hi = SEQ_K
     lo = 0
-    if MASK_RANGES and MASK_KIND != 0:  # Note [mask ranges]
-        lo, hi_r = mask_key_range(MASK, mask_off, o_i=o_i, hi=hi, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q,
-                                  SEQ_K=SEQ_K, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND)
-        hi = tl.minimum(hi, hi_r)
-        full_end = tl.maximum(tl.minimum(full_end, hi), lo)
+    band_lo = full_end
+    f_lo = 0
+    f_hi = 0
+    RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
+    if RANGES:  # Note [mask ranges]
+        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b.to(tl.int64) * stride_rb + i_h.to(tl.int64) * stride_rh,
+                                                 start=start_m, n_entries=tl.cdiv(SEQ_Q, MASK_TILE), BLOCK=BLOCK_M,
+                                                 TILE=BLOCK_N)
+        lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
+        band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
     if BAND_FIRST:
-        lo_1, hi_1, lo_2, hi_2 = full_end, hi, lo, full_end
+        lo_1, hi_1, lo_2, hi_2 = band_lo, hi, lo, full_end
     else:
-        lo_1, hi_1, lo_2, hi_2 = lo, full_end, full_end, hi
+        lo_1, hi_1, lo_2, hi_2 = lo, full_end, band_lo, hi
     dq = attn_bwd_dq_inner(
         dq, b_q, b_do, anchor=anchor, offset=offset, delta=delta, p_k=p_k, p_v=p_v, p_ds=p_ds, MASK=MASK,
         mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d, m_dv=m_dv, lo=lo_1, hi=hi_1,
@@ -871,7 +887,7 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES and not BAND_FIRST)
     if IS_CAUSAL or not EVEN:  # (without BAND_FIRST) the causal band or the ragged end
         dq = attn_bwd_dq_inner(
             dq, b_q, b_do, anchor=anchor, offset=offset, delta=delta, p_k=p_k, p_v=p_v, p_ds=p_ds, MASK=MASK,
@@ -881,5 +897,6 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
             dropout_scale=dropout_scale,
             BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
-            USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+            USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi,
+            SKIP_FULL=RANGES and BAND_FIRST)
     return dq * (scale * dropout_scale)

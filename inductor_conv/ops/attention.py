@@ -84,6 +84,25 @@ def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
     return _like_q(q, v), q.new_empty((B, Hq, Sq), dtype=torch.float32)
 
 
+@torch.library.custom_op("inductor_conv::attention_mask_summary", mutates_args=())
+def attention_mask_summary(attn_mask: Tensor, cols: bool) -> tuple[Tensor, Tensor]:
+    """The rows and (when cols, else an empty tensor) cols summaries of a 4-D attention mask (broadcast views ok):
+    kernels/attn_mask_summary.py, Note [mask ranges].  The templates' input when config.attention_mask_ranges."""
+    from inductor_conv.kernels.attn_mask_summary import mask_summary
+
+    rows, col_sum = mask_summary(attn_mask, cols)
+    return rows, (col_sum if cols else rows.new_empty(0))
+
+
+@attention_mask_summary.register_fake
+def _(attn_mask, cols):
+    from inductor_conv.kernels.attn_mask_summary import summary_shapes
+
+    rows, col_shape = summary_shapes(attn_mask)
+    return (attn_mask.new_empty(rows, dtype=torch.int32),
+            attn_mask.new_empty(col_shape if cols else (0,), dtype=torch.int32))
+
+
 @torch.library.custom_op("inductor_conv::attention_bwd", mutates_args=())
 def attention_bwd(
     dout: Tensor,

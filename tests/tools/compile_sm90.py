@@ -376,6 +376,9 @@ def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None)
     tensors.update({n: ((B, hkv or H, S, D), _strides((B, hkv or H, S, D))) for n in ("K", "V", "DV")})
     tensors.update(LSE=((B, H, S), _strides((B, H, S))), DELTA=((B, H, S), _strides((B, H, S))),
                    MASK=((B, H, S, S), mask), SEED=((1,), (1,)), DS=((B, H, S, S), _strides((B, H, S, S))))
+    n = -(-S // 64)  # mask summaries (Note [mask ranges]), read as [B, H, n, 4], broadcast like the mask
+    summary = {1: (n * 4, 0, 4, 1), 2: (0, n * 4, 4, 1)}.get(constexprs["MASK_KIND"], (0, 0, 4, 1))
+    tensors.update(ROWS=((B, H, n, 4), summary), COLS=((B, H, n, 4), summary))
 
     def stride(n, dim=None):
         st = tensors[n][1]
@@ -395,7 +398,7 @@ def compile_attention_template(fwd: bool, shape, constexprs: dict, num_warps: in
     source, names = render_attention(fwd, shape, constexprs, hkv)
     types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DV")}
     types.update(MASK=_PTR[dtype] if constexprs["MASK_KIND"] == 2 else "*i1", SEED="*i64", LSE="*fp32",
-                 DELTA="*fp32", DS="*fp32")
+                 DELTA="*fp32", DS="*fp32", ROWS="*i32", COLS="*i32")
     return compile_source(source, names, types, num_warps, num_stages, out_type=_PTR[dtype])
 
 

@@ -1,0 +1,91 @@
+"""Where a model's training step spends host time, default Inductor beside the plugin: for each variant, wall and
+GPU ms per step, kernel launches, CUDA runtime calls that wait for the device (synchronize, device-to-host copies),
+the host's top operators by self time, and the synchronising calls torch's sync debug mode reports.  Built for a
+model whose step is host-bound around an eager scan (Qwen3-Next's delta rule), where a lower GPU time can still
+give a higher wall time.
+
+    python benchmarks/diagnostics/model_host.py --models qwen3_next
+"""
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import inductor_conv  # noqa: E402
+import models as M  # noqa: E402
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+
+WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
+
+
+def report(name, model, ids):
+    def step():
+        loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+        loss.backward()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        step()
+        torch.cuda.set_sync_debug_mode(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    ev = prof.key_averages()
+    gpu = sum(e.self_device_time_total for e in ev) / 1e3
+    launches = sum(e.count for e in ev if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx",
+                                                    "cudaLaunchKernelExC"))
+    print(f"== {name}: wall {sorted(times)[2]:.1f} ms (min {min(times):.1f}), GPU {gpu:.1f} ms, launches {launches}")
+    for e in ev:
+        if any(e.key.startswith(w) for w in WAITS):
+            print(f"   wait {e.key}: {e.count} calls, {e.self_cpu_time_total / 1e3:.2f} ms")
+    seen = {}
+    for w in caught:
+        seen[str(w.message)[:160]] = seen.get(str(w.message)[:160], 0) + 1
+    for msg, n in seen.items():
+        print(f"   sync debug x{n}: {msg}")
+    rows = sorted(ev, key=lambda e: -e.self_cpu_time_total)[:18]
+    for e in rows:
+        print(f"   {e.key[:70]:70s} n={e.count:5d} self cpu {e.self_cpu_time_total / 1e3:7.2f} ms")
+
+
+def main():
+    args = M.parse_args()
+    args.device = "cuda"
+    for model_name in args.models:
+        spec = M.MODELS[model_name]
+        n_layers, batch, seq = M.sizes(spec, args)
+        print(f"# {model_name}: {n_layers} layers x B{batch} x S{seq}")
+        with fx_graph_cache_disabled(), M.scan_outside_graph(spec):
+            for plugin in (False, True):
+                torch._dynamo.reset()
+                inductor_conv.enable(("cuda",)) if plugin else inductor_conv.disable()
+                model = M.build(spec, n_layers, seq, args)
+                M.compile_model(model, spec, None, False)
+                ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
+                try:
+                    report("plugin" if plugin else "default Inductor", model, ids)
+                    print("   rewrites", dict(inductor_conv.counters()),
+                          "graphs", torch._dynamo.utils.counters["stats"]["unique_graphs"])
+                finally:
+                    inductor_conv.disable()
+                    del model
+                    M.release()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Mask summaries for attention with a mask tensor (Note [mask ranges] in attn_math.py): one pass over the mask per
+call, shared by every head the mask broadcasts over, that tells each attention program which tiles it must visit and
+which it may run without reading the mask.
+
+rows [Bs, Hs, cdiv(Sq, MASK_TILE), 4] int32: for each block of MASK_TILE query rows, (lo, full_lo, full_hi, hi) in
+keys, multiples of MASK_TILE: key tiles outside [lo, hi) hold no real entry (True, or an additive value above the
+floor) for any of its rows, and those of [full_lo, full_hi) allow every entry (True / exactly 0.0).  A block with a
+row that has no real entry anywhere (a fully masked or floor row: Note [finite-floor rows]) gets (0, 0, -1, all):
+every tile, none full.
+cols [Bs, Hs, cdiv(Sk, MASK_TILE), 4]: the same for each block of MASK_TILE keys, in queries, for the dK/dV
+programs; a query block with such a row counts as partial for every key (a floor row spreads its probability over
+its floor entries).  A key block no query attends gets (0, 0, 0, 0).
+Bs / Hs are 1 where the mask broadcasts (stride 0), so a (B, 1, S, S) mask is read once per batch, not per head.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from .attn_common import mask_kind
+from .attn_math import MASK_TILE, load_mask_tile, mask_real
+
+_CHUNK = 256  # keys (rows kernel) or queries (cols kernel) a loop step reads: [MASK_TILE, _CHUNK] elements
+_BIG = 1 << 30
+
+
+@triton.jit
+def _neutral(b_mask, MASK_KIND: tl.constexpr):
+    """Entries that let attention through unchanged: True, or an additive 0."""
+    if MASK_KIND == 1:
+        return b_mask
+    else:
+        return b_mask == 0.0
+
+
+@triton.jit
+def _first_run(t_full, idx, t0, f_lo, f_hi, CT: tl.constexpr):
+    """Extend the first run of full tiles [f_lo, f_hi) (f_lo = BIG: none yet) by the chunk of tiles idx = t0 + [0, CT)
+    whose fullness is t_full: a run starts at the first full tile, and one that reached the chunk's start goes on."""
+    BIG: tl.constexpr = 1 << 30
+    first = tl.min(tl.where(t_full > 0, idx, BIG), 0)
+    start = tl.where(f_lo == BIG, first, tl.where(f_hi == t0, f_hi, BIG))
+    end = tl.min(tl.where((t_full == 0) & (idx >= start), idx, t0 + CT), 0)
+    f_lo = tl.where((f_lo == BIG) & (first < BIG), first, f_lo)
+    f_hi = tl.where(start < BIG, end, f_hi)
+    return f_lo, f_hi
+
+
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
+def _mask_rows_kernel(MASK, ROWS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
+                      MASK_KIND: tl.constexpr, CHUNK: tl.constexpr):
+    """Grid (cdiv(SEQ_Q, MASK_TILE) * Bs * Hs,): one block of MASK_TILE query rows of one mask slice."""
+    T: tl.constexpr = MASK_TILE
+    CT: tl.constexpr = CHUNK // T
+    BIG: tl.constexpr = 1 << 30
+    n_r = tl.cdiv(SEQ_Q, T)
+    i_r = tl.program_id(0) % n_r
+    i_bh = tl.program_id(0) // n_r
+    mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
+    o_i = i_r * T + tl.arange(0, T)
+    o_c = tl.arange(0, CT)
+    o_k = tl.arange(0, CHUNK)
+    row_real = tl.zeros([T], dtype=tl.int32)
+    lo = BIG
+    hi = 0
+    f_lo = BIG
+    f_hi = -1
+    for c0 in range(0, SEQ_K, CHUNK):
+        o_j = c0 + o_k
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
+        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [T, CHUNK]
+        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
+        row_real = tl.maximum(row_real, tl.max(real, 1))
+        t_real = tl.max(tl.max(tl.reshape(real, [T, CT, T]), 2), 0)  # [CT]
+        t_full = tl.min(tl.min(tl.reshape(neutral, [T, CT, T]), 2), 0) * t_real
+        idx = c0 // T + o_c
+        lo = tl.minimum(lo, tl.min(tl.where(t_real > 0, idx, BIG), 0))
+        hi = tl.maximum(hi, tl.max(tl.where(t_real > 0, idx + 1, 0), 0))
+        f_lo, f_hi = _first_run(t_full, idx, c0 // T, f_lo, f_hi, CT)
+    every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
+    f_hi = tl.where(f_lo == BIG, lo, f_hi)
+    f_lo = tl.where(f_lo == BIG, lo, f_lo)
+    p = ROWS + (i_bh.to(tl.int64) * n_r + i_r) * 4
+    tl.store(p, tl.where(every_row, lo * T, 0))
+    tl.store(p + 1, tl.where(every_row, f_lo * T, 0))
+    tl.store(p + 2, tl.where(every_row, f_hi * T, -1))
+    tl.store(p + 3, tl.where(every_row, hi * T, tl.cdiv(SEQ_K, T) * T))
+
+
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
+def _mask_cols_kernel(MASK, ROWS, COLS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
+                      MASK_KIND: tl.constexpr, CHUNK: tl.constexpr):
+    """Grid (cdiv(SEQ_K, MASK_TILE) * Bs * Hs,): one block of MASK_TILE keys of one mask slice; ROWS (the rows
+    kernel's result) marks the query blocks holding a row without a real entry (full_hi = -1)."""
+    T: tl.constexpr = MASK_TILE
+    CT: tl.constexpr = CHUNK // T
+    BIG: tl.constexpr = 1 << 30
+    n_c = tl.cdiv(SEQ_K, T)
+    n_r = tl.cdiv(SEQ_Q, T)
+    i_c = tl.program_id(0) % n_c
+    i_bh = tl.program_id(0) // n_c
+    mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
+    o_j = i_c * T + tl.arange(0, T)
+    o_c = tl.arange(0, CT)
+    o_q = tl.arange(0, CHUNK)
+    lo = BIG
+    hi = 0
+    f_lo = BIG
+    f_hi = -1
+    for r0 in range(0, SEQ_Q, CHUNK):
+        o_i = r0 + o_q
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
+        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
+        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [CHUNK, T]
+        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
+        t_real = tl.max(tl.max(tl.reshape(real, [CT, T, T]), 2), 1)  # [CT]
+        t_full = tl.min(tl.min(tl.reshape(neutral, [CT, T, T]), 2), 1) * t_real
+        idx = r0 // T + o_c
+        unreal = tl.load(ROWS + (i_bh.to(tl.int64) * n_r + idx) * 4 + 2, mask=idx < n_r, other=0) < 0
+        needed = (t_real > 0) | unreal
+        t_full = tl.where(unreal, 0, t_full)
+        lo = tl.minimum(lo, tl.min(tl.where(needed, idx, BIG), 0))
+        hi = tl.maximum(hi, tl.max(tl.where(needed, idx + 1, 0), 0))
+        f_lo, f_hi = _first_run(t_full, idx, r0 // T, f_lo, f_hi, CT)
+    lo = tl.where(lo == BIG, 0, lo)  # nothing needed: an empty range
+    f_hi = tl.where(f_lo == BIG, lo, f_hi)
+    f_lo = tl.where(f_lo == BIG, lo, f_lo)
+    p = COLS + (i_bh.to(tl.int64) * n_c + i_c) * 4
+    tl.store(p, lo * T)
+    tl.store(p + 1, f_lo * T)
+    tl.store(p + 2, f_hi * T)
+    tl.store(p + 3, hi * T)
+
+
+def summary_slices(mask4d: torch.Tensor) -> tuple[int, int]:
+    """(Bs, Hs): the mask's batch and head extents, 1 along a broadcast (stride-0) dim."""
+    B, H = mask4d.shape[:2]
+    return (1 if mask4d.stride(0) == 0 else B), (1 if mask4d.stride(1) == 0 else H)
+
+
+def summary_shapes(mask4d: torch.Tensor) -> tuple[tuple, tuple]:
+    """The shapes of mask_summary's rows and cols."""
+    B_s, H_s = summary_slices(mask4d)
+    Sq, Sk = mask4d.shape[2:]
+    tile = int(MASK_TILE)
+    return (B_s, H_s, (Sq + tile - 1) // tile, 4), (B_s, H_s, (Sk + tile - 1) // tile, 4)
+
+
+def mask_summary(mask4d: torch.Tensor, cols: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk]."""
+    row_shape, col_shape = summary_shapes(mask4d)
+    B_s, H_s, n_r, _ = row_shape
+    n_c = col_shape[2]
+    Sq, Sk = mask4d.shape[2:]
+    rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
+    args = (*mask4d.stride(), H_s, Sq, Sk)
+    kind = mask_kind(mask4d.dtype)
+    if rows.numel():
+        _mask_rows_kernel[(n_r * B_s * H_s,)](mask4d, rows, *args, MASK_KIND=kind, CHUNK=_CHUNK, num_warps=4)
+    if not cols:
+        return rows, None
+    col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)
+    if col_sum.numel() and rows.numel():
+        _mask_cols_kernel[(n_c * B_s * H_s,)](mask4d, rows, col_sum, *args, MASK_KIND=kind, CHUNK=_CHUNK,
+                                              num_warps=4)
+    return rows, col_sum

@@ -45,12 +45,12 @@ pattern_cache_dir: str | None = None
 # 1.50 -> 1.38 ms, backward 5.02 -> 4.56 ms.  fp32 inputs, and False, take the exact form.
 attention_fast_tanh: bool = True
 
-# Attention with a mask tensor: each program skips the tiles whose scores the mask sets to -inf or to a floor value
-# beside a real one (exactly zero probability), from a scan of its mask tiles: a causal or sliding-window mask passed
-# as a tensor costs its band, a packed batch its documents (Note [mask ranges] in kernels/attn_math.py).  Exact
-# either way; off because, measured on the H200, it pays only where most tiles are empty (packed documents) and
-# costs where few are (a causal mask tensor): the scan reads the mask once more and the loop bounds become data.
-attention_mask_ranges: bool = False
+# Attention with a mask tensor: a summary of the mask, made once per call, tells each program which tiles can
+# contribute and which allow every entry; it skips the others and does not read the mask of those (Note [mask
+# ranges] in kernels/attn_math.py).  Exact either way.  H200, B4 H16/8 S2048 D128 bf16, a causal mask as a tensor,
+# eager forward+backward 2.01 -> 1.29 ms (is_causal: 0.79); HF Llama with its mask as a layer input 1.21x -> 1.32x
+# default Inductor.  False reads and computes every tile.
+attention_mask_ranges: bool = True
 
 # ---------------------------------------------------------------------------------------------------------------
 # Experiment switches of the template lowerings: each default is the measured best (H200, torch 2.11, triton 3.6).

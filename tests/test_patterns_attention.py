@@ -614,14 +614,19 @@ def _gemma2_causal_built_in_graph(m, q, k, v, mask=None):
     return gemma2()(m, q, k, v, causal)
 
 
-def test_softcap_head_dim_256_routing():
+def test_softcap_head_dim_256_routing(monkeypatch):
     """template_pays: at head dim 256 a soft-capped attention is rewritten when its mask is provably causal, and
-    left to Inductor when the mask is an input (the LEFT_ALONE case softcap_d256_mask_input)."""
+    when the mask is an input only while the template skips the tiles the mask empties (config.attention_mask_ranges,
+    on by default); without that it is left to Inductor (the case softcap_d256_mask_input)."""
     torch.manual_seed(0)
     model = Attention(_gemma2_causal_built_in_graph)
     args = [torch.randn(B, S, H, 256), torch.randn(B, S, HKV, 256), torch.randn(B, S, HKV, 256)]
     counts, graphs = run_and_compare(model, args, train=False, dynamic=False)
     assert counts["attention"] == 1, graphs
+    model, args = make_left_alone("softcap_d256_mask_input")
+    counts, graphs = run_and_compare(model, args, train=False, dynamic=False)
+    assert counts["attention"] == 1, graphs
+    monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", False)
     check_left_alone("softcap_d256_mask_input")
 
 

@@ -1,10 +1,12 @@
 """Where a mask tensor's time goes in the eager attention op: forward alone and forward+backward, and each kernel's
 GPU time (torch.profiler), for is_causal=True against the same causal mask as a bool and as an additive floor tensor,
-config.attention_mask_ranges off and on, with and without GQA.
+config.attention_mask_ranges off and on, with and without GQA; "host" is the host time a forward+backward call takes to
+enqueue its work.
 
     python benchmarks/diagnostics/mask_ranges.py
 """
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -24,6 +26,19 @@ def kernels(fn):
         torch.cuda.synchronize()
     rows = [(e.key, e.device_time_total / 5 / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
     return ", ".join(f"{k[:28]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:4])
+
+
+def host_ms(fn, n=20):
+    """Host milliseconds a call takes to enqueue its work (no sync inside the loop; the queue does not fill in n
+    calls)."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / n * 1e3
 
 
 def main():
@@ -48,7 +63,7 @@ def main():
                     torch.autograd.grad(out, (q, k, v), do)
 
                 print(f"{hq}/{hkv} {name:22s} ranges={ranges!s:5s} fwd {bench(fwd):.3f} ms  fwd+bwd "
-                      f"{bench(fwd_bwd):.3f} ms | {kernels(fwd_bwd)}", flush=True)
+                      f"{bench(fwd_bwd):.3f} ms (host {host_ms(fwd_bwd):.3f}) | {kernels(fwd_bwd)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -186,11 +186,18 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 # so a per-layer compile receives it as an input): the template computes every tile and loads the mask, while
 # Inductor's unfused graph runs the two products in cuBLAS.  With the mask proven causal (the band only) the
 # template wins: 181 vs 154 TFLOP/s forward+backward (benchmarks/attention_softcap.py --quick).
-# H200 2026-12-03, benchmarks/models.py --models gemma2: 39.9 ms a step default Inductor, 47.5 with the rewrite (0.84x)
+# H200 2026-12-03, benchmarks/models.py --models gemma2: 39.9 ms a step default Inductor, 47.5 with the rewrite (0.84x).
+# With config.attention_mask_ranges the template skips the mask's empty tiles and the rewrite pays: H200 2026-12-03,
+# benchmarks/models.py --models gemma2 --variants inductor,plugin,plugin-noranges: 38.4 ms default Inductor, 36.2 with
+# the rewrite (1.06x), 38.9 routed to Inductor with ranges off.
 SOFTCAP_DENSE_MASK_MAX_HEAD_DIM = 128
 
 
 def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
     """Whether the rewrite is measured no slower than Inductor's own code for this form.  dense_mask: a mask tensor
-    that stays one (not provably causal), so every tile is computed."""
-    return not (softcap and dense_mask and head_dim > SOFTCAP_DENSE_MASK_MAX_HEAD_DIM)
+    that stays one (not provably causal).  With config.attention_mask_ranges the template computes only the tiles
+    the mask lets through (Note [mask ranges]), so a mask tensor costs what its content needs, not every tile."""
+    from inductor_conv import config
+
+    every_tile = dense_mask and not config.attention_mask_ranges
+    return not (softcap and every_tile and head_dim > SOFTCAP_DENSE_MASK_MAX_HEAD_DIM)

@@ -18,6 +18,7 @@ import triton.language as tl
 
 from .attn_common import mask_kind
 from .attn_math import MASK_TILE, load_mask_tile, mask_real
+from .launch import FastLaunch
 
 _CHUNK = 256  # keys (rows kernel) or queries (cols kernel) a loop step reads: [MASK_TILE, _CHUNK] elements
 _BIG = 1 << 30
@@ -45,39 +46,55 @@ def _first_run(t_full, idx, t0, f_lo, f_hi, CT: tl.constexpr):
     return f_lo, f_hi
 
 
+@triton.jit
+def _rows_step(MASK, mask_off, o_i, c0, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
+               MASK_KIND: tl.constexpr, CHUNK: tl.constexpr, CHECK_KEYS: tl.constexpr):
+    """The rows kernel's state after the keys [c0, c0 + CHUNK) of its MASK_TILE rows o_i.  CHECK_KEYS=False: every
+    key is below SEQ_K, and the mask rows load as vectors (load_mask_tile)."""
+    T: tl.constexpr = MASK_TILE
+    CT: tl.constexpr = CHUNK // T
+    BIG: tl.constexpr = 1 << 30
+    o_j = c0 + tl.arange(0, CHUNK)
+    b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                            stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND, CHECK_KEYS=CHECK_KEYS)
+    inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
+    real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [T, CHUNK]
+    neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
+    row_real = tl.maximum(row_real, tl.max(real, 1))
+    t_real = tl.max(tl.max(tl.reshape(real, [T, CT, T]), 2), 0)  # [CT]
+    t_full = tl.min(tl.min(tl.reshape(neutral, [T, CT, T]), 2), 0) * t_real
+    idx = c0 // T + tl.arange(0, CT)
+    lo = tl.minimum(lo, tl.min(tl.where(t_real > 0, idx, BIG), 0))
+    hi = tl.maximum(hi, tl.max(tl.where(t_real > 0, idx + 1, 0), 0))
+    f_lo, f_hi = _first_run(t_full, idx, c0 // T, f_lo, f_hi, CT)
+    return row_real, lo, hi, f_lo, f_hi
+
+
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _mask_rows_kernel(MASK, ROWS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
                       MASK_KIND: tl.constexpr, CHUNK: tl.constexpr):
     """Grid (cdiv(SEQ_Q, MASK_TILE) * Bs * Hs,): one block of MASK_TILE query rows of one mask slice."""
     T: tl.constexpr = MASK_TILE
-    CT: tl.constexpr = CHUNK // T
     BIG: tl.constexpr = 1 << 30
     n_r = tl.cdiv(SEQ_Q, T)
     i_r = tl.program_id(0) % n_r
     i_bh = tl.program_id(0) // n_r
     mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
     o_i = i_r * T + tl.arange(0, T)
-    o_c = tl.arange(0, CT)
-    o_k = tl.arange(0, CHUNK)
     row_real = tl.zeros([T], dtype=tl.int32)
     lo = BIG
     hi = 0
     f_lo = BIG
     f_hi = -1
-    for c0 in range(0, SEQ_K, CHUNK):
-        o_j = c0 + o_k
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
-        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
-        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [T, CHUNK]
-        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
-        row_real = tl.maximum(row_real, tl.max(real, 1))
-        t_real = tl.max(tl.max(tl.reshape(real, [T, CT, T]), 2), 0)  # [CT]
-        t_full = tl.min(tl.min(tl.reshape(neutral, [T, CT, T]), 2), 0) * t_real
-        idx = c0 // T + o_c
-        lo = tl.minimum(lo, tl.min(tl.where(t_real > 0, idx, BIG), 0))
-        hi = tl.maximum(hi, tl.max(tl.where(t_real > 0, idx + 1, 0), 0))
-        f_lo, f_hi = _first_run(t_full, idx, c0 // T, f_lo, f_hi, CT)
+    n_whole = SEQ_K // CHUNK * CHUNK
+    for c0 in range(0, n_whole, CHUNK):  # whole chunks: vector loads
+        row_real, lo, hi, f_lo, f_hi = _rows_step(
+            MASK, mask_off, o_i, c0, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
+            MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=False)
+    if n_whole < SEQ_K:  # the ragged end
+        row_real, lo, hi, f_lo, f_hi = _rows_step(
+            MASK, mask_off, o_i, n_whole, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
+            MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=True)
     every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
     f_hi = tl.where(f_lo == BIG, lo, f_hi)
     f_lo = tl.where(f_lo == BIG, lo, f_lo)
@@ -88,13 +105,43 @@ def _mask_rows_kernel(MASK, ROWS, stride_mb, stride_mh, stride_mm, stride_mn, H_
     tl.store(p + 3, tl.where(every_row, hi * T, tl.cdiv(SEQ_K, T) * T))
 
 
+@triton.jit
+def _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr,
+               CHUNK: tl.constexpr, CHECK_KEYS: tl.constexpr):
+    """(lo, hi, f_lo, f_hi) in query tiles of the MASK_TILE keys o_j, over every query (the cols kernel)."""
+    T: tl.constexpr = MASK_TILE
+    CT: tl.constexpr = CHUNK // T
+    BIG: tl.constexpr = 1 << 30
+    lo = BIG
+    hi = 0
+    f_lo = BIG
+    f_hi = -1
+    for r0 in range(0, SEQ_Q, CHUNK):
+        o_i = r0 + tl.arange(0, CHUNK)
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=CHECK_KEYS)
+        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
+        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [CHUNK, T]
+        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
+        t_real = tl.max(tl.max(tl.reshape(real, [CT, T, T]), 2), 1)  # [CT]
+        t_full = tl.min(tl.min(tl.reshape(neutral, [CT, T, T]), 2), 1) * t_real
+        idx = r0 // T + tl.arange(0, CT)
+        unreal = tl.load(ROWS + (i_bh.to(tl.int64) * n_r + idx) * 4 + 2, mask=idx < n_r, other=0) < 0
+        needed = (t_real > 0) | unreal
+        t_full = tl.where(unreal, 0, t_full)
+        lo = tl.minimum(lo, tl.min(tl.where(needed, idx, BIG), 0))
+        hi = tl.maximum(hi, tl.max(tl.where(needed, idx + 1, 0), 0))
+        f_lo, f_hi = _first_run(t_full, idx, r0 // T, f_lo, f_hi, CT)
+    return lo, hi, f_lo, f_hi
+
+
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _mask_cols_kernel(MASK, ROWS, COLS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
                       MASK_KIND: tl.constexpr, CHUNK: tl.constexpr):
     """Grid (cdiv(SEQ_K, MASK_TILE) * Bs * Hs,): one block of MASK_TILE keys of one mask slice; ROWS (the rows
     kernel's result) marks the query blocks holding a row without a real entry (full_hi = -1)."""
     T: tl.constexpr = MASK_TILE
-    CT: tl.constexpr = CHUNK // T
     BIG: tl.constexpr = 1 << 30
     n_c = tl.cdiv(SEQ_K, T)
     n_r = tl.cdiv(SEQ_Q, T)
@@ -102,28 +149,12 @@ def _mask_cols_kernel(MASK, ROWS, COLS, stride_mb, stride_mh, stride_mm, stride_
     i_bh = tl.program_id(0) // n_c
     mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
     o_j = i_c * T + tl.arange(0, T)
-    o_c = tl.arange(0, CT)
-    o_q = tl.arange(0, CHUNK)
-    lo = BIG
-    hi = 0
-    f_lo = BIG
-    f_hi = -1
-    for r0 in range(0, SEQ_Q, CHUNK):
-        o_i = r0 + o_q
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND)
-        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
-        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [CHUNK, T]
-        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
-        t_real = tl.max(tl.max(tl.reshape(real, [CT, T, T]), 2), 1)  # [CT]
-        t_full = tl.min(tl.min(tl.reshape(neutral, [CT, T, T]), 2), 1) * t_real
-        idx = r0 // T + o_c
-        unreal = tl.load(ROWS + (i_bh.to(tl.int64) * n_r + idx) * 4 + 2, mask=idx < n_r, other=0) < 0
-        needed = (t_real > 0) | unreal
-        t_full = tl.where(unreal, 0, t_full)
-        lo = tl.minimum(lo, tl.min(tl.where(needed, idx, BIG), 0))
-        hi = tl.maximum(hi, tl.max(tl.where(needed, idx + 1, 0), 0))
-        f_lo, f_hi = _first_run(t_full, idx, r0 // T, f_lo, f_hi, CT)
+    if (i_c + 1) * T <= SEQ_K:  # a whole key block: vector loads
+        lo, hi, f_lo, f_hi = _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                        MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=False)
+    else:
+        lo, hi, f_lo, f_hi = _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                                        MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=True)
     lo = tl.where(lo == BIG, 0, lo)  # nothing needed: an empty range
     f_hi = tl.where(f_lo == BIG, lo, f_hi)
     f_lo = tl.where(f_lo == BIG, lo, f_lo)
@@ -148,6 +179,11 @@ def summary_shapes(mask4d: torch.Tensor) -> tuple[tuple, tuple]:
     return (B_s, H_s, (Sq + tile - 1) // tile, 4), (B_s, H_s, (Sk + tile - 1) // tile, 4)
 
 
+# Note [eager launch path] in kernels/launch.py; a launch's meta: (kernel, the mask's dtype), which fixes MASK_KIND
+_ROWS = FastLaunch(_mask_rows_kernel)
+_COLS = FastLaunch(_mask_cols_kernel)
+
+
 def mask_summary(mask4d: torch.Tensor, cols: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk]."""
     row_shape, col_shape = summary_shapes(mask4d)
@@ -155,14 +191,15 @@ def mask_summary(mask4d: torch.Tensor, cols: bool) -> tuple[torch.Tensor, torch.
     n_c = col_shape[2]
     Sq, Sk = mask4d.shape[2:]
     rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
-    args = (*mask4d.stride(), H_s, Sq, Sk)
+    ints = (*mask4d.stride(), H_s, Sq, Sk)
     kind = mask_kind(mask4d.dtype)
+    constexprs = dict(MASK_KIND=kind, CHUNK=_CHUNK)
     if rows.numel():
-        _mask_rows_kernel[(n_r * B_s * H_s,)](mask4d, rows, *args, MASK_KIND=kind, CHUNK=_CHUNK, num_warps=4)
+        _ROWS((n_r * B_s * H_s,), ("rows", mask4d.dtype), (mask4d, rows), ints, (), constexprs, num_warps=8)
     if not cols:
         return rows, None
     col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)
     if col_sum.numel() and rows.numel():
-        _mask_cols_kernel[(n_c * B_s * H_s,)](mask4d, rows, col_sum, *args, MASK_KIND=kind, CHUNK=_CHUNK,
-                                              num_warps=4)
+        _COLS((n_c * B_s * H_s,), ("cols", mask4d.dtype), (mask4d, rows, col_sum), ints, (), constexprs,
+                    num_warps=8)
     return rows, col_sum

@@ -223,13 +223,14 @@ def _attention_launches():
         (torch.float32, 2, 1, None, 0.0, True, False, 0.0, False),  # first: its backward compiles longest
         (torch.bfloat16, 2, 2, None, 0.0, False, False, 0.0, False),
         (torch.bfloat16, 2, 2, None, 0.1, True, False, 0.0, False),
-        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, False),
-        (torch.float16, 2, 2, "float", 0.1, False, True, 0.0, False),
-        (torch.bfloat16, 4, 2, "float", 0.1, False, True, 50.0, False),  # Gemma 2's soft-capping
-        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, True),  # Note [mask ranges]
+        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, True),
+        (torch.float16, 2, 2, "float", 0.1, False, True, 0.0, True),
+        (torch.bfloat16, 4, 2, "float", 0.1, False, True, 50.0, True),  # Gemma 2's soft-capping
+        (torch.bfloat16, 4, 2, "bool", 0.0, False, False, 0.0, False),  # Note [mask ranges] off
     ]
     from inductor_conv import config
 
+    default_ranges = config.attention_mask_ranges
     for dtype, hq, hkv, mask_kind, p, causal, mask_grad, softcap, ranges in cases:
         config.attention_mask_ranges = ranges  # read by the launchers' plans, which record() runs
         q = torch.randn(B, hq, S, D, dtype=dtype)
@@ -244,7 +245,7 @@ def _attention_launches():
                                                  softcap=softcap))
         launches += record(lambda: attention_bwd(torch.randn_like(q), q, k, v, mask, out, lse, p, causal, D ** -0.5,
                                                  seed, mask_grad=mask_grad, config=bwd, softcap=softcap))
-    config.attention_mask_ranges = False
+    config.attention_mask_ranges = default_ranges
     return launches
 
 
@@ -360,7 +361,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
-        MASK_RANGES=False)  # config.attention_mask_ranges's default
+        MASK_RANGES=bool(mask_kind) and not store_ds)  # the lowering's, with config.attention_mask_ranges's default
     return constexprs, tile[2], tile[3]
 
 

@@ -138,12 +138,16 @@ def _summary_ref(mask4d: torch.Tensor, cols: bool):
     return rows, (col_sum if cols else None)
 
 
-@pytest.mark.parametrize("name", list(_masks()) + ["ragged_packed", "bias_floor"])
+@pytest.mark.parametrize("name", list(_masks()) + ["ragged_packed", "bias_floor", "long_causal"])
 def test_summary_matches_its_definition(name):
     """The rows / cols summaries (kernels/attn_mask_summary.py) of each mask against a Python walk of their
     definition: ragged lengths (a partial last tile on both axes), documents whose boundaries fall inside tiles, an
-    additive mask with nonzero real entries (never full), rows with no real entry."""
-    if name == "ragged_packed":
+    additive mask with nonzero real entries (never full), rows with no real entry, runs of full tiles longer than
+    the kernels' chunks."""
+    if name == "long_causal":  # full runs across the kernels' chunks of 256 keys / queries, and a ragged tail
+        i, j = torch.arange(700)[:, None], torch.arange(700)[None, :]
+        mask = ((j <= i) & (j >= 100)).expand(1, 2, 700, 700).to(DEVICE)
+    elif name == "ragged_packed":
         sq, sk = 200, 333
         doc = torch.arange(sk) // 70
         allowed = (doc[:sq, None] == doc[None, :]) & (torch.arange(sk)[None, :] <= torch.arange(sq)[:, None] + 50)

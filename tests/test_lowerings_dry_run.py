@@ -84,6 +84,43 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("ranges", [True, False])
+def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, ranges):
+    """Note [mask ranges]: with a mask that needs no gradient (HF's (B, 1, S, S) bool mask), both lowerings pass
+    MASK_RANGES and the mask's summaries as the templates' ROWS (and COLS) inputs, [B, Hq, cdiv(S, 64), 4] int32
+    views (made by the summary op as a fallback kernel, also under dynamic shapes); with the switch off, one-element
+    placeholders.  The fallback choice runs and matches the eager op."""
+    monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
+    B, Hq, Hkv, S, D = 2, 4, 2, 70, 16
+    q, k, v = _randn(B, Hq, S, D, seed=1), _randn(B, Hkv, S, D, seed=2), _randn(B, Hkv, S, D, seed=3)
+    mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(B, 1, S, S)
+
+    def fn(q, k, v, mask):
+        return inductor_conv.attention(q, k, v, attn_mask=mask, enable_gqa=True)
+
+    results = []
+    for run in (torch.compile(fn, fullgraph=True, dynamic=dynamic), fn):
+        leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+        out = run(*leaves, mask)
+        results.append([out, *torch.autograd.grad(out, leaves, _randn(*out.shape, seed=99))])
+    for name, g, w in zip(["out", "dq", "dk", "dv"], *results):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, msg=name)
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    summaries = [fwd["input_nodes"][-1], *bwd["input_nodes"][-2:]]  # ROWS; ROWS, COLS
+    for kwargs in (fwd, bwd):
+        assert kwargs["MASK_RANGES"] == ranges and kwargs["MASK_KIND"] == 1
+    for node in summaries:
+        assert node.get_dtype() == torch.int32
+        size = [str(n) for n in node.get_size()]
+        if not ranges:
+            assert size == ["1"], size
+        elif dynamic:  # B, Hq and the entries follow the symbolic sizes
+            assert len(size) == 4 and size[3] == "4", size
+        else:
+            assert size == [str(n) for n in (B, Hq, 2, 4)], size
+
+
 def test_softcap_reaches_both_templates(dry_run, monkeypatch):
     """Soft-capping (Note [soft-capping]): both lowerings pass SOFTCAP (2: the fast tanh of 16-bit inputs) with
     QK_SCALE2 = cap * log2(e) and SOFTCAP_SCALE = scale / cap, bf16 without a mask or dropout, a form the cuDNN gate

@@ -103,14 +103,14 @@ def _fwd_fallback_ir(q, k, v, mask, seed, lse, rows, *, dropout_p, is_causal, sc
     return _unwrap(out)
 
 
-def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale, has_mask,
-               has_dropout, mask_grad, softcap):
+def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale,
+               has_mask, has_dropout, mask_grad, softcap):
     return BWD_OP(do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
                   seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))[1]
 
 
-def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale, has_mask,
-                     has_dropout, mask_grad, softcap):
+def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal,
+                     scale, has_mask, has_dropout, mask_grad, softcap):
     grads = fallback_handler(BWD_OP, add_to_fallback_set=False)(
         do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
         seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))

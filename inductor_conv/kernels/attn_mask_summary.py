@@ -21,7 +21,6 @@ from .attn_math import MASK_TILE, load_mask_tile, mask_real
 from .launch import FastLaunch
 
 _CHUNK = 256  # keys (rows kernel) or queries (cols kernel) a loop step reads: [MASK_TILE, _CHUNK] elements
-_BIG = 1 << 30
 
 
 @triton.jit

@@ -383,14 +383,17 @@ MASK_TILE = tl.constexpr(64)  # rows and keys per entry of a mask summary (Note 
 
 
 @triton.jit
-def mask_tile_range(RANGES, ranges_off, start, n_entries, BLOCK: tl.constexpr, TILE: tl.constexpr):
+def mask_tile_range(RANGES, i_b, i_h, stride_b, stride_h, start, length, BLOCK: tl.constexpr, TILE: tl.constexpr):
     """Note [mask ranges]: (lo, full_lo, full_hi, hi) for the rows [start, start + BLOCK) (the keys, for a dK/dV
-    program) from the summary entries of MASK_TILE rows that cover them (RANGES + ranges_off: [n_entries, 4] int32,
-    contiguous), in units of the other axis, rounded to its TILE (lo and full_hi down, full_lo and hi up, so
-    [lo, hi) only grows and [full_lo, full_hi) only shrinks).  Tiles outside [lo, hi) add exact zeros; the mask tiles
-    of [full_lo, full_hi) allow every entry and need not be read.  full_hi < full_lo means none."""
+    program) of slice (i_b, i_h) from the summary entries of MASK_TILE rows that cover them (RANGES: [.., .., n, 4]
+    int32 with strides (stride_b, stride_h, 4, 1), n = cdiv(length, MASK_TILE) for the axis of `start`), in units of
+    the other axis, rounded to its TILE (lo and full_hi down, full_lo and hi up, so [lo, hi) only grows and
+    [full_lo, full_hi) only shrinks).  Tiles outside [lo, hi) add exact zeros; the mask tiles of [full_lo, full_hi)
+    allow every entry and need not be read.  full_hi < full_lo means none."""
     E: tl.constexpr = BLOCK // MASK_TILE if BLOCK > MASK_TILE else 1
     BIG: tl.constexpr = 1 << 30
+    ranges_off = i_b.to(tl.int64) * stride_b + i_h.to(tl.int64) * stride_h
+    n_entries = tl.cdiv(length, MASK_TILE)
     lo = BIG
     f_lo = 0
     f_hi = BIG
@@ -629,9 +632,8 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     f_hi = 0
     RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
     if RANGES:  # Note [mask ranges]: tiles without a real entry are not visited, tiles without a masked one not read
-        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b.to(tl.int64) * stride_rb + i_h.to(tl.int64) * stride_rh,
-                                                 start=start_m, n_entries=tl.cdiv(SEQ_Q, MASK_TILE), BLOCK=BLOCK_M,
-                                                 TILE=BLOCK_N)
+        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b, i_h, stride_rb, stride_rh, start=start_m, length=SEQ_Q,
+                                                 BLOCK=BLOCK_M, TILE=BLOCK_N)
         lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
         band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     acc, b_m, b_l = attn_fwd_inner(
@@ -751,9 +753,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
         f_lo = 0
         f_hi = 0
         if RANGES:  # Note [mask ranges]: query tiles that add nothing are not visited, unmasked ones not read
-            q_lo, f_lo, f_hi, q_hi = mask_tile_range(
-                COLS, i_b.to(tl.int64) * stride_cb + i_h.to(tl.int64) * stride_ch, start=start_n,
-                n_entries=tl.cdiv(SEQ_K, MASK_TILE), BLOCK=BLOCK_N, TILE=BLOCK_M)
+            q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
+                                                     length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M)
             band_lo, band_hi, _, _ = clip_range(band_lo, band_hi, q_lo, q_hi, 0, 0)
             a_1, b_1, f_lo, f_hi = clip_range(a_1, b_1, q_lo, q_hi, f_lo, f_hi)
             a_2, b_2, _, _ = clip_range(a_2, b_2, q_lo, q_hi, 0, 0)
@@ -797,9 +798,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             f_lo = 0
             f_hi = 0
             if RANGES:  # Note [mask ranges]
-                q_lo, f_lo, f_hi, q_hi = mask_tile_range(
-                    COLS, i_b.to(tl.int64) * stride_cb + i_h.to(tl.int64) * stride_ch, start=start_n,
-                    n_entries=tl.cdiv(SEQ_K, MASK_TILE), BLOCK=BLOCK_N, TILE=BLOCK_M)
+                q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
+                                                         length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M)
                 a_2, b_2, f_lo, f_hi = clip_range(a_2, b_2, q_lo, q_hi, f_lo, f_hi)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -870,9 +870,8 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     f_hi = 0
     RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
     if RANGES:  # Note [mask ranges]
-        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b.to(tl.int64) * stride_rb + i_h.to(tl.int64) * stride_rh,
-                                                 start=start_m, n_entries=tl.cdiv(SEQ_Q, MASK_TILE), BLOCK=BLOCK_M,
-                                                 TILE=BLOCK_N)
+        lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b, i_h, stride_rb, stride_rh, start=start_m, length=SEQ_Q,
+                                                 BLOCK=BLOCK_M, TILE=BLOCK_N)
         lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
         band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]

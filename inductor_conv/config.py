@@ -47,9 +47,10 @@ attention_fast_tanh: bool = True
 
 # Attention with a mask tensor: a summary of the mask, made once per call, tells each program which tiles can
 # contribute and which allow every entry; it skips the others and does not read the mask of those (Note [mask
-# ranges] in kernels/attn_math.py).  Exact either way.  H200, B4 H16/8 S2048 D128 bf16, a causal mask as a tensor,
-# eager forward+backward 2.03 -> 1.21 ms (is_causal: 0.79); HF Llama with its mask as a layer input 1.21x -> 1.34x
-# default Inductor (benchmarks/attention_masks.py, benchmarks/models.py --variants inductor,plugin,plugin-noranges).  False reads and computes every tile.
+# ranges] in kernels/attn_math.py).  Exact either way (the sums run in another order).  H200, B4 H16/8 S2048 D128
+# bf16, a causal mask as a bool tensor, eager forward+backward 2.01 -> 0.91 ms (is_causal: 0.79); HF Llama with its
+# mask as a layer input 1.21x -> 1.36x default Inductor (benchmarks/diagnostics/mask_ranges.py, benchmarks/models.py
+# --variants inductor,plugin,plugin-noranges).  False reads and computes every tile.
 attention_mask_ranges: bool = True
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Note [mask ranges] (kernels/attn_math.py): with config.attention_mask_ranges the kernels skip the tiles a mask
-tensor gives no real entry, and the results are the same bits as without (skipped tiles add exact zeros).
+tensor gives no real entry and run the tiles it fully allows without reading it.  Skipped tiles add exact zeros and a
+full tile's mask is the True / 0.0 it holds, so only the order of the sums changes (the full tiles run in a loop of
+their own): results equal those with the switch off to fp32 rounding.
 
-On the Triton interpreter (CPU) or the GPU, fp32: each mask against the same call with the switch off (torch.equal:
--0 and +0 compare equal, the only difference a skipped zero can make) and against the float64 reference.
+On the Triton interpreter (CPU) or the GPU, fp32: each mask against the same call with the switch off (to a few ulps;
+a tile visited or skipped wrongly is off by a whole probability) and against the float64 reference.
 """
 import math
 
@@ -11,15 +13,18 @@ import torch
 
 import inductor_conv
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
+from inductor_conv.kernels.attn_math import MASK_ROWS as _MASK_ROWS
 from inductor_conv.kernels.attn_math import MASK_TILE as _MASK_TILE
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 FP32_TOL = dict(atol=2e-5, rtol=2e-5)  # tests/test_kernels_attention.py's: fp32 sums of <= 128 terms
+REORDER_TOL = dict(atol=1e-6, rtol=1e-6)  # the same fp32 sums in another order (outputs and gradients are O(1))
 B, HQ, HKV, S, D = 2, 4, 2, 96, 16
 FLOOR = torch.finfo(torch.float32).min
-MASK_TILE = int(_MASK_TILE)  # keys per summary entry (Note [mask ranges])
+MASK_TILE = int(_MASK_TILE)  # keys per tile of the rows summary, queries per tile of the cols summary
+MASK_ROWS = int(_MASK_ROWS)  # query rows per entry of the rows summary (Note [mask ranges])
 
 
 def _additive(allowed: torch.Tensor, fill: float) -> torch.Tensor:
@@ -55,7 +60,7 @@ def _run(q, k, v, do, mask, p, seed, ranges, monkeypatch):
 
 @pytest.mark.parametrize("name", list(_masks()))
 @pytest.mark.parametrize("p", [0.0, 0.25])
-def test_same_bits_as_without_ranges_and_fp64(monkeypatch, name, p):
+def test_same_values_as_without_ranges_and_fp64(monkeypatch, name, p):
     """Causal, sliding-window, packed-document, left-padded (rows made only of floor entries: their keys get uniform
     probability, so no tile of theirs may be skipped) and random masks, GQA, with and without dropout."""
     mask = _masks()[name]
@@ -64,11 +69,44 @@ def test_same_bits_as_without_ranges_and_fp64(monkeypatch, name, p):
     plain = _run(q, k, v, do, mask, p, seed, False, monkeypatch)
     ranged = _run(q, k, v, do, mask, p, seed, True, monkeypatch)
     for name_, a, b in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
-        assert torch.equal(a, b), name_
+        torch.testing.assert_close(a, b, **REORDER_TOL, msg=lambda m: f"{name_}: {m}")
     keep = dropout_keep_mask(seed, B, HQ, S, S, p) if p else None
     leaves = [t.double().requires_grad_() for t in (q, k, v)]
     ref = attention_ref(*leaves, attn_mask=mask.double() if mask.is_floating_point() else mask, dropout_mask=keep,
                         dropout_p=p)
+    grads = torch.autograd.grad(ref, leaves, do.double())
+    for got, want in zip((ranged[0], *ranged[2:]), (ref, *grads)):
+        torch.testing.assert_close(got.double(), want, **FP32_TOL)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.25])
+def test_full_tiles_between_partial_ones(monkeypatch, p):
+    """Rows and key blocks whose tiles go partial, full, partial (a causal mask of 4 tiles with keys hidden from
+    later rows: 0-23 from rows 24 on, 64-71 from rows 224 on): the full tiles run in their own loop (ALL_FULL), the
+    partial ones on both sides of it in another (GAP), in every program kind.  The summary is checked to have such
+    entries, in rows and columns."""
+    from inductor_conv.kernels.attn_mask_summary import mask_summary
+
+    s = 4 * MASK_TILE
+    i, j = torch.arange(s)[:, None], torch.arange(s)[None, :]
+    hidden = ((i >= 24) & (j < 24)) | ((i >= 224) & (j >= 64) & (j < 72))
+    b, hq, hkv = 1, 2, 1  # one GQA pair: the interpreter's time grows with the tiles
+    mask = _additive((j <= i) & ~hidden, -math.inf).expand(b, 1, s, s)
+    rows, cols = (t.cpu() for t in mask_summary(mask, True))
+    for summary in (rows, cols):  # lo < full_lo < full_hi < hi somewhere
+        lo, f_lo, f_hi, hi = summary.unbind(-1)
+        assert ((lo < f_lo) & (f_lo < f_hi) & (f_hi < hi)).any(), summary
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(b, h, s, D, generator=g).to(DEVICE) for h in (hq, hkv, hkv))
+    do = torch.randn(b, hq, s, D, generator=g).to(DEVICE)
+    seed = torch.tensor([11], dtype=torch.int64, device=DEVICE)
+    plain = _run(q, k, v, do, mask, p, seed, False, monkeypatch)
+    ranged = _run(q, k, v, do, mask, p, seed, True, monkeypatch)
+    for name_, got, want in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
+        torch.testing.assert_close(got, want, **REORDER_TOL, msg=lambda m: f"{name_}: {m}")
+    keep = dropout_keep_mask(seed, b, hq, s, s, p) if p else None
+    leaves = [t.double().requires_grad_() for t in (q, k, v)]
+    ref = attention_ref(*leaves, attn_mask=mask.double(), dropout_mask=keep, dropout_p=p)
     grads = torch.autograd.grad(ref, leaves, do.double())
     for got, want in zip((ranged[0], *ranged[2:]), (ref, *grads)):
         torch.testing.assert_close(got.double(), want, **FP32_TOL)
@@ -106,29 +144,36 @@ def _summary_ref(mask4d: torch.Tensor, cols: bool):
     """kernels/attn_mask_summary.py's module docstring, entry by entry in Python."""
     from inductor_conv.kernels.attn_mask_summary import summary_slices
 
-    T = MASK_TILE
+    T, R = MASK_TILE, MASK_ROWS
     b_s, h_s = summary_slices(mask4d)
     sq, sk = mask4d.shape[2:]
     m = mask4d[:b_s, :h_s].cpu()
     real = m if m.dtype == torch.bool else m > -2.0**24
     neutral = m if m.dtype == torch.bool else m == 0
-    n_r, n_c = -(-sq // T), -(-sk // T)
-    rows = torch.zeros(b_s, h_s, n_r, 4, dtype=torch.int32)
+    n_rr, n_r, n_c = -(-sq // R), -(-sq // T), -(-sk // T)  # row blocks of R, query tiles of T, key tiles of T
+    rows = torch.zeros(b_s, h_s, n_rr, 4, dtype=torch.int32)
     col_sum = torch.zeros(b_s, h_s, n_c, 4, dtype=torch.int32)
+
+    def tiles(r_, n_, size):  # (real, full) flags of each (block of `size` rows, key tile)
+        n = -(-sq // size)
+        real_ = [[bool(r_[i * size:(i + 1) * size, j * T:(j + 1) * T].any()) for j in range(n_c)] for i in range(n)]
+        return real_, [[real_[i][j] and bool(n_[i * size:(i + 1) * size, j * T:(j + 1) * T].all())
+                        for j in range(n_c)] for i in range(n)]
+
     for b in range(b_s):
         for h in range(h_s):
             r_, n_ = real[b, h], neutral[b, h]
-            tile_real = [[bool(r_[i * T:(i + 1) * T, j * T:(j + 1) * T].any()) for j in range(n_c)] for i in range(n_r)]
-            tile_full = [[tile_real[i][j] and bool(n_[i * T:(i + 1) * T, j * T:(j + 1) * T].all()) for j in range(n_c)]
-                         for i in range(n_r)]
-            unreal = [not bool(r_[i * T:(i + 1) * T].any(1).all()) for i in range(n_r)]
-            for i in range(n_r):
-                if unreal[i]:
+            row_has_real = r_.any(1)
+            tile_real, tile_full = tiles(r_, n_, R)
+            for i in range(n_rr):
+                if not bool(row_has_real[i * R:(i + 1) * R].all()):
                     rows[b, h, i] = torch.tensor([0, 0, -1, n_c * T])
                     continue
                 used = [j for j in range(n_c) if tile_real[i][j]]
                 run = _first_run(tile_full[i]) or (used[0], used[0])
                 rows[b, h, i] = torch.tensor([used[0] * T, run[0] * T, run[1] * T, (used[-1] + 1) * T])
+            tile_real, tile_full = tiles(r_, n_, T)
+            unreal = [not bool(row_has_real[i * T:(i + 1) * T].all()) for i in range(n_r)]
             for j in range(n_c):
                 needed = [i for i in range(n_r) if tile_real[i][j] or unreal[i]]
                 if not needed:

@@ -2,7 +2,7 @@
 
     python benchmarks/diagnostics/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P]
                                                    [--tile BM,BN,WARPS,STAGES] [--masked-first] [--group N]
-                                                   [--kv-first 0|1] [--pair] [--tma] [--softcap CAP] [--fwd]
+                                                   [--kv-first 0|1] [--pair] [--tma] [--softcap CAP] [--mask 0|1|2] [--fwd]
                                                    [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
@@ -44,6 +44,8 @@ def main():
     parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
     parser.add_argument("--tma", action="store_true", help="USE_TMA: streamed tiles through TMA descriptors")
     parser.add_argument("--softcap", type=float, default=0.0, help="SOFTCAP: scores capped at this value (0: off)")
+    parser.add_argument("--mask", type=int, default=0,
+                        help="MASK_KIND: 0 none, 1 bool, 2 additive ((S, S) tensor; MASK_RANGES as the lowering's default)")
     parser.add_argument("--split", action="store_true", help="SPLIT_KV: dK and dV in programs of their own")
     parser.add_argument("--fwd", action="store_true")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
@@ -54,6 +56,7 @@ def main():
     shape = tuple(map(int, args.shape.split(",")))
     constexprs, warps, stages = attention_constexprs(
         torch.bfloat16, shape[3], fwd=args.fwd, causal=args.causal, p=args.p, softcap=args.softcap,
+        mask_kind=args.mask,
         tile=tuple(map(int, args.tile.split(","))) if args.tile else None, masked_first=args.masked_first,
         group=args.group, kv_first=bool(args.kv_first), pair=args.pair, tma=args.tma,
         split=args.split if args.tile else None)
@@ -61,7 +64,7 @@ def main():
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_attention_template(args.fwd, shape, constexprs, warps, stages, args.hkv)
     usage = resources(compiled)
-    print(f"{name} shape {shape} hkv={args.hkv or shape[1]} causal={args.causal} p={args.p} "
+    print(f"{name} shape {shape} hkv={args.hkv or shape[1]} causal={args.causal} p={args.p} mask={args.mask} "
           f"tile ({bm}, {bn}, {warps}, {stages}) masked_first={args.masked_first} softcap={args.softcap}: "
           f"regs {usage['regs']}, "
           f"stack {usage['stack']} B, shared "

@@ -104,19 +104,30 @@ of the helpers) means HEAD_DIM, and BLOCK_DV = 0 means BLOCK_D.
 Note [mask ranges]: with MASK_RANGES (config.attention_mask_ranges) each program takes its tile bounds from a
 summary of the mask made once per call (kernels/attn_mask_summary.py: one pass over the mask per slice it does not
 broadcast over, so a (B, 1, S, S) mask is read once per batch row, not once per head).  For every block of
-MASK_TILE query rows the summary holds (lo, full_lo, full_hi, hi): key tiles outside [lo, hi) hold no real entry
-(True, or an additive value above the floor) for any of its rows, and the tiles of [full_lo, full_hi) allow every
-entry (True, or an additive 0); the same per block of keys over queries for the dK/dV programs.  A program reads the
-entries covering its rows (mask_tile_range), narrows each of its loops to [lo, hi) and, inside its unmasked loop,
-skips the mask load of the full tiles (load_mask_tile's `full`: a predicate uniform over the tile, so the loads that
-remain stay vectors).  Exact: outside [lo, hi) every score is -inf or a floor entry of a row whose maximum is real,
-so the skipped tiles would add exact zeros (+0 for -0 at most), and a full tile's mask is the True / 0.0 it holds.  A
+MASK_ROWS query rows the summary holds (lo, full_lo, full_hi, hi) in keys, multiples of MASK_TILE: key tiles outside
+[lo, hi) hold no real entry (True, or an additive value above the floor) for any of its rows, and the tiles of
+[full_lo, full_hi) allow every entry (True, or an additive 0); the same per block of MASK_TILE keys over queries for
+the dK/dV programs.  A program reads the
+entries covering its rows (mask_tile_range), narrows each of its loops to [lo, hi) and splits its unmasked loop in
+three, in key order: [lo, f_lo) and [f_hi, hi) read and apply the mask, and the full tiles [f_lo, f_hi) run a loop of
+their own with no mask code at all (ALL_FULL: no addresses, loads or selects), the loop an is_causal program runs
+left of its band.  A causal mask tensor then costs the is_causal structure: a mask-free loop, then the diagonal
+tiles (the dK/dV programs: the diagonal tiles, then the mask-free ones).  Exact: outside [lo, hi) every score is
+-inf or a floor entry of a row whose maximum is real, so the skipped tiles would add exact zeros (+0 for -0 at
+most), and a full tile's mask is the True / 0.0 it holds; the tiles are summed in the order of one loop.  A
 block with a row that has no real entry (fully masked, or only floor entries, whose probability spreads over those
 floor entries: Note [finite-floor rows]) gets every tile in the forward, and counts as needed by every key block in
 the dK/dV programs.  A causal mask passed as a tensor then costs its band, with the mask read on the diagonal tiles
 only; a sliding window its window, a left-padded batch starts at its first token, a packed sequence of documents
 stays in its document.  Not with the mask's gradient (a template's dS buffer is not zero-filled).  The summary is
 two small launches (rows; cols for the backward) per call.
+Loop structure: ptxas serialises every wgmma of a kernel (advisory C7512 or C7515) when the loops multiply, so the
+forward runs two loops, not three (the full tiles, then one loop over [lo, f_lo) and [f_hi, hi) that steps across
+the gap: GAP); the dQ programs the same, partial tiles first; the dK/dV programs run two head loops, every head's
+partial tiles (with the causal band and ragged tail) before every head's full tiles, as Note [masked tiles first]
+does.  Compiled for sm_90 (tests/test_kernels_compile_sm90.py), the eager masked kernels then keep their wgmmas
+pipelined; H200, B4 H16/8 S2048 D128, a causal mask tensor: forward 0.44 -> 0.20 ms, backward 1.55 -> 0.59 (is_causal
+0.21 / 0.57).
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -173,7 +184,7 @@ def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constex
 
 @triton.jit
 def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr,
-                   CHECK_KEYS: tl.constexpr = True, full=False, SKIP_FULL: tl.constexpr = False):
+                   CHECK_KEYS: tl.constexpr = True):
     """The attn_mask tile at rows o_i, cols o_j (broadcast-shaped); MASK is None when MASK_KIND == 0.
 
     mask_off is the int64 offset of this (b, h) slice; broadcast dims have stride 0, so nothing is materialised.
@@ -183,8 +194,6 @@ def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K,
     load as 16-byte vectors (sm_90 SASS of the eager forward with a bool mask, D128: 32 LDG.E.U8 a thread and a step
     and ptxas serialising the step's wgmmas, against pipelined copies and wgmmas; H200, B4 H16/8 S2048 bf16 with a
     causal mask tensor: forward 0.92 -> 0.44 ms, forward+backward 2.89 -> 2.02 ms).
-    SKIP_FULL and `full` (a scalar, the same for the whole tile): the mask summary says every entry of the tile
-    allows attention (Note [mask ranges]); nothing is read and the tile is True / 0.0, the values it holds.
     """
     if MASK_KIND == 0:
         return 0.0
@@ -194,11 +203,8 @@ def load_mask_tile(MASK, mask_off, o_i, o_j, stride_mm, stride_mn, SEQ_Q, SEQ_K,
             m = (o_i < SEQ_Q) & (o_j < SEQ_K)
         else:
             m = o_i < SEQ_Q
-        if SKIP_FULL:  # uniform over the tile, so the loads stay vectors
-            m = m & (full == 0)
         if MASK_KIND == 1:
-            b_mask = tl.load(p, mask=m, other=0) != 0
-            return (b_mask | (full != 0)) if SKIP_FULL else b_mask
+            return tl.load(p, mask=m, other=0) != 0
         else:
             b_mask = tl.load(p, mask=m, other=0.0)
             return b_mask.to(tl.float64) if b_mask.dtype == tl.float64 else b_mask.to(tl.float32)
@@ -247,15 +253,20 @@ def score_scale(qk_scale2, MASK_KIND: tl.constexpr):
 
 @triton.jit
 def attn_scores(qk, o_i, o_j, b_mask, qk_scale2, SEQ_K,
-                MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, MASKED: tl.constexpr):
+                MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, MASKED: tl.constexpr,
+                ALL_FULL: tl.constexpr = False):
     """Scores s of one tile (s2 = s * score_scale(...)); -inf where key j is not allowed for query i.
 
     MASKED tiles (causal band, ragged key end) also get j < Sk and, if IS_CAUSAL, j <= i (top-left aligned, as SDPA).
-    Whole tiles above the causal band are never visited (loop bounds), so they cost nothing.
+    Whole tiles above the causal band are never visited (loop bounds), so they cost nothing.  ALL_FULL: the mask
+    tile allows every entry (True / 0.0, Note [mask ranges]; b_mask is not read): the scores of those values, the
+    same bits (x + 0.0 is x, up to the sign of a zero, which exp2 does not see).
     """
-    if MASK_KIND == 2:
+    if MASK_KIND == 2 and ALL_FULL:
+        s = qk * qk_scale2
+    elif MASK_KIND == 2:
         s = qk * qk_scale2 + additive_mask_log2(b_mask)
-    elif MASK_KIND == 1:
+    elif MASK_KIND == 1 and not ALL_FULL:
         s = tl.where(b_mask, qk, float("-inf"))
     else:
         s = qk
@@ -379,27 +390,29 @@ def mask_real(b_mask, MASK_KIND: tl.constexpr):
         return b_mask > FLOOR_MASK
 
 
-MASK_TILE = tl.constexpr(64)  # rows and keys per entry of a mask summary (Note [mask ranges])
+MASK_TILE = tl.constexpr(64)  # keys (rows summary) or queries (cols summary) per tile of a mask summary
+MASK_ROWS = tl.constexpr(16)  # query rows per entry of the rows summary (a cols entry covers MASK_TILE keys)
 
 
 @triton.jit
-def mask_tile_range(RANGES, i_b, i_h, stride_b, stride_h, start, length, BLOCK: tl.constexpr, TILE: tl.constexpr):
+def mask_tile_range(RANGES, i_b, i_h, stride_b, stride_h, start, length, BLOCK: tl.constexpr, TILE: tl.constexpr,
+                    ENTRY: tl.constexpr):
     """Note [mask ranges]: (lo, full_lo, full_hi, hi) for the rows [start, start + BLOCK) (the keys, for a dK/dV
-    program) of slice (i_b, i_h) from the summary entries of MASK_TILE rows that cover them (RANGES: [.., .., n, 4]
-    int32 with strides (stride_b, stride_h, 4, 1), n = cdiv(length, MASK_TILE) for the axis of `start`), in units of
-    the other axis, rounded to its TILE (lo and full_hi down, full_lo and hi up, so [lo, hi) only grows and
-    [full_lo, full_hi) only shrinks).  Tiles outside [lo, hi) add exact zeros; the mask tiles of [full_lo, full_hi)
-    allow every entry and need not be read.  full_hi < full_lo means none."""
-    E: tl.constexpr = BLOCK // MASK_TILE if BLOCK > MASK_TILE else 1
+    program) of slice (i_b, i_h) from the summary entries of ENTRY rows (MASK_ROWS; keys: MASK_TILE) that cover them
+    (RANGES: [.., .., n, 4] int32 with strides (stride_b, stride_h, 4, 1), n = cdiv(length, ENTRY) for the axis of
+    `start`), in units of the other axis, rounded to its TILE (lo and full_hi down, full_lo and hi up, so [lo, hi)
+    only grows and [full_lo, full_hi) only shrinks).  Tiles outside [lo, hi) add exact zeros; the mask tiles of
+    [full_lo, full_hi) allow every entry and need not be read.  full_hi < full_lo means none."""
+    E: tl.constexpr = BLOCK // ENTRY if BLOCK > ENTRY else 1
     BIG: tl.constexpr = 1 << 30
     ranges_off = i_b.to(tl.int64) * stride_b + i_h.to(tl.int64) * stride_h
-    n_entries = tl.cdiv(length, MASK_TILE)
+    n_entries = tl.cdiv(length, ENTRY)
     lo = BIG
     f_lo = 0
     f_hi = BIG
     hi = 0
     for e in tl.static_range(E):
-        i_e = start // MASK_TILE + e
+        i_e = start // ENTRY + e
         ok = i_e < n_entries
         p = RANGES + ranges_off + i_e.to(tl.int64) * 4
         lo = tl.minimum(lo, tl.load(p, mask=ok, other=BIG))
@@ -423,22 +436,25 @@ def clip_range(a, b, lo_r, hi_r, f_lo, f_hi):
 
 # ---------------------------------------------------------------- forward
 @triton.jit
-def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
+def attn_fwd_tiles(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
                    stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
                    BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                    IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                   SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+                   SOFTCAP: tl.constexpr, ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0,
+                   GAP: tl.constexpr = False):
     """Stream key tiles [lo, hi) into (acc [BM, BDV], m_i, l_i).  p_k / p_v: tile_source's of K and V; m_d / m_dv
-    the head-dim bounds of q, k and of v (Note [value head dim]).  SKIP_FULL: the mask tiles of [f_lo, f_hi) allow
-    every entry and are not read (Note [mask ranges]).
-
-    Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
-    the ragged end (Triton tutorial 06).  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
+    the head-dim bounds of q, k and of v (Note [value head dim]).  ALL_FULL: the mask allows every entry of these
+    tiles and is not read (Note [mask ranges]); GAP: leaving out the tiles of [gap_lo, gap_hi), lo <= gap_lo <=
+    gap_hi <= hi.  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
     """
     c = score_scale(qk_scale2, MASK_KIND)
     o_jb = tl.arange(0, BLOCK_N)
+    if GAP:
+        hi = hi - (gap_hi - gap_lo)
     for start_n in range(lo, hi, BLOCK_N):
+        if GAP:
+            start_n = tl.where(start_n >= gap_lo, start_n + (gap_hi - gap_lo), start_n)
         start_n = tl.multiple_of(start_n, BLOCK_N)
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
@@ -446,12 +462,14 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=MASKED,  # unmasked steps visit whole key tiles
-                                full=(start_n >= f_lo) & (start_n < f_hi), SKIP_FULL=SKIP_FULL)
+        if ALL_FULL:
+            b_mask = 0.0
+        else:
+            b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                    stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                    CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
-                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
+                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
         p, alpha, m_i, l_i = online_softmax_step(s, c, m_i, l_i)
         acc = acc * alpha[:, None]
         v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_dv, MASKED, PAD_DV, USE_TMA)  # [BN, BDV]
@@ -459,6 +477,33 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
             p = p * dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False).to(p.dtype)
         acc = tl.dot(p.to(DOT_DTYPE), v.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
     return acc, m_i, l_i
+
+
+@triton.jit
+def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
+                   stride_kn, stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+                   BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
+                   IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
+                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
+                   SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+    """attn_fwd_tiles over [lo, hi); SKIP_FULL: in two loops, first the tiles of [f_lo, f_hi) without the mask,
+    then those of [lo, f_lo) and [f_hi, hi) with it (lo <= f_lo <= f_hi <= hi: clip_range).  A third loop makes
+    ptxas serialise the eager kernels' wgmmas (Note [mask ranges]).
+
+    Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
+    the ragged end (Triton tutorial 06).
+    """
+    if SKIP_FULL:
+        acc, m_i, l_i = attn_fwd_tiles(
+            acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, f_lo, f_hi, stride_kn,
+            stride_vn, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, BLOCK_N, PAD_D, PAD_DV,
+            MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED, DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP,
+            ALL_FULL=True)
+    return attn_fwd_tiles(
+        acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi, stride_kn, stride_vn,
+        stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, BLOCK_N, PAD_D, PAD_DV, MASK_KIND,
+        IS_CAUSAL, HAS_DROPOUT, MASKED, DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, gap_lo=f_lo,
+        gap_hi=f_hi, GAP=SKIP_FULL)
 
 
 # ---------------------------------------------------------------- backward
@@ -471,9 +516,10 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                         SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False,
-                        f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
-    """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head (SKIP_FULL: the
-    mask tiles of query tiles [f_lo, f_hi) are not read, Note [mask ranges]).
+                        ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0, GAP: tl.constexpr = False):
+    """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head (ALL_FULL: the
+    mask allows every entry of these tiles and is not read, Note [mask ranges]; GAP: leaving out the tiles of
+    [gap_lo, gap_hi), lo <= gap_lo <= gap_hi <= hi).
 
     Tiles are transposed (keys are rows): sᵀ = K Qᵀ, so Pᵀ feeds the dV product from registers.
         dV += (P∘Z)ᵀ dO,   dPᵀ = Z∘(V dOᵀ),   dSᵀ = Pᵀ∘(dPᵀ - Δ),   dK += dSᵀ Q   (Z = keep / (1-p))
@@ -486,7 +532,11 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
     c = score_scale(qk_scale2, MASK_KIND)
     o_ib = tl.arange(0, BLOCK_M)
     o_j = start_n + tl.arange(0, BLOCK_N)
+    if GAP:
+        hi = hi - (gap_hi - gap_lo)
     for start_m in range(lo, hi, BLOCK_M):
+        if GAP:
+            start_m = tl.where(start_m >= gap_lo, start_m + (gap_hi - gap_lo), start_m)
         start_m = tl.multiple_of(start_m, BLOCK_M)
         o_i = start_m + o_ib
         m_i = o_i < SEQ_Q
@@ -508,12 +558,14 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
         if SOFTCAP:  # Note [soft-capping]
             qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=not WHOLE_KEYS, full=(start_m >= f_lo) & (start_m < f_hi),
-                                SKIP_FULL=SKIP_FULL)
+        if ALL_FULL:
+            b_mask = 0.0
+        else:
+            b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
+                                    stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                    CHECK_KEYS=not WHOLE_KEYS)
         s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
-                          MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
+                          MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
         if PART != 1:
             dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
@@ -536,15 +588,17 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
 
 
 @triton.jit
-def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
                       m_dv, lo, hi, stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2,
                       dropout_threshold, dropout_scale,
                       BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                       IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                      SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
-    """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi) (SKIP_FULL: the mask tiles of
-    [f_lo, f_hi) are not read, Note [mask ranges]):
+                      SOFTCAP: tl.constexpr, ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0,
+                      GAP: tl.constexpr = False):
+    """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi) (ALL_FULL: the mask allows every
+    entry of these tiles and is not read, Note [mask ranges]; GAP: leaving out the tiles of [gap_lo, gap_hi),
+    lo <= gap_lo <= gap_hi <= hi):
         dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
     applied by the caller.  STORE_DS writes dS (fp32, the factor included) through p_ds for the attn_mask gradient.
@@ -552,7 +606,11 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
     """
     c = score_scale(qk_scale2, MASK_KIND)
     o_jb = tl.arange(0, BLOCK_N)
+    if GAP:
+        hi = hi - (gap_hi - gap_lo)
     for start_n in range(lo, hi, BLOCK_N):
+        if GAP:
+            start_n = tl.where(start_n >= gap_lo, start_n + (gap_hi - gap_lo), start_n)
         start_n = tl.multiple_of(start_n, BLOCK_N)
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
@@ -561,12 +619,14 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=MASKED,  # unmasked steps visit whole key tiles
-                                full=(start_n >= f_lo) & (start_n < f_hi), SKIP_FULL=SKIP_FULL)
+        if ALL_FULL:
+            b_mask = 0.0
+        else:
+            b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
+                                    stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                    CHECK_KEYS=MASKED)  # unmasked steps visit whole key tiles
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
-                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED)
+                        MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
         dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
         if HAS_DROPOUT:
@@ -579,6 +639,31 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
             ds = ds * (1.0 - qk * qk)
         dq = tl.dot(ds.to(DOT_DTYPE), k.to(DOT_DTYPE), dq, input_precision=PRECISION, out_dtype=dq.dtype)
     return dq
+
+
+@triton.jit
+def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d,
+                      m_dv, lo, hi, stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2,
+                      dropout_threshold, dropout_scale,
+                      BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
+                      IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
+                      DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
+                      SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+    """attn_bwd_dq_tiles over key tiles [lo, hi); SKIP_FULL: as attn_bwd_dkdv_inner's, one loop over the tiles of
+    [lo, f_lo) and [f_hi, hi), then one without the mask over [f_lo, f_hi)."""
+    if SKIP_FULL:
+        dq = attn_bwd_dq_tiles(
+            dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
+            stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+            dropout_scale, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED, STORE_DS, DOT_DTYPE,
+            PRECISION, USE_TMA, softcap_scale, SOFTCAP, gap_lo=f_lo, gap_hi=f_hi, GAP=True)
+        lo = f_lo
+        hi = f_hi
+    return attn_bwd_dq_tiles(
+        dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
+        stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+        dropout_scale, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED, STORE_DS, DOT_DTYPE,
+        PRECISION, USE_TMA, softcap_scale, SOFTCAP, ALL_FULL=SKIP_FULL)
 
 
 # ---------------------------------------------------------------- whole programs (eager kernels and templates)
@@ -633,7 +718,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
     if RANGES:  # Note [mask ranges]: tiles without a real entry are not visited, tiles without a masked one not read
         lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b, i_h, stride_rb, stride_rh, start=start_m, length=SEQ_Q,
-                                                 BLOCK=BLOCK_M, TILE=BLOCK_N)
+                                                 BLOCK=BLOCK_M, TILE=BLOCK_N, ENTRY=MASK_ROWS)
         lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
         band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     acc, b_m, b_l = attn_fwd_inner(
@@ -735,13 +820,12 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     full_hi = tl.maximum(full_lo, m_full)
     TAIL_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]
     RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
-    if TAIL_FIRST:
-        lo_1, hi_1, lo_2, hi_2 = full_hi, SEQ_Q, full_lo, full_hi
-    else:
-        lo_1, hi_1, lo_2, hi_2 = full_lo, full_hi, full_hi, SEQ_Q
-    # With the masked tiles first, every head's masked ranges run before every head's whole tiles: two head loops,
-    # each around its own tile loops (one head loop around all three spills under GQA: H200, 32/8 heads, S2048,
-    # causal backward 1129 -> 953 us).  Otherwise, per head: causal band, whole tiles, ragged tail.
+    # Two head loops when the masked tiles go first (TAIL_FIRST) or a mask summary splits off the full tiles
+    # (RANGES): every head's masked ranges (causal band, ragged tail, tiles that read the mask), then every head's
+    # whole tiles (without the mask's tiles under RANGES).  In one head loop the second kind of loop makes ptxas
+    # serialise every wgmma of the kernel or spill (32/8 heads, S2048: 1129 -> 953 us causal; Note [masked tiles
+    # first]).  Otherwise, per head: causal band, whole tiles, ragged tail.
+    TWO_LOOPS: tl.constexpr = TAIL_FIRST or RANGES
     for g in range(GROUP):
         p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
             Q, DO, LSE, DELTA, i_b=i_b, i_h=i_hk * GROUP + g, o_ib=o_ib, o_d=o_d, o_dv=o_dv,
@@ -749,44 +833,62 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
             stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
             BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
-        band_lo, band_hi, a_1, b_1, a_2, b_2 = start_n, start_n + BLOCK_N, lo_1, hi_1, lo_2, hi_2
+        band_lo, band_hi, w_lo, w_hi, t_lo, t_hi = start_n, start_n + BLOCK_N, full_lo, full_hi, full_hi, SEQ_Q
         f_lo = 0
         f_hi = 0
-        if RANGES:  # Note [mask ranges]: query tiles that add nothing are not visited, unmasked ones not read
+        if RANGES:  # Note [mask ranges]: query tiles that add nothing are not visited, full ones not read
             q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
-                                                     length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M)
+                                                     length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M, ENTRY=MASK_TILE)
             band_lo, band_hi, _, _ = clip_range(band_lo, band_hi, q_lo, q_hi, 0, 0)
-            a_1, b_1, f_lo, f_hi = clip_range(a_1, b_1, q_lo, q_hi, f_lo, f_hi)
-            a_2, b_2, _, _ = clip_range(a_2, b_2, q_lo, q_hi, 0, 0)
+            w_lo, w_hi, f_lo, f_hi = clip_range(w_lo, w_hi, q_lo, q_hi, f_lo, f_hi)
+            t_lo, t_hi, _, _ = clip_range(t_lo, t_hi, q_lo, q_hi, 0, 0)
         if IS_CAUSAL:  # the band: a fixed BLOCK_N // BLOCK_M query tiles (Note [fixed band])
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
                 i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=band_lo, hi=band_hi, stride_qm=stride_qm,
                 stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
-                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
-        if not (TAIL_FIRST and EVEN):  # whole tiles, or (TAIL_FIRST) the ragged tail
+        if TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
-                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_1, hi=b_1, stride_qm=stride_qm,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=t_lo, hi=t_hi, stride_qm=stride_qm,
                 stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
-                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=TAIL_FIRST, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, f_lo=f_lo, f_hi=f_hi,
-                SKIP_FULL=RANGES and not TAIL_FIRST)
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+        if RANGES:  # whole tiles that read the mask: [w_lo, w_hi) without [f_lo, f_hi)
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=w_lo, hi=w_hi, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, gap_lo=f_lo, gap_hi=f_hi,
+                GAP=True)
+        elif not TAIL_FIRST:  # whole tiles
+            dk, dv = attn_bwd_dkdv_inner(
+                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=w_lo, hi=w_hi, stride_qm=stride_qm,
+                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
-                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_2, hi=b_2, stride_qm=stride_qm,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=t_lo, hi=t_hi, stride_qm=stride_qm,
                 stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
-                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
-    if TAIL_FIRST:
+    if TWO_LOOPS:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
                 Q, DO, LSE, DELTA, i_b=i_b, i_h=i_hk * GROUP + g, o_ib=o_ib, o_d=o_d, o_dv=o_dv,
@@ -794,22 +896,19 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
                 stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
                 BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
-            a_2, b_2 = lo_2, hi_2
-            f_lo = 0
-            f_hi = 0
-            if RANGES:  # Note [mask ranges]
+            w_lo, w_hi = full_lo, full_hi
+            if RANGES:  # Note [mask ranges]: only the full tiles are left, and the mask is not read
                 q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
-                                                         length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M)
-                a_2, b_2, f_lo, f_hi = clip_range(a_2, b_2, q_lo, q_hi, f_lo, f_hi)
+                                                         length=SEQ_K, BLOCK=BLOCK_N, TILE=BLOCK_M, ENTRY=MASK_TILE)
+                _, _, w_lo, w_hi = clip_range(w_lo, w_hi, q_lo, q_hi, f_lo, f_hi)
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
-                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=a_2, hi=b_2, stride_qm=stride_qm,
+                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=w_lo, hi=w_hi, stride_qm=stride_qm,
                 stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
-                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
-                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
+                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
+                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, f_lo=f_lo, f_hi=f_hi,
-                SKIP_FULL=RANGES)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ALL_FULL=RANGES)
     return dk * (scale * dropout_scale), dv * dropout_scale
 
 
@@ -871,7 +970,7 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     RANGES: tl.constexpr = MASK_RANGES and MASK_KIND != 0
     if RANGES:  # Note [mask ranges]
         lo_r, f_lo, f_hi, hi_r = mask_tile_range(ROWS, i_b, i_h, stride_rb, stride_rh, start=start_m, length=SEQ_Q,
-                                                 BLOCK=BLOCK_M, TILE=BLOCK_N)
+                                                 BLOCK=BLOCK_M, TILE=BLOCK_N, ENTRY=MASK_ROWS)
         lo, full_end, f_lo, f_hi = clip_range(lo, full_end, lo_r, hi_r, f_lo, f_hi)
         band_lo, hi, _, _ = clip_range(band_lo, hi, lo_r, hi_r, 0, 0)
     BAND_FIRST: tl.constexpr = IS_CAUSAL and MASKED_FIRST  # Note [masked tiles first]

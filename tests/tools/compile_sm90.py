@@ -126,8 +126,9 @@ def compile_sm90(src, options: dict):
 
 def resources(compiled) -> dict:
     """Registers and stack bytes per thread (cuobjdump on the cubin), shared memory per block (Triton's metadata),
-    and whether ptxas serialised the kernel's wgmma instructions (its performance advisory C7515: every warpgroup
-    MMA then waits for the previous one; Note [masked tiles first] in kernels/attn_math.py), from the log of
+    and whether ptxas serialised the kernel's wgmma instructions (its performance advisories C7510-C7515, e.g. C7515
+    for an ill-formed pipeline stage, C7512 for too few registers: every warpgroup MMA then waits for the previous
+    one; Note [masked tiles first] in kernels/attn_math.py), from the log of
     compile_sm90's ptxas run or, without one, from a run of ptxas on the PTX (only if it has wgmma instructions)."""
     with tempfile.TemporaryDirectory() as tmp:
         cubin, ptx = os.path.join(tmp, "k.cubin"), os.path.join(tmp, "k.ptx")
@@ -143,7 +144,7 @@ def resources(compiled) -> dict:
                                      "-o", os.devnull], capture_output=True, text=True, check=True).stderr
     match = re.search(r"REG:(\d+) STACK:(\d+)", usage)
     return dict(regs=int(match.group(1)), stack=int(match.group(2)), shared=compiled.metadata.shared,
-                wgmma_serialized="C7515" in (advice or ""))
+                wgmma_serialized="wgmma.mma_async instructions are serialized" in (advice or ""))
 
 
 def sass(compiled) -> str:

@@ -335,8 +335,9 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
 
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
-    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout) if autotune else [
-        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout)]
+    masked = options["MASK_RANGES"]  # a summarised mask tensor: its own tiles with dropout (heuristics/attention.py)
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked)]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
@@ -393,8 +394,9 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
 
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
-    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout) if autotune else [
-        attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout)]
+    masked = options["MASK_RANGES"]  # as the forward's
+    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked) if autotune else [
+        attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked)]
     choices = []
     for tile in tiles:
         BWD_TEMPLATE.maybe_append_choice(

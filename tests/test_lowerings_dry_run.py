@@ -88,9 +88,9 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
 @pytest.mark.parametrize("ranges", [True, False])
 def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, ranges):
     """Note [mask ranges]: with a mask that needs no gradient (HF's (B, 1, S, S) bool mask), both lowerings pass
-    MASK_RANGES and the mask's summaries as the templates' ROWS (and COLS) inputs, [B, Hq, cdiv(S, 64), 4] int32
-    views (made by the summary op as a fallback kernel, also under dynamic shapes); with the switch off, one-element
-    placeholders.  The fallback choice runs and matches the eager op."""
+    MASK_RANGES and the mask's summaries as the templates' ROWS (and COLS) inputs, [B, Hq, cdiv(S, 16), 4] and
+    [B, Hq, cdiv(S, 64), 4] int32 views (made by the summary op as a fallback kernel, also under dynamic shapes);
+    with the switch off, one-element placeholders.  The fallback choice runs and matches the eager op."""
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
     B, Hq, Hkv, S, D = 2, 4, 2, 70, 16
     q, k, v = _randn(B, Hq, S, D, seed=1), _randn(B, Hkv, S, D, seed=2), _randn(B, Hkv, S, D, seed=3)
@@ -108,9 +108,10 @@ def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, rang
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, msg=name)
     (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
     summaries = [fwd["input_nodes"][-1], *bwd["input_nodes"][-2:]]  # ROWS; ROWS, COLS
+    entries = [-(-S // 16), -(-S // 16), -(-S // 64)]  # MASK_ROWS query rows / MASK_TILE keys an entry
     for kwargs in (fwd, bwd):
         assert kwargs["MASK_RANGES"] == ranges and kwargs["MASK_KIND"] == 1
-    for node in summaries:
+    for node, n_entries in zip(summaries, entries):
         assert node.get_dtype() == torch.int32
         size = [str(n) for n in node.get_size()]
         if not ranges:
@@ -118,7 +119,7 @@ def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, rang
         elif dynamic:  # B, Hq and the entries follow the symbolic sizes
             assert len(size) == 4 and size[3] == "4", size
         else:
-            assert size == [str(n) for n in (B, Hq, 2, 4)], size
+            assert size == [str(n) for n in (B, Hq, n_entries, 4)], size
 
 
 def test_softcap_reaches_both_templates(dry_run, monkeypatch):
@@ -164,6 +165,20 @@ def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, d
     (fwd,) = dry_run["inductor_conv_attention_fwd"]
     want = (128, 64, forced is not False)
     assert (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["CAUSAL_PAIR"]) == want
+
+
+@pytest.mark.parametrize("ranges", [True, False])
+def test_summarised_mask_with_dropout_takes_its_tiles(dry_run, monkeypatch, ranges):
+    """bf16 head dim 128, dropout, a mask tensor: with mask ranges the templates take the masked-dropout tiles
+    (heuristics/attention.py: forward (128, 64) on 8 warps, backward (32, 64)), without them the dropout tables'."""
+    monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
+    q, k, v = (_randn(1, 2, 64, 128, seed=i).bfloat16().requires_grad_() for i in range(3))
+    mask = (torch.arange(64)[None, :] <= torch.arange(64)[:, None]).expand(1, 1, 64, 64)
+    fn = torch.compile(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, dropout_p=0.1), fullgraph=True)
+    torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    got = (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["num_warps"]), (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"])
+    assert got == (((128, 64, 8), (32, 64, 4)) if ranges else ((64, 64, 4), (64, 64, 4))), got
 
 
 @pytest.mark.parametrize("dynamic", [False, True])

@@ -90,6 +90,18 @@ CUDA_BWD_DROPOUT = {
     # H200 2026-11-30, autotune p=0.1: 0.936 ms; (32, 64, 4, 3) 1.001, (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074
     128: AttnBwdTile(64, 64, 4, 2),
 }
+# Templates with dropout and a mask tensor summarised by mask ranges (Note [mask ranges]; not causal): the masks that
+# arrive as tensors are mostly causal-shaped (HF's), so these tiles were timed on a causal mask tensor, where the
+# dropout tables' tiles spilled in the backward.  The eager kernels keep the plain tables (not measured there).
+CUDA_FWD_MASKED_DROPOUT = {
+    # H200 2026-12-04, mask_template_tiles.py --p 0.1 (compiled, causal bf16 mask): 0.225 ms; (64, 64, 4, 3) 0.269
+    128: AttnFwdTile(128, 64, 8, 3),
+}
+CUDA_BWD_MASKED_DROPOUT = {
+    # H200 2026-12-04, mask_template_tiles.py --p 0.1: 0.614 ms; (64, 64, 4, 2) 0.688, (64, 128, 8, 2) 0.691, split
+    # (64, 64, 4, 2) 0.702, (64, 128, 8, 3) 0.697
+    128: AttnBwdTile(32, 64, 4, 2),
+}
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
 EAGER_BWD_STAGES = {
     # H200 2026-11-30, eager: (64, 128, 8, 2) 361 TFLOP/s, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158
@@ -119,9 +131,11 @@ def _table_key(dtype: torch.dtype, head_dim: int):
     return head_dim_bucket(head_dim) if dtype in _HALF else None
 
 
-def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool):
-    """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal
-    or dropout table's for such a form; None when the plain table decides."""
+def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool,
+               masked: bool = False):
+    """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal,
+    masked-dropout (a template with a summarised mask tensor: `masked`) or dropout table's for such a form; None when
+    the plain table decides."""
     fwd = kind == "fwd"
     if device != "cuda":
         return INTERPRETER_FWD if fwd else INTERPRETER_BWD
@@ -131,23 +145,28 @@ def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal
     causal_table, dropout_table = (CUDA_FWD_CAUSAL, CUDA_FWD_DROPOUT) if fwd else (CUDA_BWD_CAUSAL, CUDA_BWD_DROPOUT)
     if causal and key in causal_table:
         return causal_table[key]
+    masked_table = CUDA_FWD_MASKED_DROPOUT if fwd else CUDA_BWD_MASKED_DROPOUT
+    if masked and dropout and not causal and key in masked_table:
+        return masked_table[key]
     if dropout and key in dropout_table:
         return dropout_table[key]
     return None
 
 
 def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False,
-                  dropout: bool = False) -> AttnFwdTile:
-    """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1)."""
-    tile = _form_tile("fwd", dtype, head_dim, device, causal, dropout)
+                  dropout: bool = False, masked: bool = False) -> AttnFwdTile:
+    """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1); `masked`: a template whose
+    mask tensor is summarised (MASK_RANGES)."""
+    tile = _form_tile("fwd", dtype, head_dim, device, causal, dropout, masked)
     return tile if tile is not None else CUDA_FWD.get(_table_key(dtype, head_dim), AttnFwdTile(64, 32, 4, 2))
 
 
 def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = False, causal: bool = False,
-                  dropout: bool = False) -> AttnBwdTile:
+                  dropout: bool = False, masked: bool = False) -> AttnBwdTile:
     """Default backward tile (see AttnBwdTile for how the two kinds of program use it); `eager` for the launcher,
-    whose kernel sees runtime lengths and strides (the templates see Inductor's static ones)."""
-    tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout)
+    whose kernel sees runtime lengths and strides (the templates see Inductor's static ones); `masked` as
+    attn_fwd_tile's."""
+    tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout, masked)
     if tile is not None:
         return tile
     tile = CUDA_BWD.get(_table_key(dtype, head_dim), AttnBwdTile(32, 64, 4, 1))
@@ -157,9 +176,9 @@ def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = 
 
 
 def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
-                            dropout: bool = False) -> list[AttnFwdTile]:
+                            dropout: bool = False, masked: bool = False) -> list[AttnFwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
-    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout)
+    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, masked)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
@@ -167,9 +186,9 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 
 
 def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
-                            dropout: bool = False) -> list[AttnBwdTile]:
+                            dropout: bool = False, masked: bool = False) -> list[AttnBwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
-    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout)
+    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout, masked=masked)
     extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
              AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
     if dtype == torch.float32:

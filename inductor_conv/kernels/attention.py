@@ -409,12 +409,12 @@ def _mask_strides(mask4d):
     return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
 
 
-def _summaries(plan, mask4d, cols: bool):
+def _summaries(plan, mask4d, cols: bool, rows=None):
     """(rows, cols) mask summaries of Note [mask ranges] when the plan skips tiles (cols only for the backward),
-    else Nones."""
+    else Nones; `rows`, the forward's, is not made again."""
     if not plan.constexprs["MASK_RANGES"]:
         return None, None
-    return mask_summary(mask4d, cols)
+    return mask_summary(mask4d, cols, rows)
 
 
 def _summary_strides(summary):
@@ -443,16 +443,23 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
                config=None):
     """attention_fwd without its argument checks, for callers that made them (the ops): mask4d is the mask expanded
     to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0."""
+    return launch_fwd_rows(q, k, v, mask4d, dropout_p, is_causal, scale, seed, softcap, config)[:2]
+
+
+def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
+                    config=None):
+    """launch_fwd, and the mask's rows summary it made (Note [mask ranges]; None without one) for launch_bwd's
+    `rows`: (out, lse, rows)."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     if (config is None and Sq <= attention_decode.MAX_QUERIES and dropout_p == 0.0 and attention_decode.use_decode(q, k)
             and v.shape[-1] == D):
         # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
-        return attention_decode.attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap)
+        return (*attention_decode.attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap), None)
     out = empty_like_q(q, v.shape[-1])
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
-        return out, lse.fill_(float("-inf"))
+        return out, lse.fill_(float("-inf")), None
     plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     grid = (cdiv(Sq, plan.rows) * B * Hq,)
@@ -463,7 +470,7 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
     meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0)  # Note [one kernel per configuration]
     _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
          num_stages=plan.num_stages)
-    return out, lse
+    return out, lse, rows
 
 
 def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, *, mask_grad: bool,
@@ -494,9 +501,10 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
 
 
 def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad: bool,
-               softcap: float = 0.0, config=None):
+               softcap: float = 0.0, config=None, rows=None):
     """attention_bwd without its argument checks (as launch_fwd): returns (dq, dk, dv, dS [B, Hq, Sq, Sk] fp32 or
-    None); dS is not yet summed over the mask's broadcast dims (reduce_dmask)."""
+    None); dS is not yet summed over the mask's broadcast dims (reduce_dmask).  rows: launch_fwd_rows' summary of
+    this mask (not made again)."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -512,7 +520,7 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
            (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
     grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
-    rows, cols = _summaries(plan, mask4d, True)
+    rows, cols = _summaries(plan, mask4d, True, rows)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds, rows, cols)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride(), *_summary_strides(rows), *_summary_strides(cols))

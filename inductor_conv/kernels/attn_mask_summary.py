@@ -196,18 +196,25 @@ _ROWS = FastLaunch(_mask_rows_kernel)
 _COLS = FastLaunch(_mask_cols_kernel)
 
 
-def mask_summary(mask4d: torch.Tensor, cols: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk]."""
+def mask_summary(mask4d: torch.Tensor, cols: bool,
+                 rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk].
+    rows: the rows summary of this mask made earlier (the eager op's forward), which is then not made again."""
     row_shape, col_shape = summary_shapes(mask4d)
     B_s, H_s, n_r, _ = row_shape
     n_c = col_shape[2]
     Sq, Sk = mask4d.shape[2:]
-    rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
     ints = (*mask4d.stride(), H_s, Sq, Sk)
     kind = mask_kind(mask4d.dtype)
-    if rows.numel():
-        _ROWS((n_r * B_s * H_s,), ("rows", mask4d.dtype), (mask4d, rows), ints, (),
-              dict(MASK_KIND=kind, CHUNK=_ROWS_CHUNK), num_warps=4)
+    if rows is not None:
+        if tuple(rows.shape) != row_shape or rows.dtype != torch.int32:
+            raise ValueError(f"rows must be the mask's [{', '.join(map(str, row_shape))}] int32 rows summary, got "
+                             f"{rows.dtype} {tuple(rows.shape)}")
+    else:
+        rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
+        if rows.numel():
+            _ROWS((n_r * B_s * H_s,), ("rows", mask4d.dtype), (mask4d, rows), ints, (),
+                  dict(MASK_KIND=kind, CHUNK=_ROWS_CHUNK), num_warps=4)
     if not cols:
         return rows, None
     col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)

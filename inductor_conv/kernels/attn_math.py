@@ -651,8 +651,9 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
                       IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                       SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
-    """attn_bwd_dq_tiles over key tiles [lo, hi); SKIP_FULL: as attn_bwd_dkdv_inner's, one loop over the tiles of
-    [lo, f_lo) and [f_hi, hi), then one without the mask over [f_lo, f_hi)."""
+    """attn_bwd_dq_tiles over key tiles [lo, hi); SKIP_FULL: in two loops, first the tiles of [lo, f_lo) and
+    [f_hi, hi) with the mask (one loop stepping across the gap), then those of [f_lo, f_hi) without it (lo <= f_lo <=
+    f_hi <= hi: clip_range); partial tiles first, as in Note [masked tiles first] (Note [mask ranges])."""
     if SKIP_FULL:
         dq = attn_bwd_dq_tiles(
             dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,

@@ -58,25 +58,29 @@ def _run(q, k, v, do, mask, p, seed, ranges, monkeypatch):
     return (out, lse, *attention_bwd(do, q, k, v, mask, out, lse, p, False, None, seed, mask_grad=False)[:3])
 
 
-@pytest.mark.parametrize("name", list(_masks()))
-@pytest.mark.parametrize("p", [0.0, 0.25])
-def test_same_values_as_without_ranges_and_fp64(monkeypatch, name, p):
-    """Causal, sliding-window, packed-document, left-padded (rows made only of floor entries: their keys get uniform
-    probability, so no tile of theirs may be skipped) and random masks, GQA, with and without dropout."""
-    mask = _masks()[name]
-    q, k, v, do = _inputs()
-    seed = torch.tensor([3], dtype=torch.int64, device=DEVICE)
+def _check_ranged(q, k, v, do, mask, p, seed, monkeypatch):
+    """out, lse, dq, dk, dv with ranges on against ranges off (REORDER_TOL) and out, dq, dk, dv against float64."""
     plain = _run(q, k, v, do, mask, p, seed, False, monkeypatch)
     ranged = _run(q, k, v, do, mask, p, seed, True, monkeypatch)
-    for name_, a, b in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
-        torch.testing.assert_close(a, b, **REORDER_TOL, msg=lambda m: f"{name_}: {m}")
-    keep = dropout_keep_mask(seed, B, HQ, S, S, p) if p else None
+    for name, got, want in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
+        torch.testing.assert_close(got, want, **REORDER_TOL, msg=lambda m: f"{name}: {m}")
+    b, hq, sq = q.shape[:3]
+    keep = dropout_keep_mask(seed, b, hq, sq, k.shape[2], p) if p else None
     leaves = [t.double().requires_grad_() for t in (q, k, v)]
     ref = attention_ref(*leaves, attn_mask=mask.double() if mask.is_floating_point() else mask, dropout_mask=keep,
                         dropout_p=p)
     grads = torch.autograd.grad(ref, leaves, do.double())
     for got, want in zip((ranged[0], *ranged[2:]), (ref, *grads)):
         torch.testing.assert_close(got.double(), want, **FP32_TOL)
+
+
+@pytest.mark.parametrize("name", list(_masks()))
+@pytest.mark.parametrize("p", [0.0, 0.25])
+def test_same_values_as_without_ranges_and_fp64(monkeypatch, name, p):
+    """Causal, sliding-window, packed-document, left-padded (rows made only of floor entries: their keys get uniform
+    probability, so no tile of theirs may be skipped) and random masks, GQA, with and without dropout."""
+    q, k, v, do = _inputs()
+    _check_ranged(q, k, v, do, _masks()[name], p, torch.tensor([3], dtype=torch.int64, device=DEVICE), monkeypatch)
 
 
 @pytest.mark.parametrize("p", [0.0, 0.25])
@@ -99,17 +103,7 @@ def test_full_tiles_between_partial_ones(monkeypatch, p):
     g = torch.Generator().manual_seed(5)
     q, k, v = (torch.randn(b, h, s, D, generator=g).to(DEVICE) for h in (hq, hkv, hkv))
     do = torch.randn(b, hq, s, D, generator=g).to(DEVICE)
-    seed = torch.tensor([11], dtype=torch.int64, device=DEVICE)
-    plain = _run(q, k, v, do, mask, p, seed, False, monkeypatch)
-    ranged = _run(q, k, v, do, mask, p, seed, True, monkeypatch)
-    for name_, got, want in zip(("out", "lse", "dq", "dk", "dv"), ranged, plain):
-        torch.testing.assert_close(got, want, **REORDER_TOL, msg=lambda m: f"{name_}: {m}")
-    keep = dropout_keep_mask(seed, b, hq, s, s, p) if p else None
-    leaves = [t.double().requires_grad_() for t in (q, k, v)]
-    ref = attention_ref(*leaves, attn_mask=mask.double(), dropout_mask=keep, dropout_p=p)
-    grads = torch.autograd.grad(ref, leaves, do.double())
-    for got, want in zip((ranged[0], *ranged[2:]), (ref, *grads)):
-        torch.testing.assert_close(got.double(), want, **FP32_TOL)
+    _check_ranged(q, k, v, do, mask, p, torch.tensor([11], dtype=torch.int64, device=DEVICE), monkeypatch)
 
 
 def test_skipped_tiles_are_never_read(monkeypatch):

@@ -10,22 +10,10 @@ import time
 from pathlib import Path
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import inductor_conv  # noqa: E402
-from common import bench, config_patch  # noqa: E402
-
-
-def kernels(fn):
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            fn()
-        torch.cuda.synchronize()
-    rows = [(e.key, e.device_time_total / 5 / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
-    return ", ".join(f"{k[:28]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:4])
+from common import bench, config_patch, top_kernels  # noqa: E402
 
 
 def host_ms(fn, n=20):
@@ -63,7 +51,7 @@ def main():
                     torch.autograd.grad(out, (q, k, v), do)
 
                 print(f"{hq}/{hkv} {name:22s} ranges={ranges!s:5s} fwd {bench(fwd):.3f} ms  fwd+bwd "
-                      f"{bench(fwd_bwd):.3f} ms (host {host_ms(fwd_bwd):.3f}) | {kernels(fwd_bwd)}", flush=True)
+                      f"{bench(fwd_bwd):.3f} ms (host {host_ms(fwd_bwd):.3f}) | {top_kernels(fwd_bwd)[1]}", flush=True)
 
 
 if __name__ == "__main__":

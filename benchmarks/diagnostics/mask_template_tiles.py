@@ -12,30 +12,16 @@ import sys
 from pathlib import Path
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import inductor_conv  # noqa: E402
-from common import bench  # noqa: E402
+from common import bench, top_kernels  # noqa: E402
 from inductor_conv.heuristics.attention import AttnBwdTile, AttnFwdTile  # noqa: E402
 
 FWD = [None, AttnFwdTile(128, 64, 8, 3), AttnFwdTile(64, 64, 4, 3)]  # None: the table's
 BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile(64, 64, 4, 2),
        AttnBwdTile(64, 64, 4, 2, split=True), AttnBwdTile(64, 128, 8, 2, split=True),
        AttnBwdTile(32, 64, 4, 2, split=True), AttnBwdTile(32, 64, 4, 2)]
-
-
-def kernels(fn):
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            fn()
-        torch.cuda.synchronize()
-    rows = [(e.key, e.device_time_total / 5 / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
-    total = sum(ms for _, ms in rows)
-    top = ", ".join(f"{k[:30]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:4])
-    return total, top
 
 
 def main():
@@ -81,7 +67,7 @@ def main():
             try:
                 step()
                 wall = bench(step)
-                gpu, top = kernels(step)
+                gpu, top = top_kernels(step)
                 form = "is_causal" if causal else "mask"
                 print(f"p={p} {form:9s} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: wall {wall:.3f} ms, "
                       f"GPU {gpu:.3f} | {top}", flush=True)

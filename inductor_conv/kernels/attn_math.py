@@ -863,7 +863,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
-        if RANGES:  # whole tiles that read the mask: [w_lo, w_hi) without [f_lo, f_hi)
+        if RANGES or not TAIL_FIRST:  # whole tiles (RANGES: those that read the mask, without [f_lo, f_hi))
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
                 i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=w_lo, hi=w_hi, stride_qm=stride_qm,
@@ -872,16 +872,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, gap_lo=f_lo, gap_hi=f_hi,
-                GAP=True)
-        elif not TAIL_FIRST:  # whole tiles
-            dk, dv = attn_bwd_dkdv_inner(
-                dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
-                i_h=i_h, start_n=start_n, m_d=m_d, m_dv=m_dv, lo=w_lo, hi=w_hi, stride_qm=stride_qm,
-                stride_dom=stride_dom, stride_mm=stride_mm, stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K,
-                qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
-                BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
-                HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                GAP=RANGES)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,

@@ -48,7 +48,11 @@ run); wall ms = median over --steps steps of one step, synchronised, after 3 war
 on the second call); GPU ms = kernel time per step (torch.profiler, every kernel summed; wall >> GPU means host
 bound); tok/s = batch x seq / wall; peak GiB = torch.cuda.max_memory_allocated over the timed steps; rewrites =
 inductor_conv.counters() (per compiled graph, not per layer); graphs = Dynamo's unique graphs; cg skips = Inductor's
-cudagraph_skips counter; vs inductor = the inductor row's wall / this row's wall.
+cudagraph_skips counter; vs inductor = the last inductor row's wall / this row's wall (a variant may be named twice,
+``--variants inductor,plugin,plugin,inductor``, to see whether the order of the variants in the process moves them);
+min-max = the fastest and slowest timed step; gc ms = time per timed step in Python's cyclic garbage collector (a
+collection of the oldest generation walks every object the process holds, and an earlier variant's compile leaves
+many), with the number of such full collections over the timed steps in brackets.
 Models with a causal conv also get, from the same profile: conv ms = GPU time of the conv kernels per step (the
 plugin's templates and their dw/dβ sums; default Inductor's extern conv and its backward, and the Triton kernels it
 names after them: common.step_kernel_ms), conv % = their share of the step's GPU ms, conv x = the inductor row's
@@ -337,6 +341,27 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+@contextlib.contextmanager
+def gc_time():
+    """Yields a dict that, once the block ends, holds ms (time in the cyclic garbage collector) and full (the number
+    of collections of the oldest generation) over the block."""
+    spent = dict(ms=0.0, full=0)
+    started = []
+
+    def callback(phase, info):
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            spent["ms"] += (time.perf_counter() - started.pop()) * 1e3
+            spent["full"] += info["generation"] == 2
+
+    gc.callbacks.append(callback)
+    try:
+        yield spent
+    finally:
+        gc.callbacks.remove(callback)
+
+
 def run_variant(spec: Spec, variant: str, args, n_layers: int, batch: int, seq: int) -> dict:
     """Build, compile and train one model under one variant; returns the row's measurements."""
     plugin, mode, overrides = VARIANTS[variant]
@@ -379,13 +404,15 @@ def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int
             step()
         if args.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        times = [timed_step() for _ in range(args.steps)]
+        with gc_time() as gc_spent:
+            times = [timed_step() for _ in range(args.steps)]
         peak = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else float("nan")
         gpu, conv = step_kernel_ms(step) if args.device == "cuda" else (float("nan"), float("nan"))
     finally:
         inductor_conv.disable()
     dynamo = torch._dynamo.utils.counters
-    return dict(compile_s=compile_s, wall=statistics.median(times), gpu=gpu, conv=conv, peak=peak,
+    return dict(compile_s=compile_s, wall=statistics.median(times), fastest=min(times), slowest=max(times),
+                gc_ms=gc_spent["ms"] / len(times), gc_full=gc_spent["full"], gpu=gpu, conv=conv, peak=peak,
                 rewrites=dict(inductor_conv.counters()), graphs=dynamo["stats"]["unique_graphs"],
                 cg_skips=dynamo["inductor"]["cudagraph_skips"], tokens=batch * seq)
 
@@ -446,9 +473,9 @@ def main() -> None:
         line = f"plugin patterns traced or loaded in {trace_patterns():.1f} s (once per process, not in the rows)"
         lines.append(line)
         print(line, flush=True)
-    header = ["", "| model | layers x B x S | variant | compile s | wall ms | GPU ms | tok/s | peak GiB | rewrites | "
+    header = ["", "| model | layers x B x S | variant | compile s | wall ms | min-max | gc ms | GPU ms | tok/s | peak GiB | rewrites | "
               "graphs | cg skips | vs inductor | conv ms | conv % | conv x |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += header
     print("\n".join(header), flush=True)
     with fx_graph_cache_disabled():
@@ -477,7 +504,8 @@ def main() -> None:
                         baseline, baseline_conv = r["wall"], r["conv"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
                     line = (f"| {label} | {n_layers} x {batch} x {seq} | {variant} | {r['compile_s']:.1f} | "
-                            f"{r['wall']:.1f} | {r['gpu']:.1f} | {r['tokens'] / r['wall'] * 1e3:,.0f} | "
+                            f"{r['wall']:.1f} | {r['fastest']:.1f}-{r['slowest']:.1f} | {r['gc_ms']:.1f} ({r['gc_full']}) | "
+                            f"{r['gpu']:.1f} | {r['tokens'] / r['wall'] * 1e3:,.0f} | "
                             f"{r['peak']:.1f} | {fmt_rewrites(r['rewrites'])} | {r['graphs']} | {r['cg_skips']} | "
                             f"{ratio} | {fmt_conv(spec, r, baseline_conv)} |")
                 finally:

@@ -16,7 +16,7 @@ from tools.compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES, run_script
 
 EXPECTED = {"_attn_fwd_kernel", "_attn_bwd_delta_kernel", "_attn_bwd_kernel", "causal_conv1d_fwd_kernel",
             "causal_conv1d_bwd_kernel", "causal_conv1d_param_grad_kernel",
-            "_mask_rows_kernel", "_mask_cols_kernel"}  # mask summaries (Note [mask ranges])
+            "_mask_flags_kernel", "_mask_rows_kernel", "_mask_cols_kernel"}  # mask summaries (Note [mask ranges])
 TEMPLATE_SASS = "benchmarks/diagnostics/template_sass.py"
 
 

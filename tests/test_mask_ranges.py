@@ -177,15 +177,26 @@ def _summary_ref(mask4d: torch.Tensor, cols: bool):
     return rows, (col_sum if cols else None)
 
 
-@pytest.mark.parametrize("name", list(_masks()) + ["ragged_packed", "bias_floor", "long_causal"])
-def test_summary_matches_its_definition(name):
+_SUMMARY_MASKS = list(_masks()) + ["ragged_packed", "bias_floor"]
+
+
+@pytest.mark.parametrize("name, shapes", [(n, "shipped") for n in _SUMMARY_MASKS + ["long_causal"]]
+                         + [(n, "small") for n in _SUMMARY_MASKS])
+def test_summary_matches_its_definition(name, shapes, monkeypatch):
     """The rows / cols summaries (kernels/attn_mask_summary.py) of each mask against a Python walk of their
     definition: ragged lengths (a partial last tile on both axes), documents whose boundaries fall inside tiles, an
     additive mask with nonzero real entries (never full), rows with no real entry, runs of full tiles longer than
-    the kernels' chunks."""
-    if name == "long_causal":  # full runs across the kernels' chunks of 256 keys / queries, and a ragged tail
-        i, j = torch.arange(700)[:, None], torch.arange(700)[None, :]
-        mask = ((j <= i) & (j >= 100)).expand(1, 2, 700, 700).to(DEVICE)
+    the kernels' steps.  "small" runs the summary kernels (Note [mask summary passes]) with programs of one flag
+    and steps of two tiles, so each entry is made over many steps and every mask over many flag programs."""
+    from inductor_conv.kernels import attn_mask_summary
+
+    if shapes == "small":
+        for attr, value in (("_FLAG_SHAPES", {1: (16, 64, 4), 2: (16, 64, 4)}), ("_ROWS_ENTRIES", 2), ("_ROWS_TILES", 2),
+                            ("_COLS_ENTRIES", 2), ("_COLS_TILES", 2)):
+            monkeypatch.setattr(attn_mask_summary, attr, value)
+    if name == "long_causal":  # full runs across the finalising kernels' steps of 32 and 16 tiles, a ragged tail
+        i, j = torch.arange(2200)[:, None], torch.arange(2200)[None, :]
+        mask = ((j <= i) & (j >= 100)).expand(1, 2, 2200, 2200).to(DEVICE)
     elif name == "ragged_packed":
         sq, sk = 200, 333
         doc = torch.arange(sk) // 70
@@ -199,8 +210,7 @@ def test_summary_matches_its_definition(name):
         mask = bias.to(DEVICE).expand(3, 2, 150, 300)
     else:
         mask = _masks()[name].expand(B, HQ, S, S)
-    from inductor_conv.kernels.attn_mask_summary import mask_summary
-
+    mask_summary = attn_mask_summary.mask_summary
     rows, cols = mask_summary(mask, True)
     want_rows, want_cols = _summary_ref(mask, True)
     assert torch.equal(rows.cpu(), want_rows), (rows.cpu(), want_rows)

@@ -1,6 +1,6 @@
 """Where a model's training step spends host time, default Inductor beside the plugin: for each variant, wall and
 GPU ms per step, kernel launches, CUDA runtime calls that wait for the device (synchronize, device-to-host copies),
-the host's top operators by self time, and the synchronising calls torch's sync debug mode reports.  Built for a
+the host's top operators by self time, the top kernels by GPU time, and the synchronising calls torch's sync debug mode reports.  Built for a
 model whose step is host-bound around an eager scan (Qwen3-Next's delta rule), where a lower GPU time can still
 give a higher wall time.
 
@@ -61,6 +61,9 @@ def report(name, model, ids):
     rows = sorted(ev, key=lambda e: -e.self_cpu_time_total)[:18]
     for e in rows:
         print(f"   {e.key[:70]:70s} n={e.count:5d} self cpu {e.self_cpu_time_total / 1e3:7.2f} ms")
+    rows = sorted((e for e in ev if e.self_device_time_total > 0), key=lambda e: -e.self_device_time_total)[:16]
+    for e in rows:
+        print(f"   gpu {e.key[:66]:66s} n={e.count:5d} {e.self_device_time_total / 1e3:7.2f} ms")
 
 
 def main():

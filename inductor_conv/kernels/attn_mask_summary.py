@@ -12,9 +12,8 @@ for the dK/dV programs; a query tile with such a row counts as partial for every
 probability over its floor entries).  A key block no query attends gets (0, 0, 0, 0).
 Bs / Hs are 1 where the mask broadcasts (stride 0), so a (B, 1, S, S) mask is read once per batch, not per head.
 
-The rows kernel's programs take MASK_ROWS rows each, a quarter of a tile, so a (4, 1, 2048, 2048) mask gets 512
-programs rather than 128: with one program per SM each streamed its 128 KB of mask a chunk at a time (H200: 63 us
-for the bool mask, 77 us bf16 additive; 33 / 57 us now).
+Three kernels make them (Note [mask summary passes]): one pass over the mask writes a flag per (block of MASK_ROWS
+rows, tile of MASK_TILE keys), and two small kernels turn the flags into the rows and the cols summaries.
 """
 import torch
 import triton
@@ -22,14 +21,35 @@ import triton.language as tl
 
 from .attn_common import mask_kind
 from .attn_math import MASK_ROWS, MASK_TILE, load_mask_tile, mask_real
-from .launch import FastLaunch
+from .launch import FastLaunch, cdiv
 
-# Keys a rows-kernel step reads ([MASK_ROWS, _ROWS_CHUNK] elements, 4 warps) and queries a cols-kernel step reads
-# ([_COLS_CHUNK, MASK_TILE], 8 warps).  H200 2026-12-04, benchmarks/diagnostics/mask_summary_tiles.py (B4 S2048 causal,
-# bool / bf16 us): rows (16, 512, 4) 33 / 57; (16, 1024, 8) 29 / 60, (16, 256, 4) 34 / 90, (32, 256, 4) 40 / 79,
-# (64, 256, 8) 63 / 77; cols (256, 8) 34 / 45; (512, 8) 32 / 54, (128, 4) 56 / 59.
-_ROWS_CHUNK = 512
-_COLS_CHUNK = 256
+# Note [mask summary passes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The summaries need, per (row block, key tile), only two facts: which of the block's rows have a real entry in
+# the tile, and whether every entry of the tile is neutral (True / 0.0).  The flags kernel reads the mask once and
+# writes them as one int32 per (row block, key tile): bit r (r < MASK_ROWS) for row r of the block, bit MASK_ROWS
+# for "all neutral" (rows past SEQ_Q and keys past SEQ_K count as neutral and not real).  Its programs each load one
+# [rows, keys] block of the mask (_FLAG_SHAPES) with no loop, so every program's loads are in flight at once (an
+# H200 reads a bool mask at ~0.8 TB/s so, a bf16 one at ~1.5; not the copy bandwidth: the per-element tests and
+# reductions bound it).  The rows kernel then reads a row block's flags (cdiv(SEQ_K, MASK_TILE) of
+# them), the cols kernel a key tile's flags and the rows summary's "row without a real entry" marks.  The flags are
+# 1/256 of the mask's elements.
+#
+# Program shapes: flags (rows, keys, warps) per MASK_KIND (bool 1, additive 2); rows: _ROWS_ENTRIES entries a
+# program, _ROWS_TILES flags a step; cols: _COLS_ENTRIES entries a program, _COLS_TILES query tiles a step.
+# H200 2026-12-04, benchmarks/diagnostics/mask_summary_tiles.py (B4 S2048, causal (B, 1, S, S), GPU us, two runs):
+# flags bool (16, 256, 4) 21.1-21.6, (32, 512, 4) 20.5-21.1, (64, 256, 4) 22.6-23.6, (64, 256, 8) 34; flags bf16
+# (16, 64, 2) 21.7-21.8, (16, 128, 4) 22.2, (64, 256, 4) 31; rows (16, 32) 4.7-5.6, (4, 64) 5.6-7.4; cols (4, 32)
+# 5.2-9.9, (16, 16) 9.2-10.5.  The single-pass kernels these replace took 30 (bool) / 62 (bf16) us a rows summary and
+# 31 / 38 us a cols summary, each reading the mask.
+_ROWS_PER_ENTRY, _TILE = int(MASK_ROWS), int(MASK_TILE)  # as host ints
+ROW_BITS = tl.constexpr((1 << int(MASK_ROWS)) - 1)  # a flag's row bits
+NEUTRAL_BIT = tl.constexpr(1 << int(MASK_ROWS))  # a flag's "all neutral" bit
+_FLAG_SHAPES = {1: (16, 256, 4), 2: (16, 64, 2)}
+_ROWS_ENTRIES = 16
+_ROWS_TILES = 32
+_COLS_ENTRIES = 4
+_COLS_TILES = 32
 
 
 @triton.jit
@@ -42,139 +62,156 @@ def _neutral(b_mask, MASK_KIND: tl.constexpr):
 
 
 @triton.jit
+def _or(a, b):
+    return a | b
+
+
+@triton.jit
 def _first_run(t_full, idx, t0, f_lo, f_hi, CT: tl.constexpr):
-    """Extend the first run of full tiles [f_lo, f_hi) (f_lo = BIG: none yet) by the chunk of tiles idx = t0 + [0, CT)
-    whose fullness is t_full: a run starts at the first full tile, and one that reached the chunk's start goes on."""
+    """Extend each entry's first run of full tiles [f_lo, f_hi) (f_lo = BIG: none yet) by the chunk of tiles
+    idx = t0 + [0, CT) whose fullness is t_full [E, CT] (f_lo, f_hi: [E]): a run starts at the first full tile, and
+    one that reached the chunk's start goes on."""
     BIG: tl.constexpr = 1 << 30
-    first = tl.min(tl.where(t_full > 0, idx, BIG), 0)
+    first = tl.min(tl.where(t_full > 0, idx[None, :], BIG), 1)
     start = tl.where(f_lo == BIG, first, tl.where(f_hi == t0, f_hi, BIG))
-    end = tl.min(tl.where((t_full == 0) & (idx >= start), idx, t0 + CT), 0)
+    end = tl.min(tl.where((t_full == 0) & (idx[None, :] >= start[:, None]), idx[None, :], t0 + CT), 1)
     f_lo = tl.where((f_lo == BIG) & (first < BIG), first, f_lo)
     f_hi = tl.where(start < BIG, end, f_hi)
     return f_lo, f_hi
 
 
 @triton.jit
-def _rows_step(MASK, mask_off, o_i, c0, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
-               MASK_KIND: tl.constexpr, CHUNK: tl.constexpr, CHECK_KEYS: tl.constexpr):
-    """The rows kernel's state after the keys [c0, c0 + CHUNK) of its rows o_i.  CHECK_KEYS=False: every key is
-    below SEQ_K, and the mask rows load as vectors (load_mask_tile)."""
+def _flags_block(MASK, FLAGS, mask_off, flag_off, i_q, i_k, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                 MASK_KIND: tl.constexpr, P_ROWS: tl.constexpr, P_KEYS: tl.constexpr, CHECK_KEYS: tl.constexpr):
+    """The flags of the mask block [i_q * P_ROWS, +P_ROWS) x [i_k * P_KEYS, +P_KEYS), loaded as a [P_ROWS * CT, T]
+    tile whose row (row, tile) holds one row's keys of one key tile: each flag bit is then a reduction along the
+    tile's contiguous axis, and only [P_ROWS * CT] vectors are regrouped into row blocks."""
+    R: tl.constexpr = MASK_ROWS
     T: tl.constexpr = MASK_TILE
-    CT: tl.constexpr = CHUNK // T
-    BIG: tl.constexpr = 1 << 30
-    o_j = c0 + tl.arange(0, CHUNK)
-    b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                            stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND, CHECK_KEYS=CHECK_KEYS)
-    inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
-    real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [R, CHUNK]
-    neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
-    row_real = tl.maximum(row_real, tl.max(real, 1))
-    # over the rows first, then over each tile's keys: a [CHUNK] vector is reshaped, not the [T, CHUNK] tile
-    t_real = tl.max(tl.reshape(tl.max(real, 0), [CT, T]), 1)  # [CT]
-    t_full = tl.min(tl.reshape(tl.min(neutral, 0), [CT, T]), 1) * t_real
-    idx = c0 // T + tl.arange(0, CT)
-    lo = tl.minimum(lo, tl.min(tl.where(t_real > 0, idx, BIG), 0))
-    hi = tl.maximum(hi, tl.max(tl.where(t_real > 0, idx + 1, 0), 0))
-    f_lo, f_hi = _first_run(t_full, idx, c0 // T, f_lo, f_hi, CT)
-    return row_real, lo, hi, f_lo, f_hi
+    RB: tl.constexpr = P_ROWS // R
+    CT: tl.constexpr = P_KEYS // T
+    e = tl.arange(0, P_ROWS * CT)  # (row, tile) pairs, row-major
+    o_i = i_q * P_ROWS + e // CT
+    o_j = (i_k * CT + e % CT)[:, None] * T + tl.arange(0, T)[None, :]
+    b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j, stride_mm=stride_mm, stride_mn=stride_mn,
+                            SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND, CHECK_KEYS=CHECK_KEYS)
+    inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)
+    row_real = tl.max((mask_real(b_mask, MASK_KIND) & inside).to(tl.int32), 1)  # [P_ROWS * CT]
+    row_neutral = tl.min((_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32), 1)
+    bits = tl.reshape(row_real << ((e // CT) % R), [RB, R, CT])
+    row_bits = tl.sum(bits, 1)  # [RB, CT]: distinct bits, so a sum is an or
+    full = tl.min(tl.reshape(row_neutral, [RB, R, CT]), 1)
+    o_r = i_q * RB + tl.arange(0, RB)
+    o_t = i_k * CT + tl.arange(0, CT)
+    n_r = tl.cdiv(SEQ_Q, R)
+    n_c = tl.cdiv(SEQ_K, T)
+    tl.store(FLAGS + flag_off + o_r[:, None].to(tl.int64) * n_c + o_t[None, :], row_bits | (full << R),
+             mask=(o_r < n_r)[:, None] & (o_t < n_c)[None, :])
 
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
-def _mask_rows_kernel(MASK, ROWS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
-                      MASK_KIND: tl.constexpr, CHUNK: tl.constexpr, R: tl.constexpr = MASK_ROWS):
-    """Grid (cdiv(SEQ_Q, R) * Bs * Hs,): one block of R (MASK_ROWS) query rows of one mask slice."""
+def _mask_flags_kernel(MASK, FLAGS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
+                       MASK_KIND: tl.constexpr, P_ROWS: tl.constexpr, P_KEYS: tl.constexpr):
+    """Grid (cdiv(SEQ_K, P_KEYS) * cdiv(SEQ_Q, P_ROWS) * Bs * Hs,): the flags (Note [mask summary passes]) of one
+    [P_ROWS, P_KEYS] block of one mask slice, FLAGS [Bs * Hs, cdiv(SEQ_Q, MASK_ROWS), cdiv(SEQ_K, MASK_TILE)]."""
+    n_k = tl.cdiv(SEQ_K, P_KEYS)
+    n_q = tl.cdiv(SEQ_Q, P_ROWS)
+    i_k = tl.program_id(0) % n_k
+    i_q = (tl.program_id(0) // n_k) % n_q
+    i_bh = tl.program_id(0) // (n_k * n_q)
+    mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
+    flag_off = i_bh.to(tl.int64) * tl.cdiv(SEQ_Q, MASK_ROWS) * tl.cdiv(SEQ_K, MASK_TILE)
+    if (i_k + 1) * P_KEYS <= SEQ_K:  # whole key tiles: vector loads
+        _flags_block(MASK, FLAGS, mask_off, flag_off, i_q, i_k, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                     MASK_KIND=MASK_KIND, P_ROWS=P_ROWS, P_KEYS=P_KEYS, CHECK_KEYS=False)
+    else:
+        _flags_block(MASK, FLAGS, mask_off, flag_off, i_q, i_k, stride_mm, stride_mn, SEQ_Q, SEQ_K,
+                     MASK_KIND=MASK_KIND, P_ROWS=P_ROWS, P_KEYS=P_KEYS, CHECK_KEYS=True)
+
+
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
+def _mask_rows_kernel(FLAGS, ROWS, SEQ_Q, SEQ_K, E: tl.constexpr, CT: tl.constexpr):
+    """Grid (cdiv(cdiv(SEQ_Q, MASK_ROWS), E) * Bs * Hs,): E rows-summary entries of one mask slice from their flags,
+    CT key tiles a step."""
+    R: tl.constexpr = MASK_ROWS
     T: tl.constexpr = MASK_TILE
     BIG: tl.constexpr = 1 << 30
     n_r = tl.cdiv(SEQ_Q, R)
-    i_r = tl.program_id(0) % n_r
-    i_bh = tl.program_id(0) // n_r
-    mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
-    o_i = i_r * R + tl.arange(0, R)
-    row_real = tl.zeros([R], dtype=tl.int32)
-    lo = BIG
-    hi = 0
-    f_lo = BIG
-    f_hi = -1
-    n_whole = SEQ_K // CHUNK * CHUNK
-    for c0 in range(0, n_whole, CHUNK):  # whole chunks: vector loads
-        row_real, lo, hi, f_lo, f_hi = _rows_step(
-            MASK, mask_off, o_i, c0, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
-            MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=False)
-    if n_whole < SEQ_K:  # the ragged end
-        row_real, lo, hi, f_lo, f_hi = _rows_step(
-            MASK, mask_off, o_i, n_whole, stride_mm, stride_mn, SEQ_Q, SEQ_K, row_real, lo, hi, f_lo, f_hi,
-            MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=True)
-    every_row = tl.min(tl.where(o_i < SEQ_Q, row_real, 1), 0) > 0
+    n_c = tl.cdiv(SEQ_K, T)
+    n_e = tl.cdiv(n_r, E)
+    i_bh = tl.program_id(0) // n_e
+    o_e = (tl.program_id(0) % n_e) * E + tl.arange(0, E)  # row blocks
+    base = FLAGS + (i_bh.to(tl.int64) * n_r + o_e[:, None]) * n_c
+    row_or = tl.zeros([E], dtype=tl.int32)
+    lo = tl.full([E], BIG, tl.int32)
+    hi = tl.zeros([E], dtype=tl.int32)
+    f_lo = tl.full([E], BIG, tl.int32)
+    f_hi = tl.full([E], -1, tl.int32)
+    for t0 in range(0, n_c, CT):
+        idx = t0 + tl.arange(0, CT)
+        flags = tl.load(base + idx[None, :], mask=(o_e < n_r)[:, None] & (idx < n_c)[None, :], other=0)
+        bits = flags & ROW_BITS
+        row_or = row_or | tl.reduce(bits, 1, _or)
+        t_real = bits != 0
+        t_full = ((flags >> R) & 1) * t_real.to(tl.int32)
+        lo = tl.minimum(lo, tl.min(tl.where(t_real, idx[None, :], BIG), 1))
+        hi = tl.maximum(hi, tl.max(tl.where(t_real, idx[None, :] + 1, 0), 1))
+        f_lo, f_hi = _first_run(t_full, idx, t0, f_lo, f_hi, CT)
+    rows_in = tl.minimum(SEQ_Q - o_e * R, R)  # the block's rows below SEQ_Q
+    want = (1 << rows_in) - 1
+    every_row = (row_or & want) == want
     f_hi = tl.where(f_lo == BIG, lo, f_hi)
     f_lo = tl.where(f_lo == BIG, lo, f_lo)
-    p = ROWS + (i_bh.to(tl.int64) * n_r + i_r) * 4
-    tl.store(p, tl.where(every_row, lo * T, 0))
-    tl.store(p + 1, tl.where(every_row, f_lo * T, 0))
-    tl.store(p + 2, tl.where(every_row, f_hi * T, -1))
-    tl.store(p + 3, tl.where(every_row, hi * T, tl.cdiv(SEQ_K, T) * T))
-
-
-@triton.jit
-def _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K, MASK_KIND: tl.constexpr,
-               CHUNK: tl.constexpr, CHECK_KEYS: tl.constexpr):
-    """(lo, hi, f_lo, f_hi) in query tiles of the MASK_TILE keys o_j, over every query (the cols kernel); n_r: the
-    rows summary's entries (of MASK_ROWS rows) per slice."""
-    T: tl.constexpr = MASK_TILE
-    CT: tl.constexpr = CHUNK // T
-    RT: tl.constexpr = T // MASK_ROWS  # rows-summary entries per query tile
-    BIG: tl.constexpr = 1 << 30
-    lo = BIG
-    hi = 0
-    f_lo = BIG
-    f_hi = -1
-    for r0 in range(0, SEQ_Q, CHUNK):
-        o_i = r0 + tl.arange(0, CHUNK)
-        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[:, None], o_j=o_j[None, :], stride_mm=stride_mm,
-                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                CHECK_KEYS=CHECK_KEYS)
-        inside = (o_i < SEQ_Q)[:, None] & (o_j < SEQ_K)[None, :]
-        real = (mask_real(b_mask, MASK_KIND) & inside).to(tl.int32)  # [CHUNK, T]
-        neutral = (_neutral(b_mask, MASK_KIND) | (inside == 0)).to(tl.int32)
-        t_real = tl.max(tl.reshape(tl.max(real, 1), [CT, T]), 1)  # [CT]: over the keys first, as _rows_step
-        t_full = tl.min(tl.reshape(tl.min(neutral, 1), [CT, T]), 1) * t_real
-        idx = r0 // T + tl.arange(0, CT)
-        i_e = idx[:, None] * RT + tl.arange(0, RT)[None, :]  # [CT, RT]
-        unreal = tl.min(tl.load(ROWS + (i_bh.to(tl.int64) * n_r + i_e) * 4 + 2, mask=i_e < n_r, other=0), 1) < 0
-        needed = (t_real > 0) | unreal
-        t_full = tl.where(unreal, 0, t_full)
-        lo = tl.minimum(lo, tl.min(tl.where(needed, idx, BIG), 0))
-        hi = tl.maximum(hi, tl.max(tl.where(needed, idx + 1, 0), 0))
-        f_lo, f_hi = _first_run(t_full, idx, r0 // T, f_lo, f_hi, CT)
-    return lo, hi, f_lo, f_hi
+    p = ROWS + (i_bh.to(tl.int64) * n_r + o_e) * 4
+    keep = o_e < n_r
+    tl.store(p, tl.where(every_row, lo * T, 0), mask=keep)
+    tl.store(p + 1, tl.where(every_row, f_lo * T, 0), mask=keep)
+    tl.store(p + 2, tl.where(every_row, f_hi * T, -1), mask=keep)
+    tl.store(p + 3, tl.where(every_row, hi * T, n_c * T), mask=keep)
 
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
-def _mask_cols_kernel(MASK, ROWS, COLS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
-                      MASK_KIND: tl.constexpr, CHUNK: tl.constexpr):
-    """Grid (cdiv(SEQ_K, MASK_TILE) * Bs * Hs,): one block of MASK_TILE keys of one mask slice; ROWS (the rows
-    kernel's result) marks the row blocks holding a row without a real entry (full_hi = -1)."""
+def _mask_cols_kernel(FLAGS, ROWS, COLS, SEQ_Q, SEQ_K, E: tl.constexpr, QT: tl.constexpr):
+    """Grid (cdiv(cdiv(SEQ_K, MASK_TILE), E) * Bs * Hs,): E cols-summary entries (key tiles) of one mask slice from
+    their flags, QT query tiles a step; ROWS (the rows kernel's result) marks the row blocks holding a row without a
+    real entry (full_hi = -1)."""
+    R: tl.constexpr = MASK_ROWS
     T: tl.constexpr = MASK_TILE
+    RT: tl.constexpr = T // R  # row blocks per query tile
     BIG: tl.constexpr = 1 << 30
+    n_r = tl.cdiv(SEQ_Q, R)
     n_c = tl.cdiv(SEQ_K, T)
-    n_r = tl.cdiv(SEQ_Q, MASK_ROWS)
-    i_c = tl.program_id(0) % n_c
-    i_bh = tl.program_id(0) // n_c
-    mask_off = (i_bh // H_S).to(tl.int64) * stride_mb + (i_bh % H_S).to(tl.int64) * stride_mh
-    o_j = i_c * T + tl.arange(0, T)
-    if (i_c + 1) * T <= SEQ_K:  # a whole key block: vector loads
-        lo, hi, f_lo, f_hi = _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                        MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=False)
-    else:
-        lo, hi, f_lo, f_hi = _cols_loop(MASK, ROWS, mask_off, o_j, i_bh, n_r, stride_mm, stride_mn, SEQ_Q, SEQ_K,
-                                        MASK_KIND=MASK_KIND, CHUNK=CHUNK, CHECK_KEYS=True)
+    n_e = tl.cdiv(n_c, E)
+    i_bh = tl.program_id(0) // n_e
+    o_e = (tl.program_id(0) % n_e) * E + tl.arange(0, E)  # key tiles
+    lo = tl.full([E], BIG, tl.int32)
+    hi = tl.zeros([E], dtype=tl.int32)
+    f_lo = tl.full([E], BIG, tl.int32)
+    f_hi = tl.full([E], -1, tl.int32)
+    for q0 in range(0, tl.cdiv(SEQ_Q, T), QT):
+        idx = q0 + tl.arange(0, QT)  # query tiles
+        o_r = q0 * RT + tl.arange(0, QT * RT)  # their row blocks
+        # a row block past SEQ_Q (the last query tile's) holds no row: neutral, nothing real
+        flags = tl.load(FLAGS + (i_bh.to(tl.int64) * n_r + o_r[None, :]) * n_c + o_e[:, None],
+                        mask=(o_r < n_r)[None, :] & (o_e < n_c)[:, None], other=NEUTRAL_BIT)
+        t_real = tl.max(tl.reshape(((flags & ROW_BITS) != 0).to(tl.int32), [E, QT, RT]), 2)
+        t_full = tl.min(tl.reshape((flags >> R) & 1, [E, QT, RT]), 2) * t_real
+        unreal = tl.min(tl.reshape(tl.load(ROWS + (i_bh.to(tl.int64) * n_r + o_r) * 4 + 2, mask=o_r < n_r, other=0),
+                                   [QT, RT]), 1) < 0
+        needed = (t_real > 0) | unreal[None, :]
+        t_full = tl.where(unreal[None, :], 0, t_full)
+        lo = tl.minimum(lo, tl.min(tl.where(needed, idx[None, :], BIG), 1))
+        hi = tl.maximum(hi, tl.max(tl.where(needed, idx[None, :] + 1, 0), 1))
+        f_lo, f_hi = _first_run(t_full, idx, q0, f_lo, f_hi, QT)
     lo = tl.where(lo == BIG, 0, lo)  # nothing needed: an empty range
     f_hi = tl.where(f_lo == BIG, lo, f_hi)
     f_lo = tl.where(f_lo == BIG, lo, f_lo)
-    p = COLS + (i_bh.to(tl.int64) * n_c + i_c) * 4
-    tl.store(p, lo * T)
-    tl.store(p + 1, f_lo * T)
-    tl.store(p + 2, f_hi * T)
-    tl.store(p + 3, hi * T)
+    p = COLS + (i_bh.to(tl.int64) * n_c + o_e) * 4
+    keep = o_e < n_c
+    tl.store(p, lo * T, mask=keep)
+    tl.store(p + 1, f_lo * T, mask=keep)
+    tl.store(p + 2, f_hi * T, mask=keep)
+    tl.store(p + 3, hi * T, mask=keep)
 
 
 def summary_slices(mask4d: torch.Tensor) -> tuple[int, int]:
@@ -187,13 +224,29 @@ def summary_shapes(mask4d: torch.Tensor) -> tuple[tuple, tuple]:
     """The shapes of mask_summary's rows and cols."""
     B_s, H_s = summary_slices(mask4d)
     Sq, Sk = mask4d.shape[2:]
-    rows, tile = int(MASK_ROWS), int(MASK_TILE)
-    return (B_s, H_s, (Sq + rows - 1) // rows, 4), (B_s, H_s, (Sk + tile - 1) // tile, 4)
+    return (B_s, H_s, cdiv(Sq, _ROWS_PER_ENTRY), 4), (B_s, H_s, cdiv(Sk, _TILE), 4)
 
 
-# Note [eager launch path] in kernels/launch.py; a launch's meta: (kernel, the mask's dtype), which fixes MASK_KIND
+# Note [eager launch path] in kernels/launch.py; a launch's meta: (kernel, the mask's dtype or the program shape),
+# which fixes the constexprs
+_FLAGS = FastLaunch(_mask_flags_kernel)
 _ROWS = FastLaunch(_mask_rows_kernel)
 _COLS = FastLaunch(_mask_cols_kernel)
+
+
+def mask_flags(mask4d: torch.Tensor) -> torch.Tensor:
+    """The flags of Note [mask summary passes]: [Bs * Hs, cdiv(Sq, MASK_ROWS), cdiv(Sk, MASK_TILE)] int32."""
+    (B_s, H_s, n_r, _), (_, _, n_c, _) = summary_shapes(mask4d)
+    Sq, Sk = mask4d.shape[2:]
+    flags = torch.empty((B_s * H_s, n_r, n_c), device=mask4d.device, dtype=torch.int32)
+    if flags.numel():
+        kind = mask_kind(mask4d.dtype)
+        p_rows, p_keys, warps = _FLAG_SHAPES[kind]
+        grid = cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s
+        _FLAGS((grid,), ("flags", mask4d.dtype, p_rows, p_keys, warps), (mask4d, flags),
+               (*mask4d.stride(), H_s, Sq, Sk), (), dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys),
+               num_warps=warps)
+    return flags
 
 
 def mask_summary(mask4d: torch.Tensor, cols: bool,
@@ -204,21 +257,23 @@ def mask_summary(mask4d: torch.Tensor, cols: bool,
     B_s, H_s, n_r, _ = row_shape
     n_c = col_shape[2]
     Sq, Sk = mask4d.shape[2:]
-    ints = (*mask4d.stride(), H_s, Sq, Sk)
-    kind = mask_kind(mask4d.dtype)
     if rows is not None:
         if tuple(rows.shape) != row_shape or rows.dtype != torch.int32:
             raise ValueError(f"rows must be the mask's [{', '.join(map(str, row_shape))}] int32 rows summary, got "
                              f"{rows.dtype} {tuple(rows.shape)}")
-    else:
+        if not cols:
+            return rows, None
+    if not (n_r and n_c):
+        return (rows if rows is not None else torch.empty(row_shape, device=mask4d.device, dtype=torch.int32),
+                torch.empty(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None)
+    flags = mask_flags(mask4d)
+    if rows is None:
         rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
-        if rows.numel():
-            _ROWS((n_r * B_s * H_s,), ("rows", mask4d.dtype), (mask4d, rows), ints, (),
-                  dict(MASK_KIND=kind, CHUNK=_ROWS_CHUNK), num_warps=4)
+        _ROWS((cdiv(n_r, _ROWS_ENTRIES) * B_s * H_s,), ("rows", _ROWS_ENTRIES, _ROWS_TILES), (flags, rows),
+              (Sq, Sk), (), dict(E=_ROWS_ENTRIES, CT=_ROWS_TILES), num_warps=4)
     if not cols:
         return rows, None
     col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)
-    if col_sum.numel() and rows.numel():
-        _COLS((n_c * B_s * H_s,), ("cols", mask4d.dtype), (mask4d, rows, col_sum), ints, (),
-              dict(MASK_KIND=kind, CHUNK=_COLS_CHUNK), num_warps=8)
+    _COLS((cdiv(n_c, _COLS_ENTRIES) * B_s * H_s,), ("cols", _COLS_ENTRIES, _COLS_TILES), (flags, rows, col_sum),
+          (Sq, Sk), (), dict(E=_COLS_ENTRIES, QT=_COLS_TILES), num_warps=4)
     return rows, col_sum

@@ -52,24 +52,27 @@ def test_attention_fast_path_equals_custom_op(p, causal, gqa, mask):
 
 
 def test_attention_fast_path_makes_the_rows_summary_once(monkeypatch):
-    """Note [mask ranges]: with a mask tensor the fast path's backward reuses the forward's rows summary (one rows
-    launch a forward+backward, where the custom op's path makes one in each pass), with the same results."""
+    """Note [mask ranges]: with a mask tensor the fast path's backward reuses the forward's rows summary and flags
+    (Note [mask summary passes]: one flags and one rows launch a forward+backward, where the custom op's path makes
+    both in each pass), with the same results."""
     from inductor_conv.kernels import attn_mask_summary
 
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", True)
     launches = []
-    rows_launch = attn_mask_summary._ROWS
-    monkeypatch.setattr(attn_mask_summary, "_ROWS", lambda *a, **kw: (launches.append(a[1]), rows_launch(*a, **kw)))
+    for name in ("_FLAGS", "_ROWS"):
+        launch = getattr(attn_mask_summary, name)
+        monkeypatch.setattr(attn_mask_summary, name,
+                            lambda *a, launch=launch, **kw: (launches.append(a[1][0]), launch(*a, **kw)))
     q, k, v, _ = _attention_inputs(DEVICE, gqa=True, seq=40)
     mask = (torch.arange(40)[None, :] <= torch.arange(40)[:, None] + 3).to(DEVICE).expand(1, 1, 40, 40)
     fast = inductor_conv.attention(q, k, v, attn_mask=mask, enable_gqa=True)
     assert type(fast.grad_fn).__name__ == "_EagerAttentionBackward"
     dout = torch.randn_like(fast)
     fast_grads = torch.autograd.grad(fast, (q, k, v), dout)
-    assert len(launches) == 1, launches
+    assert launches == ["flags", "rows"], launches
     ref = _via_op(q, k, v, mask, 0.0, False, 3)
     ref_grads = torch.autograd.grad(ref, (q, k, v), dout)
-    assert len(launches) == 3, launches  # the custom op's forward and backward make their own
+    assert launches == ["flags", "rows"] * 3, launches  # the custom op's forward and backward make their own
     assert torch.equal(fast, ref)
     for a, b in zip(fast_grads, ref_grads):
         assert torch.equal(a, b)

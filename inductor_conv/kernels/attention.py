@@ -22,7 +22,7 @@ from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
-from .attn_mask_summary import mask_summary
+from .attn_mask_summary import summarise
 from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
@@ -409,12 +409,12 @@ def _mask_strides(mask4d):
     return mask4d.stride() if mask4d is not None else (0, 0, 0, 0)
 
 
-def _summaries(plan, mask4d, cols: bool, rows=None):
-    """(rows, cols) mask summaries of Note [mask ranges] when the plan skips tiles (cols only for the backward),
-    else Nones; `rows`, the forward's, is not made again."""
+def _summaries(plan, mask4d, cols: bool, rows=None, flags=None):
+    """(rows, cols, flags): the mask summaries of Note [mask ranges] when the plan skips tiles (cols only for the
+    backward) and the flags they came from, else Nones; `rows` / `flags`, the forward's, are not made again."""
     if not plan.constexprs["MASK_RANGES"]:
-        return None, None
-    return mask_summary(mask4d, cols, rows)
+        return None, None, None
+    return summarise(mask4d, cols, rows, flags)
 
 
 def _summary_strides(summary):
@@ -448,29 +448,29 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
 
 def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
                     config=None):
-    """launch_fwd, and the mask's rows summary it made (Note [mask ranges]; None without one) for launch_bwd's
-    `rows`: (out, lse, rows)."""
+    """launch_fwd, and the mask's rows summary and flags it made (Note [mask ranges], Note [mask summary passes];
+    Nones without them) for launch_bwd's `rows` and `flags`: (out, lse, rows, flags)."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     if (config is None and Sq <= attention_decode.MAX_QUERIES and dropout_p == 0.0 and attention_decode.use_decode(q, k)
             and v.shape[-1] == D):
         # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
-        return (*attention_decode.attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap), None)
+        return (*attention_decode.attention_decode_fwd(q, k, v, mask4d, is_causal, scale, softcap), None, None)
     out = empty_like_q(q, v.shape[-1])
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
-        return out, lse.fill_(float("-inf")), None
+        return out, lse.fill_(float("-inf")), None, None
     plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     grid = (cdiv(Sq, plan.rows) * B * Hq,)
-    rows, _ = _summaries(plan, mask4d, False)
+    rows, _, flags = _summaries(plan, mask4d, False)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse, rows)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(), *_summary_strides(rows))
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
     meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0)  # Note [one kernel per configuration]
     _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
          num_stages=plan.num_stages)
-    return out, lse, rows
+    return out, lse, rows, flags
 
 
 def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, *, mask_grad: bool,
@@ -501,10 +501,10 @@ def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scal
 
 
 def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, seed, mask_grad: bool,
-               softcap: float = 0.0, config=None, rows=None):
+               softcap: float = 0.0, config=None, rows=None, flags=None):
     """attention_bwd without its argument checks (as launch_fwd): returns (dq, dk, dv, dS [B, Hq, Sq, Sk] fp32 or
-    None); dS is not yet summed over the mask's broadcast dims (reduce_dmask).  rows: launch_fwd_rows' summary of
-    this mask (not made again)."""
+    None); dS is not yet summed over the mask's broadcast dims (reduce_dmask).  rows, flags: launch_fwd_rows' summary
+    and flags of this mask (not made again)."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -520,7 +520,7 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
            (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
     grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
-    rows, cols = _summaries(plan, mask4d, True, rows)
+    rows, cols, _ = _summaries(plan, mask4d, True, rows, flags)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds, rows, cols)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride(), *_summary_strides(rows), *_summary_strides(cols))

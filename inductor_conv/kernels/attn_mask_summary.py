@@ -249,31 +249,37 @@ def mask_flags(mask4d: torch.Tensor) -> torch.Tensor:
     return flags
 
 
-def mask_summary(mask4d: torch.Tensor, cols: bool,
-                 rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk].
-    rows: the rows summary of this mask made earlier (the eager op's forward), which is then not made again."""
+def mask_summary(mask4d: torch.Tensor, cols: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(rows, cols or None), compact [Bs, Hs, n, 4] int32 (module docstring) of a mask viewed as [B, H, Sq, Sk]."""
+    return summarise(mask4d, cols)[:2]
+
+
+def summarise(mask4d: torch.Tensor, cols: bool, rows: torch.Tensor | None = None,
+              flags: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """mask_summary, and the flags it read them from (None for an empty mask): (rows, cols or None, flags).  rows /
+    flags: this mask's, made earlier (the eager op's forward, for its backward), which are then not made again."""
     row_shape, col_shape = summary_shapes(mask4d)
     B_s, H_s, n_r, _ = row_shape
     n_c = col_shape[2]
     Sq, Sk = mask4d.shape[2:]
-    if rows is not None:
-        if tuple(rows.shape) != row_shape or rows.dtype != torch.int32:
-            raise ValueError(f"rows must be the mask's [{', '.join(map(str, row_shape))}] int32 rows summary, got "
-                             f"{rows.dtype} {tuple(rows.shape)}")
-        if not cols:
-            return rows, None
+    for name, given, shape in (("rows", rows, row_shape), ("flags", flags, (B_s * H_s, n_r, n_c))):
+        if given is not None and (tuple(given.shape) != shape or given.dtype != torch.int32):
+            raise ValueError(f"{name} must be the mask's [{', '.join(map(str, shape))}] int32 {name}, got "
+                             f"{given.dtype} {tuple(given.shape)}")
+    if rows is not None and not cols:
+        return rows, None, flags
     if not (n_r and n_c):
         return (rows if rows is not None else torch.empty(row_shape, device=mask4d.device, dtype=torch.int32),
-                torch.empty(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None)
-    flags = mask_flags(mask4d)
+                torch.empty(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None, None)
+    if flags is None:
+        flags = mask_flags(mask4d)
     if rows is None:
         rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
         _ROWS((cdiv(n_r, _ROWS_ENTRIES) * B_s * H_s,), ("rows", _ROWS_ENTRIES, _ROWS_TILES), (flags, rows),
               (Sq, Sk), (), dict(E=_ROWS_ENTRIES, CT=_ROWS_TILES), num_warps=4)
     if not cols:
-        return rows, None
+        return rows, None, flags
     col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)
     _COLS((cdiv(n_c, _COLS_ENTRIES) * B_s * H_s,), ("cols", _COLS_ENTRIES, _COLS_TILES), (flags, rows, col_sum),
           (Sq, Sk), (), dict(E=_COLS_ENTRIES, QT=_COLS_TILES), num_warps=4)
-    return rows, col_sum
+    return rows, col_sum, flags

@@ -120,9 +120,9 @@ floor entries: Note [finite-floor rows]) gets every tile in the forward, and cou
 the dK/dV programs.  A causal mask passed as a tensor then costs its band, with the mask read on the diagonal tiles
 only; a sliding window its window, a left-padded batch starts at its first token, a packed sequence of documents
 stays in its document.  Not with the mask's gradient (a template's dS buffer is not zero-filled).  The summary is
-two small launches (rows; cols for the backward) per call; the eager op's backward reuses its forward's rows
-(ops/attention.py's _EagerAttention), a compiled graph makes them in each pass (the op saves only its inputs, O, LSE
-and the seed).
+one read of the mask into flags and one small launch per summary (rows; cols for the backward) per call (Note [mask
+summary passes]); the eager op's backward reuses its forward's flags and rows (ops/attention.py's _EagerAttention),
+a compiled graph makes them in each pass (the op saves only its inputs, O, LSE and the seed).
 Loop structure: ptxas serialises every wgmma of a kernel (advisory C7512 or C7515) when the loops multiply, so the
 forward runs two loops, not three (the full tiles, then one loop over [lo, f_lo) and [f_hi, hi) that steps across
 the gap: GAP); the dQ programs the same, partial tiles first; the dK/dV programs run two head loops, every head's

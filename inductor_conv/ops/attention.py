@@ -272,16 +272,17 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
 class _EagerAttention(torch.autograd.Function):
     """The public function's eager path (Note [eager fast path] in ops/eager.py): the op's forward and backward
     launchers, without the custom op's dispatch.  Saves what the op's autograd saves (Note [attention backward
-    recomputes P]) and the mask's rows summary (Note [mask ranges]; a few KB), which the backward would make again
-    (H200, a (4, 1, 2048, 2048) bool mask: 0.03 ms and a launch); the mask is saved with it, so autograd refuses a
-    backward after the mask was changed in place."""
+    recomputes P]) and the mask's rows summary and flags (Note [mask ranges], Note [mask summary passes]; 1/256 of the
+    mask's elements), which the backward would make again (two launches; H200, a (4, 1, 2048, 2048) mask: 0.012 ms
+    bool, 0.022 bf16 for the flags); the mask is saved with them, so autograd refuses a backward after the mask was
+    changed in place."""
 
     @staticmethod
     def forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
         from inductor_conv.kernels.attention import launch_fwd_rows
 
-        out, lse, rows = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
-        ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed, rows)
+        out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
+        ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed, rows, flags)
         ctx.args = (dropout_p, is_causal, scale, softcap)
         ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
         return out
@@ -290,12 +291,12 @@ class _EagerAttention(torch.autograd.Function):
     def backward(ctx, dout):
         from inductor_conv.kernels.attention import launch_bwd, reduce_dmask
 
-        q, k, v, attn_mask, out, lse, seed, rows = ctx.saved_tensors
+        q, k, v, attn_mask, out, lse, seed, rows, flags = ctx.saved_tensors
         dropout_p, is_causal, scale, softcap = ctx.args
         if dout.dtype != q.dtype:
             dout = dout.to(q.dtype)
         dq, dk, dv, ds = launch_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
-                                    ctx.mask_grad, softcap, rows=rows)
+                                    ctx.mask_grad, softcap, rows=rows, flags=flags)
         dmask = reduce_dmask(ds, attn_mask) if ctx.mask_grad else None
         return dq, dk, dv, dmask, None, None, None, None, None
 

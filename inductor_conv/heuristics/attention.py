@@ -99,7 +99,9 @@ CUDA_FWD_MASKED_DROPOUT = {
 }
 CUDA_BWD_MASKED_DROPOUT = {
     # H200 2026-12-04, mask_template_tiles.py --p 0.1: 0.614 ms; (64, 64, 4, 2) 0.688, (64, 128, 8, 2) 0.691, split
-    # (64, 64, 4, 2) 0.702, (64, 128, 8, 3) 0.697
+    # (64, 64, 4, 2) 0.702, (64, 128, 8, 3) 0.697; with the mask summary of Note [mask summary passes] 0.611, against
+    # the 8-warp tiles that do not spill: (32, 128, 8, 2) 0.730, (64, 64, 8, 3) 1.100, (64, 64, 8, 2) 1.131,
+    # (32, 64, 8, 2) 1.551
     128: AttnBwdTile(32, 64, 4, 2),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).

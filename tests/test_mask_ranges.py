@@ -177,7 +177,7 @@ def _summary_ref(mask4d: torch.Tensor, cols: bool):
     return rows, (col_sum if cols else None)
 
 
-_SUMMARY_MASKS = list(_masks()) + ["ragged_packed", "bias_floor"]
+_SUMMARY_MASKS = list(_masks()) + ["ragged_packed", "bias_floor", "no_keys", "no_queries"]
 
 
 @pytest.mark.parametrize("name, shapes", [(n, "shipped") for n in _SUMMARY_MASKS + ["long_causal"]]
@@ -186,7 +186,7 @@ def test_summary_matches_its_definition(name, shapes, monkeypatch):
     """The rows / cols summaries (kernels/attn_mask_summary.py) of each mask against a Python walk of their
     definition: ragged lengths (a partial last tile on both axes), documents whose boundaries fall inside tiles, an
     additive mask with nonzero real entries (never full), rows with no real entry, runs of full tiles longer than
-    the kernels' steps.  "small" runs the summary kernels (Note [mask summary passes]) with programs of one flag
+    the kernels' steps, no keys or no queries.  "small" runs the summary kernels (Note [mask summary passes]) with programs of one flag
     and steps of two tiles, so each entry is made over many steps and every mask over many flag programs."""
     from inductor_conv.kernels import attn_mask_summary
 
@@ -197,6 +197,8 @@ def test_summary_matches_its_definition(name, shapes, monkeypatch):
     if name == "long_causal":  # full runs across the finalising kernels' steps of 32 and 16 tiles, a ragged tail
         i, j = torch.arange(2200)[:, None], torch.arange(2200)[None, :]
         mask = ((j <= i) & (j >= 100)).expand(1, 2, 2200, 2200).to(DEVICE)
+    elif name in ("no_keys", "no_queries"):  # summaries of defined values, no kernel launched
+        mask = torch.ones((1, 2, 70, 0) if name == "no_keys" else (1, 2, 0, 70), dtype=torch.bool, device=DEVICE)
     elif name == "ragged_packed":
         sq, sk = 200, 333
         doc = torch.arange(sk) // 70

@@ -268,9 +268,11 @@ def summarise(mask4d: torch.Tensor, cols: bool, rows: torch.Tensor | None = None
                              f"{given.dtype} {tuple(given.shape)}")
     if rows is not None and not cols:
         return rows, None, flags
-    if not (n_r and n_c):
-        return (rows if rows is not None else torch.empty(row_shape, device=mask4d.device, dtype=torch.int32),
-                torch.empty(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None, None)
+    if not (n_r and n_c):  # no keys: every row block is (0, 0, -1, 0), no row has a real entry; no queries: zeros
+        if rows is None:
+            rows = torch.zeros(row_shape, device=mask4d.device, dtype=torch.int32)
+            rows[..., 2] = -1
+        return rows, torch.zeros(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None, None
     if flags is None:
         flags = mask_flags(mask4d)
     if rows is None:

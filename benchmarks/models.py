@@ -50,9 +50,12 @@ bound); tok/s = batch x seq / wall; peak GiB = torch.cuda.max_memory_allocated o
 inductor_conv.counters() (per compiled graph, not per layer); graphs = Dynamo's unique graphs; cg skips = Inductor's
 cudagraph_skips counter; vs inductor = the last inductor row's wall / this row's wall (a variant may be named twice,
 ``--variants inductor,plugin,plugin,inductor``, to see whether the order of the variants in the process moves them);
-min-max = the fastest and slowest timed step; gc ms = time per timed step in Python's cyclic garbage collector (a
-collection of the oldest generation walks every object the process holds, and an earlier variant's compile leaves
-many), with the number of such full collections over the timed steps in brackets.
+min-max = the fastest and slowest timed step; host ms = the median time the host takes to queue a step's work (the
+step's call returning, before the synchronize): near wall ms, the step is host-bound (the GPU waits for launches);
+well below it, the GPU sets the pace (unless a step waits for the device midway); gc ms = time per timed step in
+Python's cyclic garbage collector (a collection of the oldest generation walks every object the process holds, and
+an earlier variant's compile leaves many), with the number of such full collections over the timed steps in
+brackets.
 Models with a causal conv also get, from the same profile: conv ms = GPU time of the conv kernels per step (the
 plugin's templates and their dw/dβ sums; default Inductor's extern conv and its backward, and the Triton kernels it
 names after them: common.step_kernel_ms), conv % = their share of the step's GPU ms, conv x = the inductor row's
@@ -391,10 +394,13 @@ def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
+    issue_ms = []
+
     def timed_step() -> float:
         sync(args.device)
         start = time.perf_counter()
         step()
+        issue_ms.append((time.perf_counter() - start) * 1e3)  # the host has queued the step's work
         sync(args.device)
         return (time.perf_counter() - start) * 1e3
 
@@ -404,6 +410,7 @@ def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int
             step()
         if args.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+        issue_ms.clear()
         with gc_time() as gc_spent:
             times = [timed_step() for _ in range(args.steps)]
         peak = torch.cuda.max_memory_allocated() / 2**30 if args.device == "cuda" else float("nan")
@@ -412,6 +419,7 @@ def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int
         inductor_conv.disable()
     dynamo = torch._dynamo.utils.counters
     return dict(compile_s=compile_s, wall=statistics.median(times), fastest=min(times), slowest=max(times),
+                host=statistics.median(issue_ms),
                 gc_ms=gc_spent["ms"] / len(times), gc_full=gc_spent["full"], gpu=gpu, conv=conv, peak=peak,
                 rewrites=dict(inductor_conv.counters()), graphs=dynamo["stats"]["unique_graphs"],
                 cg_skips=dynamo["inductor"]["cudagraph_skips"], tokens=batch * seq)
@@ -473,9 +481,9 @@ def main() -> None:
         line = f"plugin patterns traced or loaded in {trace_patterns():.1f} s (once per process, not in the rows)"
         lines.append(line)
         print(line, flush=True)
-    header = ["", "| model | layers x B x S | variant | compile s | wall ms | min-max | gc ms | GPU ms | tok/s | peak GiB | rewrites | "
-              "graphs | cg skips | vs inductor | conv ms | conv % | conv x |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    header = ["", "| model | layers x B x S | variant | compile s | wall ms | min-max | host ms | gc ms | GPU ms | tok/s | "
+              "peak GiB | rewrites | graphs | cg skips | vs inductor | conv ms | conv % | conv x |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += header
     print("\n".join(header), flush=True)
     with fx_graph_cache_disabled():
@@ -504,7 +512,8 @@ def main() -> None:
                         baseline, baseline_conv = r["wall"], r["conv"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
                     line = (f"| {label} | {n_layers} x {batch} x {seq} | {variant} | {r['compile_s']:.1f} | "
-                            f"{r['wall']:.1f} | {r['fastest']:.1f}-{r['slowest']:.1f} | {r['gc_ms']:.1f} ({r['gc_full']}) | "
+                            f"{r['wall']:.1f} | {r['fastest']:.1f}-{r['slowest']:.1f} | {r['host']:.1f} | "
+                            f"{r['gc_ms']:.1f} ({r['gc_full']}) | "
                             f"{r['gpu']:.1f} | {r['tokens'] / r['wall'] * 1e3:,.0f} | "
                             f"{r['peak']:.1f} | {fmt_rewrites(r['rewrites'])} | {r['graphs']} | {r['cg_skips']} | "
                             f"{ratio} | {fmt_conv(spec, r, baseline_conv)} |")

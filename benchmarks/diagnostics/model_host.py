@@ -1,8 +1,9 @@
 """Where a model's training step spends host time, default Inductor beside the plugin: for each variant, wall and
 GPU ms per step, kernel launches, CUDA runtime calls that wait for the device (synchronize, device-to-host copies),
-the host's top operators by self time, the top kernels by GPU time, and the synchronising calls torch's sync debug mode reports.  Built for a
-model whose step is host-bound around an eager scan (Qwen3-Next's delta rule), where a lower GPU time can still
-give a higher wall time.
+each timed step's wall time beside the time the host took to queue it (close: host-bound; far below: the GPU sets
+the pace), the host's top operators by self time, the top kernels by GPU time, and the synchronising calls torch's
+sync debug mode reports.  Built for steps that are host-bound (around an eager scan, Qwen3-Next's delta rule) or at
+the edge of it (Gemma 2), where a lower GPU time can still give a higher wall time.
 
     python benchmarks/diagnostics/model_host.py --models qwen3_next
 """
@@ -19,6 +20,7 @@ import inductor_conv  # noqa: E402
 import models as M  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 
+STEPS = 9  # timed steps; each one's wall time and the time its host took to queue it are printed
 WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
 
 
@@ -30,10 +32,11 @@ def report(name, model, ids):
     for _ in range(3):
         step()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
+    times, issued = [], []
+    for _ in range(STEPS):
         start = time.perf_counter()
         step()
+        issued.append((time.perf_counter() - start) * 1e3)  # the host has queued the step
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     with warnings.catch_warnings(record=True) as caught:
@@ -49,7 +52,9 @@ def report(name, model, ids):
     gpu = sum(e.self_device_time_total for e in ev) / 1e3
     launches = sum(e.count for e in ev if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx",
                                                     "cudaLaunchKernelExC"))
-    print(f"== {name}: wall {sorted(times)[2]:.1f} ms (min {min(times):.1f}), GPU {gpu:.1f} ms, launches {launches}")
+    print(f"== {name}: wall {sorted(times)[STEPS // 2]:.1f} ms (min {min(times):.1f}), GPU {gpu:.1f} ms, "
+          f"launches {launches}")
+    print("   steps wall / host-queued ms: " + ", ".join(f"{t:.1f}/{i:.1f}" for t, i in zip(times, issued)))
     for e in ev:
         if any(e.key.startswith(w) for w in WAITS):
             print(f"   wait {e.key}: {e.count} calls, {e.self_cpu_time_total / 1e3:.2f} ms")

@@ -15,6 +15,9 @@ Bs / Hs are 1 where the mask broadcasts (stride 0), so a (B, 1, S, S) mask is re
 Three kernels make them (Note [mask summary passes]): one pass over the mask writes a flag per (block of MASK_ROWS
 rows, tile of MASK_TILE keys), and two small kernels turn the flags into the rows and the cols summaries.
 """
+import functools
+from typing import NamedTuple
+
 import torch
 import triton
 import triton.language as tl
@@ -234,18 +237,49 @@ _ROWS = FastLaunch(_mask_rows_kernel)
 _COLS = FastLaunch(_mask_cols_kernel)
 
 
-def mask_flags(mask4d: torch.Tensor) -> torch.Tensor:
+class _Plan(NamedTuple):
+    """What summarise launches for a mask of one shape, strides and dtype: the outputs' shapes and, per kernel,
+    FastLaunch's (grid, meta, ints, constexprs, num_warps)."""
+    row_shape: tuple
+    col_shape: tuple
+    flag_shape: tuple
+    flags: tuple
+    rows: tuple
+    cols: tuple
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _Plan:
+    """programs: (flags (rows, keys, warps), rows (entries, tiles), cols (entries, tiles)), the module's shapes at
+    the call (a test changes them)."""
+    (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs
+    B, H, Sq, Sk = shape
+    B_s, H_s = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
+    n_r, n_c = cdiv(Sq, _ROWS_PER_ENTRY), cdiv(Sk, _TILE)
+    kind = mask_kind(dtype)
+    flags = ((cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s,), ("flags", dtype, p_rows, p_keys, warps),
+             (*stride, H_s, Sq, Sk), dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys), warps)
+    rows = ((cdiv(n_r, r_e) * B_s * H_s,), ("rows", r_e, r_t), (Sq, Sk), dict(E=r_e, CT=r_t), 4)
+    cols = ((cdiv(n_c, c_e) * B_s * H_s,), ("cols", c_e, c_t), (Sq, Sk), dict(E=c_e, QT=c_t), 4)
+    return _Plan((B_s, H_s, n_r, 4), (B_s, H_s, n_c, 4), (B_s * H_s, n_r, n_c), flags, rows, cols)
+
+
+def _plan_for(mask4d: torch.Tensor) -> _Plan:
+    programs = (_FLAG_SHAPES[mask_kind(mask4d.dtype)], (_ROWS_ENTRIES, _ROWS_TILES), (_COLS_ENTRIES, _COLS_TILES))
+    return _plan(tuple(mask4d.shape), mask4d.stride(), mask4d.dtype, programs)
+
+
+def _launch(launcher: FastLaunch, spec: tuple, ptrs: tuple) -> None:
+    grid, meta, ints, constexprs, warps = spec
+    launcher(grid, meta, ptrs, ints, (), constexprs, num_warps=warps)
+
+
+def mask_flags(mask4d: torch.Tensor, plan: _Plan | None = None) -> torch.Tensor:
     """The flags of Note [mask summary passes]: [Bs * Hs, cdiv(Sq, MASK_ROWS), cdiv(Sk, MASK_TILE)] int32."""
-    (B_s, H_s, n_r, _), (_, _, n_c, _) = summary_shapes(mask4d)
-    Sq, Sk = mask4d.shape[2:]
-    flags = torch.empty((B_s * H_s, n_r, n_c), device=mask4d.device, dtype=torch.int32)
+    plan = plan or _plan_for(mask4d)
+    flags = torch.empty(plan.flag_shape, device=mask4d.device, dtype=torch.int32)
     if flags.numel():
-        kind = mask_kind(mask4d.dtype)
-        p_rows, p_keys, warps = _FLAG_SHAPES[kind]
-        grid = cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s
-        _FLAGS((grid,), ("flags", mask4d.dtype, p_rows, p_keys, warps), (mask4d, flags),
-               (*mask4d.stride(), H_s, Sq, Sk), (), dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys),
-               num_warps=warps)
+        _launch(_FLAGS, plan.flags, (mask4d, flags))
     return flags
 
 
@@ -258,30 +292,27 @@ def summarise(mask4d: torch.Tensor, cols: bool, rows: torch.Tensor | None = None
               flags: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """mask_summary, and the flags it read them from (None for an empty mask): (rows, cols or None, flags).  rows /
     flags: this mask's, made earlier (the eager op's forward, for its backward), which are then not made again."""
-    row_shape, col_shape = summary_shapes(mask4d)
-    B_s, H_s, n_r, _ = row_shape
-    n_c = col_shape[2]
-    Sq, Sk = mask4d.shape[2:]
-    for name, given, shape in (("rows", rows, row_shape), ("flags", flags, (B_s * H_s, n_r, n_c))):
+    plan = _plan_for(mask4d)
+    for name, given, shape in (("rows", rows, plan.row_shape), ("flags", flags, plan.flag_shape)):
         if given is not None and (tuple(given.shape) != shape or given.dtype != torch.int32):
             raise ValueError(f"{name} must be the mask's [{', '.join(map(str, shape))}] int32 {name}, got "
                              f"{given.dtype} {tuple(given.shape)}")
     if rows is not None and not cols:
         return rows, None, flags
-    if not (n_r and n_c):  # no keys: every row block is (0, 0, -1, 0), no row has a real entry; no queries: zeros
+    device = mask4d.device
+    if not (plan.row_shape[2] and plan.col_shape[2]):
+        # no keys: every row block is (0, 0, -1, 0), no row has a real entry; no queries: zero cols
         if rows is None:
-            rows = torch.zeros(row_shape, device=mask4d.device, dtype=torch.int32)
+            rows = torch.zeros(plan.row_shape, device=device, dtype=torch.int32)
             rows[..., 2] = -1
-        return rows, torch.zeros(col_shape, device=mask4d.device, dtype=torch.int32) if cols else None, None
+        return rows, torch.zeros(plan.col_shape, device=device, dtype=torch.int32) if cols else None, None
     if flags is None:
-        flags = mask_flags(mask4d)
+        flags = mask_flags(mask4d, plan)
     if rows is None:
-        rows = torch.empty(row_shape, device=mask4d.device, dtype=torch.int32)
-        _ROWS((cdiv(n_r, _ROWS_ENTRIES) * B_s * H_s,), ("rows", _ROWS_ENTRIES, _ROWS_TILES), (flags, rows),
-              (Sq, Sk), (), dict(E=_ROWS_ENTRIES, CT=_ROWS_TILES), num_warps=4)
+        rows = torch.empty(plan.row_shape, device=device, dtype=torch.int32)
+        _launch(_ROWS, plan.rows, (flags, rows))
     if not cols:
         return rows, None, flags
-    col_sum = torch.empty(col_shape, device=mask4d.device, dtype=torch.int32)
-    _COLS((cdiv(n_c, _COLS_ENTRIES) * B_s * H_s,), ("cols", _COLS_ENTRIES, _COLS_TILES), (flags, rows, col_sum),
-          (Sq, Sk), (), dict(E=_COLS_ENTRIES, QT=_COLS_TILES), num_warps=4)
+    col_sum = torch.empty(plan.col_shape, device=device, dtype=torch.int32)
+    _launch(_COLS, plan.cols, (flags, rows, col_sum))
     return rows, col_sum, flags

@@ -32,10 +32,10 @@ from .launch import FastLaunch, cdiv
 # the tile, and whether every entry of the tile is neutral (True / 0.0).  The flags kernel reads the mask once and
 # writes them as one int32 per (row block, key tile): bit r (r < MASK_ROWS) for row r of the block, bit MASK_ROWS
 # for "all neutral" (rows past SEQ_Q and keys past SEQ_K count as neutral and not real).  Its programs each load one
-# [rows, keys] block of the mask (_FLAG_SHAPES) with no loop, so every program's loads are in flight at once (an
-# H200 reads a bool mask at ~0.8 TB/s so, a bf16 one at ~1.5; not the copy bandwidth: the per-element tests and
-# reductions bound it).  The rows kernel then reads a row block's flags (cdiv(SEQ_K, MASK_TILE) of
-# them), the cols kernel a key tile's flags and the rows summary's "row without a real entry" marks.  The flags are
+# [rows, keys] block of the mask (_FLAG_SHAPES) with no loop, so every program's loads are in flight at once (on an
+# H200 the pass reads a bool mask at ~0.8 TB/s and a bf16 one at ~1.5 TB/s: below the copy bandwidth, the per-element
+# tests and reductions bound it).  The rows kernel then reads a row block's flags (cdiv(SEQ_K, MASK_TILE) of them),
+# the cols kernel a key tile's flags and the rows summary's "row without a real entry" marks.  The flags are
 # 1/256 of the mask's elements.
 #
 # Program shapes: flags (rows, keys, warps) per MASK_KIND (bool 1, additive 2); rows: _ROWS_ENTRIES entries a
@@ -253,6 +253,9 @@ def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _
     """programs: (flags (rows, keys, warps), rows (entries, tiles), cols (entries, tiles)), the module's shapes at
     the call (a test changes them)."""
     (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs
+    if p_rows % _ROWS_PER_ENTRY or p_keys % _TILE:  # _flags_block's bits and tiles
+        raise ValueError(f"a flags program covers whole row blocks of {_ROWS_PER_ENTRY} and key tiles of {_TILE}, "
+                         f"got ({p_rows}, {p_keys})")
     B, H, Sq, Sk = shape
     B_s, H_s = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
     n_r, n_c = cdiv(Sq, _ROWS_PER_ENTRY), cdiv(Sk, _TILE)

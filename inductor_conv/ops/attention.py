@@ -84,17 +84,27 @@ def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
     return _like_q(q, v), q.new_empty((B, Hq, Sq), dtype=torch.float32)
 
 
-@torch.library.custom_op("inductor_conv::attention_mask_summary", mutates_args=())
+# inductor_conv::attention_mask_summary: the rows and (when cols, else an empty tensor) cols summaries of a 4-D
+# attention mask (broadcast views ok): kernels/attn_mask_summary.py, Note [mask ranges].  The templates' input when
+# config.attention_mask_ranges: the attention lowering calls it (a fallback kernel) in every layer's forward and
+# backward, from Inductor's generated code and never under autograd.  Defined with torch.library.Library rather than
+# custom_op: custom_op's Python layers (autograd, redispatch, the Dynamo-disabled wrapper) cost ~10 us a call, the
+# dispatcher's direct call ~1.5 (this repository's 2-core CPU box); its int32 outputs have no gradient.
+_LIB = torch.library.Library("inductor_conv", "FRAGMENT")
+_LIB.define("attention_mask_summary(Tensor attn_mask, bool cols) -> (Tensor, Tensor)")
+
+
 def attention_mask_summary(attn_mask: Tensor, cols: bool) -> tuple[Tensor, Tensor]:
-    """The rows and (when cols, else an empty tensor) cols summaries of a 4-D attention mask (broadcast views ok):
-    kernels/attn_mask_summary.py, Note [mask ranges].  The templates' input when config.attention_mask_ranges."""
     from inductor_conv.kernels.attn_mask_summary import mask_summary
 
     rows, col_sum = mask_summary(attn_mask, cols)
     return rows, (col_sum if cols else rows.new_empty(0))
 
 
-@attention_mask_summary.register_fake
+_LIB.impl("attention_mask_summary", attention_mask_summary, "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake("inductor_conv::attention_mask_summary")
 def _(attn_mask, cols):
     from inductor_conv.kernels.attn_mask_summary import summary_shapes
 

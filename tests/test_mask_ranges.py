@@ -217,3 +217,18 @@ def test_summary_matches_its_definition(name, shapes, monkeypatch):
     want_rows, want_cols = _summary_ref(mask, True)
     assert torch.equal(rows.cpu(), want_rows), (rows.cpu(), want_rows)
     assert torch.equal(cols.cpu(), want_cols), (cols.cpu(), want_cols)
+
+
+@pytest.mark.parametrize("cols", [False, True])
+def test_summary_op_passes_opcheck(cols):
+    """The summary op (registered with torch.library.Library, ops/attention.py) against its schema and fake impl:
+    torch.library.opcheck's schema, fake-tensor and AOT-dispatch checks, and its results against mask_summary's."""
+    from inductor_conv.kernels.attn_mask_summary import mask_summary
+
+    mask = _masks()["window"].expand(B, 1, S, S)
+    op = torch.ops.inductor_conv.attention_mask_summary.default
+    torch.library.opcheck(op, (mask, cols))
+    rows, col_sum = op(mask, cols)
+    want_rows, want_cols = mask_summary(mask, cols)
+    assert torch.equal(rows, want_rows)
+    assert torch.equal(col_sum, want_cols) if cols else col_sum.numel() == 0

@@ -31,7 +31,7 @@ step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes,
   echo "rc=$rc in $((SECONDS - start)) s" | tee -a "$LOG"
   tail -n "${TAIL:-12}" "/tmp/step_$name.txt"
 }
-GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py tests/test_kernels_attention.py
+GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py tests/test_kernels_attention.py tests/test_mla.py
   tests/test_attention_decode.py tests/test_causal_conv1d_update.py tests/test_gpu_cudagraphs.py
   tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
   tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py"

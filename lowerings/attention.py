@@ -35,6 +35,7 @@ from inductor_conv.heuristics.attention import (
     attn_bwd_tile,
     attn_fwd_autotune_tiles,
     attn_fwd_tile,
+    head_dim_blocks,
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
@@ -103,23 +104,27 @@ def _fwd_fallback_ir(q, k, v, mask, seed, lse, rows, *, dropout_p, is_causal, sc
     return _unwrap(out)
 
 
-def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal, scale,
-               has_mask, has_dropout, mask_grad, softcap):
+def _bwd_eager(q, k, v, mask, seed, do, out, lse, delta, dq, dkv, ds, rows, cols, *, dropout_p, is_causal, scale,
+               has_mask, has_dropout, mask_grad, softcap, dv_out=False):
+    """The eager op (for benchmarking the fallback choice): dK, or dV when dv_out (the template's output then, with
+    dkv its dK: Note [split head dim])."""
     return BWD_OP(do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
-                  seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))[1]
+                  seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))[2 if dv_out else 1]
 
 
-def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dv, ds, rows, cols, *, dropout_p, is_causal,
-                     scale, has_mask, has_dropout, mask_grad, softcap):
+def _bwd_fallback_ir(q, k, v, mask, seed, do, out, lse, delta, dq, dkv, ds, rows, cols, *, dropout_p, is_causal,
+                     scale, has_mask, has_dropout, mask_grad, softcap, dv_out=False):
+    """The eager op as a fallback kernel: dQ (and dS) copied into the template's buffers, dV into dkv and dK
+    returned, or (dv_out) dK into dkv and dV returned."""
     grads = fallback_handler(BWD_OP, add_to_fallback_set=False)(
         do, q, k, v, mask if has_mask else None, out, lse, dropout_p, is_causal, scale,
         seed if has_dropout else None, mask_grad, True, **softcap_kwargs(softcap))
     copy = inductor_lowerings[aten.copy_]
     copy(dq, grads[0])
-    copy(dv, grads[2])
+    copy(dkv, grads[1 if dv_out else 2])
     if mask_grad:
         copy(ds, grads[3])
-    return _unwrap(grads[1])
+    return _unwrap(grads[2 if dv_out else 1])
 
 
 FWD_FALLBACK = extern_kernel_choice(_fwd_eager, name="inductor_conv_attention_fwd_eager", has_out_variant=False,
@@ -145,8 +150,10 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
     head_dim_v = sizevars.guard_int(v.get_size()[-1])
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
+    # Note [split head dim]: such a head dim has tiles of its own (the returned head dim picks them with split=True)
+    block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
     return dict(
-        HEAD_DIM=head_dim, BLOCK_D=max(16, 1 << (head_dim - 1).bit_length()), HEAD_DIM_V=head_dim_v,
+        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=head_dim_v,
         BLOCK_DV=max(16, 1 << (head_dim_v - 1).bit_length()),
         MASK_KIND=mask_kind(None if attn_mask is None else attn_mask.get_dtype()),
         IS_CAUSAL=bool(is_causal), HAS_DROPOUT=dropout_p > 0, DOT_DTYPE=_DOT_DTYPES[q.get_dtype()],
@@ -161,13 +168,13 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
-    ), max(head_dim, head_dim_v)
+    ), head_dim if block_d2 else max(head_dim, head_dim_v)
 
 
 def _use_tma(*nodes) -> bool:
     """The templates' USE_TMA, when config.attention_tma: fp16 / bf16, the head dim unit-stride and a multiple of 16
     bytes, the other strides and the offset 16-byte aligned (a descriptor starts at a (b, h) slice: _aligned), on a
-    device with TMA."""
+    device with TMA.  Not with a split head dim (the caller checks: Note [split head dim])."""
     if not config.attention_tma or nodes[0].get_dtype() not in (torch.float16, torch.bfloat16):
         return False
     return all(_aligned(n) and tma_compatible(n) for n in nodes)
@@ -321,7 +328,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         return _cudnn_forward(q, k, v, is_causal, scale)
     options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
-    options["USE_TMA"] = _use_tma(k, v)
+    options["USE_TMA"] = _use_tma(k, v) and not options["BLOCK_D2"]
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
@@ -336,8 +343,9 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # a summarised mask tensor: its own tiles with dropout (heuristics/attention.py)
-    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked) if autotune else [
-        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked)]
+    split = bool(options["BLOCK_D2"])
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked, split)]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
@@ -378,25 +386,31 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     delta = ir.ExternKernel.require_contiguous(delta)
     lse = ir.ExternKernel.require_contiguous(lse)
     q, k, v, dout, out, lse, delta = realize_inputs(q, k, v, dout, out, lse, delta)
-    options["USE_TMA"] = _use_tma(q, k, v, dout)
+    options["USE_TMA"] = _use_tma(q, k, v, dout) and not options["BLOCK_D2"]
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
     B, Hq, Sq, D = q.get_size()
     Hkv, Sk = k.get_size()[1:3]
-    dq, dv = _dense_like(q), _dense_like(v)
     ds = empty_strided([B, Hq, Sq, Sk], None, dtype=f32, device=device) if mask_grad else _placeholder(f32, device)
-    k_size = k.get_size()
-    layout = ir.FixedLayout(device, k.get_dtype(), k_size, stride=infer_dense_strides(k_size, k.get_stride()))
+    # The template's output is dK, or dV with a split head dim, whose dK tile pair one store_output cannot take
+    # (Note [split head dim]); the other is a mutated input, as dQ.
+    dv_out = bool(options["BLOCK_D2"])
+    out_node, other = (v, k) if dv_out else (k, v)
+    dq, dkv = _dense_like(q), _dense_like(other)
+    out_size = out_node.get_size()
+    layout = ir.FixedLayout(device, out_node.get_dtype(), out_size,
+                            stride=infer_dense_strides(out_size, out_node.get_stride()))
     rows, cols = _mask_summaries(mask, options, q, cols=True)
-    inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dv, ds, rows, cols]
-    mutated = [dq, dv] + ([ds] if mask_grad else [])
+    inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dkv, ds, rows, cols]
+    mutated = [dq, dkv] + ([ds] if mask_grad else [])
 
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # as the forward's
-    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked) if autotune else [
-        attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked)]
+    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, dv_out) if autotune else [
+        attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked,
+                      split=dv_out)]
     choices = []
     for tile in tiles:
         BWD_TEMPLATE.maybe_append_choice(
@@ -408,8 +422,9 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,
             is_causal=is_causal, scale=scale, has_mask=attn_mask is not None, has_dropout=dropout_p > 0,
-            mask_grad=bool(mask_grad), softcap=softcap)
-    dk = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
+            mask_grad=bool(mask_grad), softcap=softcap, dv_out=dv_out)
+    result = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
+    dk, dv = (dkv, result) if dv_out else (result, dkv)
     if mask_grad:  # the op returns dmask in the mask's dtype, shape [B, Hq, Sq, Sk] (its mask is the 4-D view)
         dmask = convert(ds, attn_mask.get_dtype())
     else:

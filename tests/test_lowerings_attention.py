@@ -18,6 +18,7 @@ from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
+from inductor_conv.heuristics.attention import head_dim_blocks
 from inductor_conv.kernels.attn_common import score_scales
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.kernels.attn_mask_summary import mask_summary
@@ -96,9 +97,10 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False):
+                pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False, split_head=False):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
-    return dict(HEAD_DIM=D, BLOCK_D=max(16, triton.next_power_of_2(D)), HEAD_DIM_V=D_V or D,
+    block_d, block_d2 = head_dim_blocks(D, split_head, any_dim=True)  # Note [split head dim]
+    return dict(HEAD_DIM=D, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=D_V or D,
                 BLOCK_DV=max(16, triton.next_power_of_2(D_V or D)), BLOCK_M=block_m, BLOCK_N=block_n,
                 MASK_KIND=mask_kind, IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=tl.float32, PRECISION="ieee",
                 ACC_DTYPE=tl.float32, QK_SCALE2=qk_scale2, SCALE=scale, SOFTCAP=softcap > 0,
@@ -225,6 +227,49 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split,
         *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *summary_strides, *do.stride(), *dq.stride(),
         *dv.stride(), Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
     for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)):
+        torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
+@pytest.mark.parametrize("D,Dv,causal,p,split", [(48, 48, True, 0.3, False), (40, 16, False, 0.0, True),
+                                                 (40, 40, True, 0.0, False)])
+def test_template_bodies_with_a_split_head_dim(tmp_path, D, Dv, causal, p, split):
+    """Note [split head dim]: q/k head dims 48 (32 + 16 tiles, no padding) and 40 (32 + 16, the second part padded)
+    in both templates against float64, GQA, ragged lengths, an additive mask with its gradient; the backward then
+    writes dK as a mutated input and dV through store_output (the lowering's dv_out).  split: dK and dV in
+    programs of their own (Note [split dK/dV])."""
+    B, Hq, Hkv, Sq, Sk, scale = 2, 4, 2, 41, 45, 0.3
+    q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
+    mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
+    seed = torch.tensor([77], dtype=torch.int64)
+    do = _randn(B, Hq, Sq, Dv, seed=4)
+    nan = float("nan")
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, split_head=True)
+    assert cfg["BLOCK_D"] == 32 and cfg["BLOCK_D2"] == 16, cfg  # the split is what is tested
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"sd_fwd_{D}_{causal}_{p}")
+    out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
+    no_summary = torch.zeros(1, dtype=torch.int32)
+    fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
+        q, k, v, mask4, seed, lse, no_summary, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
+    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
+    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv,
+                      split_head=True) | dict(STORE_DS=True)
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
+                         f"sd_bwd_{D}_{causal}_{p}_{split}")
+    delta = (do * out).sum(-1)
+    dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
+    # def_kernel's DK in DV's place, OUT = dV
+    bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dk, ds, no_summary, no_summary, dv,
+        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dk.stride(),
+        Hq, Hkv, Sq, Sk, *dv.stride(), **cfg)
+    if causal:
+        allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
+        ds, dm_r = ds[..., allowed], dm_r[..., allowed]
+    for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
 

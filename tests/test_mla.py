@@ -57,6 +57,50 @@ def test_kernels_match_fp64(causal, p, softcap, mask_kind, split):
         torch.testing.assert_close(got.double(), want, **FP32_TOL, msg=lambda m: f"{name}: {m}")
 
 
+@pytest.mark.parametrize("D,Dv,causal,p,softcap,mask_kind,split", [
+    (192, 128, True, 0.3, 0.0, "bool", False), (72, 72, False, 0.0, 2.0, "float", True)])
+def test_split_head_dim_kernels_match_fp64(monkeypatch, D, Dv, causal, p, softcap, mask_kind, split):
+    """Note [split head dim]: MLA's q/k head dim 192 runs as 128 + 64 tiles (its listed default) and 72, listed for
+    the test, as 64 + 16 with the second tile padded; O and every gradient against float64 (the mask's too), GQA,
+    ragged lengths, and the split dK / dV programs."""
+    import inductor_conv.heuristics.attention as heuristics
+    from inductor_conv.kernels.attention import _plan_for
+
+    monkeypatch.setattr(heuristics, "SPLIT_HEAD_DIMS", heuristics.SPLIT_HEAD_DIMS | {(72, 72)})
+    B, Hq, Hkv, Sq, Sk = 1, 4, 2, 37, 45
+    q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
+    mask = {"float": _randn(1, Hq, Sq, Sk, seed=3), "bool": _randn(B, 1, Sq, Sk, seed=3) > -1.0}[mask_kind]
+    mask_grad = mask_kind == "float"
+    plan = _plan_for("fwd", q, v, mask.expand(B, Hq, Sq, Sk), causal, p, softcap, False, None)
+    assert (plan.constexprs["BLOCK_D"], plan.constexprs["BLOCK_D2"]) == ((128, 64) if D == 192 else (64, 16))
+    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE)
+    out, lse = attention_fwd(q, k, v, mask, p, causal, None, seed, softcap=softcap)
+    do = _randn(B, Hq, Sq, Dv, seed=4)
+    tile = AttnBwdTile(16, 32, 4, 1, split=split) if DEVICE == "cpu" else None
+    grads = attention_bwd(do, q, k, v, mask, out, lse, p, causal, None, seed, mask_grad=mask_grad, softcap=softcap,
+                          config=tile)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p else None
+    ref, ref_grads = _reference(q, k, v, do, mask, causal, keep, p, softcap, mask_grad)
+    torch.testing.assert_close(out.double(), ref, **FP32_TOL)
+    for name, got, want in zip(("dq", "dk", "dv", "dmask"), grads, ref_grads):
+        assert got.shape == want.shape, name
+        torch.testing.assert_close(got.double(), want, **FP32_TOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_head_dim_blocks():
+    """Which head dims split, and into what (Note [split head dim]): the listed (q/k, v) pairs by default, any head
+    dim that two tiles cover with fewer columns than the padded one when asked."""
+    from inductor_conv.heuristics.attention import head_dim_blocks
+
+    assert head_dim_blocks(192, True, 128) == (128, 64)
+    assert head_dim_blocks(192, False, 128) == (256, 0)
+    assert head_dim_blocks(192, True, 192) == (256, 0)  # not listed: its tiles were sized for v's 128
+    assert head_dim_blocks(80, True) == (128, 0)
+    anyd = {d: head_dim_blocks(d, True, any_dim=True) for d in (16, 24, 40, 64, 72, 80, 96, 112, 128, 160, 192, 256)}
+    assert anyd == {16: (16, 0), 24: (32, 0), 40: (32, 16), 64: (64, 0), 72: (64, 16), 80: (64, 16), 96: (64, 32),
+                    112: (128, 0), 128: (128, 0), 160: (128, 32), 192: (128, 64), 256: (256, 0)}
+
+
 def test_public_op_eager_and_gradients():
     """inductor_conv.attention with value's head dim 16 and query / key's 32: SDPA's result (SDPA takes Dv != D too),
     eagerly, with gradients, bf16."""

@@ -30,7 +30,7 @@ def test_every_template_variant_compiles_for_sm90(compiled):
     names = collections.Counter(r["kernel"].split("(")[0] for r in compiled)
     expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES)
     expected.update(f"inductor_conv_causal_conv1d_{v[0]}" for v in CONV_TEMPLATES)
-    assert names == expected and len(compiled) == 13, names
+    assert names == expected and len(compiled) == 15, names
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
@@ -40,13 +40,14 @@ def test_shared_memory_fits_an_sm90_block(compiled):
 
 def test_no_local_memory_in_the_loops(compiled):
     """Every forward, every conv template and the bf16 backwards keep all their loop state in registers (triton
-    3.6.0 and 3.7.1 alike).  Not checked: the fp32 backward (twice the registers a tile; ~500 LDL/STL in its loops)
-    and the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
-    loops with 3.6.0, 57 with 3.7.1)."""
+    3.6.0 and 3.7.1 alike).  Not checked: the fp32 backward (twice the registers a tile; ~500 LDL/STL in its loops),
+    the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
+    loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 2) tile (~75 with
+    3.6.0), the fastest measured (heuristics/attention.py's CUDA_BWD[192]: the 8-warp tiles are 12-80% slower)."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
-               or r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16")]
+               or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"])]
     # loops were found (a conv forward program runs one tile at these sizes: its loop is unrolled away)
     looping = [r for r in checked if not r["kernel"].startswith("inductor_conv_causal_conv1d_fwd")]
-    assert len(checked) == 11 and all(r["loops"] for r in looping), [(r["kernel"], r["loops"]) for r in checked]
+    assert len(checked) == 12 and all(r["loops"] for r in looping), [(r["kernel"], r["loops"]) for r in checked]
     spills = [(r["kernel"], r["local_in_loops"]) for r in checked if r["local_in_loops"]]
     assert not spills, spills

@@ -4,12 +4,15 @@ backends on the same shape without soft-capping.
 
     python benchmarks/diagnostics/attention_bwd_tiles.py [--shape B,HQ,HKV,S,D] [--softcap CAP] [--p 0,0.1]
         [--tiles BM,BN,WARPS,STAGES[,split];...] [--no-causal] [--fast-tanh 0,1] [--sdpa] [--mask bool|additive]
+        [--dv DV] [--split-head-dim 0,1]
 
 Backward TFLOP/s count 2.5x the forward's 4·B·Hq·S²·D (half of it causal); "fwd+bwd" adds the forward's measured
 time and counts 3.5x, as benchmarks/attention.py.  The kernels are the eager ones compiled for the shape (Note
 [static shapes]), the closest eager stand-in for the Inductor template, which renders the same attn_math code.
 --mask passes the attention's mask as a (B, 1, S, S) tensor instead (causal, or all-true with --no-causal; bool, or
 HF's additive 0 / finfo.min in the inputs' dtype), with is_causal off: the masked configurations' tiles.
+--dv: a value head dim other than D (MLA: --shape 4,16,8,2048,192 --dv 128; FLOPs then count 2·B·Hq·S²·(D + Dv)
+for 4·B·Hq·S²·D); --split-head-dim: config.attention_split_head_dim values to compare (Note [split head dim]).
 """
 from __future__ import annotations
 
@@ -39,12 +42,12 @@ def parse_tiles(text: str) -> list[AttnBwdTile]:
     return tiles
 
 
-def inputs(B, Hq, Hkv, S, D, dtype=torch.bfloat16, seed=0):
+def inputs(B, Hq, Hkv, S, D, dtype=torch.bfloat16, seed=0, Dv=None):
     g = torch.Generator(device="cuda").manual_seed(seed)
     q = torch.randn(B, Hq, S, D, device="cuda", dtype=dtype, generator=g)
     k = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype, generator=g)
-    v = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype, generator=g)
-    return q, k, v, torch.randn_like(q)
+    v = torch.randn(B, Hkv, S, Dv or D, device="cuda", dtype=dtype, generator=g)
+    return q, k, v, torch.randn(B, Hq, S, Dv or D, device="cuda", dtype=dtype, generator=g)
 
 
 def make_mask(kind, B, S, causal, dtype=torch.bfloat16):
@@ -58,10 +61,10 @@ def make_mask(kind, B, S, causal, dtype=torch.bfloat16):
     return torch.where(allowed, 0.0, torch.finfo(dtype).min).to(dtype), False
 
 
-def check(tile, causal, p, cap, mask_kind=None, D=256) -> float:
+def check(tile, causal, p, cap, mask_kind=None, D=256, Dv=None) -> float:
     """max |grad - fp64| / max |fp64| over dq, dk, dv at a small GQA shape with ragged lengths."""
     B, Hq, Hkv, S = 1, 4, 2, 333
-    q, k, v, do = inputs(B, Hq, Hkv, S, D, seed=1)
+    q, k, v, do = inputs(B, Hq, Hkv, S, D, seed=1, Dv=Dv)
     mask, is_causal = make_mask(mask_kind, B, S, causal)
     seed = torch.tensor([5], dtype=torch.int64, device="cuda")
     out, lse = ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap)
@@ -75,8 +78,8 @@ def check(tile, causal, p, cap, mask_kind=None, D=256) -> float:
     return max(((g.double() - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, refs))
 
 
-def flops(B, Hq, S, D, causal) -> float:
-    return 4 * B * Hq * S * S * D * (0.5 if causal else 1.0)
+def flops(B, Hq, S, D, causal, Dv=None) -> float:
+    return 2 * B * Hq * S * S * (D + (Dv or D)) * (0.5 if causal else 1.0)
 
 
 def main():
@@ -90,33 +93,37 @@ def main():
     parser.add_argument("--sdpa", action="store_true", help="also SDPA's backends without soft-capping")
     parser.add_argument("--fwd-tiles", default="", help="BM,BN,WARPS,STAGES;... forward tiles to time too")
     parser.add_argument("--mask", choices=("bool", "additive"), default=None, help="the mask as a tensor")
+    parser.add_argument("--dv", type=int, default=None, help="the value head dim (default D)")
+    parser.add_argument("--split-head-dim", default="1", help="comma-separated 0 / 1: config.attention_split_head_dim")
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     causal, cap = not args.no_causal, args.softcap
     tiles = parse_tiles(args.tiles)
-    f = flops(B, Hq, S, D, causal)
+    f = flops(B, Hq, S, D, causal, args.dv)
     print(f"# backward tiles, {torch.cuda.get_device_name()}, torch {torch.__version__}, B{B} H{Hq}/{Hkv} S{S} D{D} "
+          f"Dv{args.dv or D} "
           f"causal={causal} softcap={cap}; default table tile {attn_bwd_tile(torch.bfloat16, D, 'cuda', causal=causal)}")
-    print("| p | fast tanh | tile | rel err (fp64, small) | bwd ms | bwd TFLOP/s | fwd ms | fwd+bwd TFLOP/s |")
-    print("|---|---|---|---|---|---|---|---|", flush=True)
-    q, k, v, do = inputs(B, Hq, Hkv, S, D)
+    print("| split | p | fast tanh | tile | rel err (fp64, small) | bwd ms | bwd TFLOP/s | fwd ms | fwd+bwd TFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+    q, k, v, do = inputs(B, Hq, Hkv, S, D, Dv=args.dv)
     mask, is_causal = make_mask(args.mask, B, S, causal)
     seed = torch.tensor([3], dtype=torch.int64, device="cuda")
-    for fast in map(int, args.fast_tanh.split(",")):
+    for split, fast in [(s, t) for s in map(int, args.split_head_dim.split(",")) for t in map(int, args.fast_tanh.split(","))]:
+        inductor_conv.config.attention_split_head_dim = bool(split)
         inductor_conv.config.attention_fast_tanh = bool(fast)
         for p in map(float, args.p.split(",")):
             fwd_ms = bench(lambda: ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap))
             out, lse = ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap)
             for tile in tiles:
                 try:  # the fp64 check once per tile and tanh, at the largest p (dropout and soft-capping together)
-                    err = (check(tile, causal, p, cap, args.mask, D) if p == max(map(float, args.p.split(",")))
+                    err = (check(tile, causal, p, cap, args.mask, D, args.dv) if p == max(map(float, args.p.split(",")))
                            else float("nan"))
                     ms = bench(lambda: ka.attention_bwd(do, q, k, v, mask, out, lse, p, is_causal, None, seed,
                                                         mask_grad=False, config=tile, softcap=cap))
                 except Exception as e:  # one failing tile must not hide the others
-                    print(f"| {p} | {fast} | {tile} | {type(e).__name__}: {str(e)[:100]} | | | | |", flush=True)
+                    print(f"| {split} | {p} | {fast} | {tile} | {type(e).__name__}: {str(e)[:100]} | | | | |", flush=True)
                     continue
-                print(f"| {p} | {fast} | {tuple(dataclass_values(tile))} | {err:.1e} | {ms:.3f} | "
+                print(f"| {split} | {p} | {fast} | {tuple(dataclass_values(tile))} | {err:.1e} | {ms:.3f} | "
                       f"{2.5 * f / ms / 1e9:.0f} | {fwd_ms:.3f} | {3.5 * f / (ms + fwd_ms) / 1e9:.0f} |", flush=True)
     for item in filter(None, args.fwd_tiles.split(";")):
         bm, bn, w, st = map(int, item.split(","))
@@ -128,7 +135,7 @@ def main():
             except Exception as e:
                 print(f"| fwd {cfg} p={p} | {type(e).__name__}: {str(e)[:100]} |", flush=True)
                 continue
-            print(f"| fwd {(bm, bn, w, st)} p={p} fast={inductor_conv.config.attention_fast_tanh} | {ms:.3f} ms | "
+            print(f"| fwd {(bm, bn, w, st)} p={p} split={inductor_conv.config.attention_split_head_dim} | {ms:.3f} ms | "
                   f"{f / ms / 1e9:.0f} TFLOP/s |", flush=True)
     if args.sdpa:
         from torch.nn.attention import SDPBackend, sdpa_kernel

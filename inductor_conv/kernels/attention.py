@@ -16,14 +16,15 @@ import triton
 import triton.language as tl
 
 from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
-from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile, head_dim_blocks
 from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
 from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_mask_summary import summarise
-from .attn_math import attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, load_tile
+from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_ptrs,
+                        load_tile, store_head)
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
 _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
@@ -50,7 +51,7 @@ def _attn_fwd_kernel(
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
     SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
-    MASK_RANGES: tl.constexpr,
+    MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
@@ -79,7 +80,8 @@ def _attn_fwd_kernel(
                         softcap_scale=softcap_scale, dropout_threshold=dropout_threshold, HEAD_DIM=HEAD_DIM,
                         BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
-                        SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, MASK_RANGES=MASK_RANGES)
+                        SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, MASK_RANGES=MASK_RANGES,
+                        BLOCK_D2=BLOCK_D2)
 
 
 @triton.jit
@@ -93,6 +95,7 @@ def _attn_fwd_block(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
     EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
+    BLOCK_D2: tl.constexpr,
 ):
     """Row block i_m of (b, h): O [BLOCK_M, HEAD_DIM_V] and LSE."""
     b_o, b_lse = attn_fwd_rows(
@@ -106,7 +109,7 @@ def _attn_fwd_block(
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, SOFTCAP=SOFTCAP,
         EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb,
-        stride_rh=stride_rh)
+        stride_rh=stride_rh, BLOCK_D2=BLOCK_D2)
     o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
@@ -135,7 +138,7 @@ def _attn_bwd_delta_kernel(
 
 @triton.jit
 def _attn_bwd_cols(
-    Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b, i_hk, i_n, p_dk, p_dv, m_out, m_out_v,
+    Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b, i_hk, i_n, p_dk, p_dv, m_j, m_d, m_out_v,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_dob, stride_doh, stride_dom, stride_dod, stride_cb, stride_ch,
@@ -144,10 +147,11 @@ def _attn_bwd_cols(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr,
     SOFTCAP: tl.constexpr, PART: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr,
-    BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
+    BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr, PAD_D: tl.constexpr,
 ):
     """dK and / or dV (PART 0 / 2 / 1, Note [split dK/dV]) of key block i_n of (b, kv head i_hk), stored through
-    p_dk / p_dv under m_out / m_out_v: attn_bwd_dkdv_cols with this kernel's arguments."""
+    p_dk (head_ptrs: a pair with a split head dim) under m_j / m_d and p_dv under m_out_v: attn_bwd_dkdv_cols with
+    this kernel's arguments."""
     dk, dv = attn_bwd_dkdv_cols(
         Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b=i_b, i_hk=i_hk, start_n=i_n * BLOCK_N,
         stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
@@ -160,9 +164,10 @@ def _attn_bwd_cols(
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
         MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, PART=PART, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
-        HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, COLS=COLS, stride_cb=stride_cb, stride_ch=stride_ch)
+        HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, COLS=COLS, stride_cb=stride_cb, stride_ch=stride_ch,
+        BLOCK_D2=BLOCK_D2)
     if PART != 1:
-        tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_out)
+        store_head(p_dk, dk, m_j, m_d, PAD_D)
     if PART != 2:
         tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_out_v)
 
@@ -181,6 +186,7 @@ def _attn_bwd_kernel(
     STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
     MASKED_FIRST: tl.constexpr, KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
     EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
+    BLOCK_D2: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
@@ -192,22 +198,24 @@ def _attn_bwd_kernel(
     n_p = n_kv_programs + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
     i_bhk, pid = bwd_program(tl.program_id(0), tl.num_programs(0), n_kv_programs, n_p, KV_FIRST)
     i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
-    o_d = tl.arange(0, BLOCK_D)
-    m_d = o_d < HEAD_DIM
+    # Note [split head dim] in attn_math.py: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair
+    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
+    o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
     if pid < n_kv_programs:
         i_n = pid % n_kv_blocks
         o_j = i_n * BLOCK_N + tl.arange(0, BLOCK_N)
         o_dv = tl.arange(0, BLOCK_DV)
-        m_out = (o_j < SEQ_K)[:, None] & m_d[None, :]
-        m_out_v = (o_j < SEQ_K)[:, None] & (o_dv < HEAD_DIM_V)[None, :]
-        p_dk = DK + i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh + o_j[:, None] * stride_dkn + o_d[None, :] * stride_dkd
+        m_j = o_j < SEQ_K
+        m_out_v = m_j[:, None] & (o_dv < HEAD_DIM_V)[None, :]
+        p_dk = head_ptrs(DK, i_b.to(tl.int64) * stride_dkb + i_hk.to(tl.int64) * stride_dkh, o_j, o_d, stride_dkn,
+                         stride_dkd, PAD_D)
         p_dv = DV + i_b.to(tl.int64) * stride_dvb + i_hk.to(tl.int64) * stride_dvh + o_j[:, None] * stride_dvn + o_dv[None, :] * stride_dvd
         # without SPLIT_KV every key program runs both gradients (PART 0); with it the first n_kv_blocks run dK
         # (PART 2), the others dV (PART 1): Note [split dK/dV]
         if pid < n_kv_blocks:
             _attn_bwd_cols(
                 Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
-                m_out=m_out, m_out_v=m_out_v,
+                m_j=m_j, m_d=m_d, m_out_v=m_out_v,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
                 stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
@@ -219,11 +227,12 @@ def _attn_bwd_kernel(
                 HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
                 IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
                 ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
-                PART=2 if SPLIT_KV else 0, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+                PART=2 if SPLIT_KV else 0, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV,
+                BLOCK_D2=BLOCK_D2, PAD_D=PAD_D)
         elif SPLIT_KV:
             _attn_bwd_cols(
                 Q, K, V, MASK, SEED, DO, LSE, DELTA, DK, DV, COLS, i_b=i_b, i_hk=i_hk, i_n=i_n, p_dk=p_dk, p_dv=p_dv,
-                m_out=m_out, m_out_v=m_out_v,
+                m_j=m_j, m_d=m_d, m_out_v=m_out_v,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_kb=stride_kb, stride_kh=stride_kh, stride_kn=stride_kn, stride_kd=stride_kd,
                 stride_vb=stride_vb, stride_vh=stride_vh, stride_vn=stride_vn, stride_vd=stride_vd,
@@ -235,7 +244,8 @@ def _attn_bwd_kernel(
                 HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND,
                 IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
                 ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP,
-                PART=1, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV)
+                PART=1, EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV,
+                BLOCK_D2=BLOCK_D2, PAD_D=PAD_D)
     else:
         n_q_blocks = tl.cdiv(SEQ_Q, BLOCK_N)
         i_g, i_m = (pid - n_kv_programs) // n_q_blocks, (pid - n_kv_programs) % n_q_blocks
@@ -253,10 +263,12 @@ def _attn_bwd_kernel(
             HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_N, BLOCK_N=BLOCK_M, MASK_KIND=MASK_KIND,
             IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
             ACC_DTYPE=ACC_DTYPE, MASKED_FIRST=MASKED_FIRST, SOFTCAP=SOFTCAP, EVEN=EVEN, MASK_RANGES=MASK_RANGES,
-            HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb, stride_rh=stride_rh)
+            HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb, stride_rh=stride_rh,
+            BLOCK_D2=BLOCK_D2)
         o_i = i_m * BLOCK_N + tl.arange(0, BLOCK_N)
-        p_dq = DQ + i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh + o_i[:, None] * stride_dqm + o_d[None, :] * stride_dqd
-        tl.store(p_dq, dq.to(DQ.dtype.element_ty), mask=(o_i < SEQ_Q)[:, None] & m_d[None, :])
+        p_dq = head_ptrs(DQ, i_b.to(tl.int64) * stride_dqb + i_h.to(tl.int64) * stride_dqh, o_i, o_d, stride_dqm,
+                         stride_dqd, PAD_D)
+        store_head(p_dq, dq, o_i < SEQ_Q, m_d, PAD_D)
 
 
 # ================================================================ launchers
@@ -324,15 +336,15 @@ def _kernel_options(dtype, dropout_p, interpret):
             1.0 / (1.0 - dropout_p))
 
 
-def _tile(kind, config, dtype, head_dim, device, is_causal, dropout):
+def _tile(kind, config, dtype, head_dim, device, is_causal, dropout, split=False):
     """(block_m, block_n, num_warps, num_stages, pair (forward) or split (backward)): the override, else the table in
     inductor_conv/heuristics/attention.py."""
     if config is not None:
         c = config
     elif kind == "fwd":
-        c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout)
+        c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout, split=split)
     else:
-        c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout)
+        c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout, split=split)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
@@ -355,15 +367,16 @@ class _Plan:
                  "delta_constexprs", "kv_programs", "_variants")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
-                 device, fast_tanh=False, head_dim_v=None, mask_ranges=False, config=None):
+                 device, fast_tanh=False, head_dim_v=None, mask_ranges=False, split_head_dim=False, config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
-        tile = _tile(kind, config, dtype, max(head_dim, head_dim_v), "interpreter" if interpret else device, is_causal,
-                     dropout_p > 0)
+        # Note [split head dim] in attn_math.py: a split head dim has tiles of its own
+        block_d, block_d2 = head_dim_blocks(head_dim, split_head_dim, head_dim_v)
+        tile = _tile(kind, config, dtype, head_dim if block_d2 else max(head_dim, head_dim_v),
+                     "interpreter" if interpret else device, is_causal, dropout_p > 0, split=bool(block_d2))
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
-        block_d = max(16, triton.next_power_of_2(head_dim))
         block_dv = max(16, triton.next_power_of_2(head_dim_v))
-        self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d,
+        self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2,
                                BLOCK_M=self.block_m, BLOCK_N=self.block_n, MASK_KIND=mask_kind(mask_dtype),
                                IS_CAUSAL=is_causal,
                                HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret),
@@ -400,7 +413,7 @@ _plan = functools.lru_cache(maxsize=None)(_Plan)
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
-            _config.attention_mask_ranges)
+            _config.attention_mask_ranges, _config.attention_split_head_dim)
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 

@@ -101,6 +101,17 @@ DeepSeek's MLA (192 for the scores, 128 for the values; FlashAttention 3 support
 see HEAD_DIM; the V tiles, the O / dV accumulators and the dO tiles are BLOCK_DV wide.  HEAD_DIM_V = 0 (the default
 of the helpers) means HEAD_DIM, and BLOCK_DV = 0 means BLOCK_D.
 
+Note [split head dim]: a q/k head dim that is not a power of two is padded to one by the tiles (BLOCK_D), and the
+padding is computed: at DeepSeek's MLA 192 a third of every Q·Kᵀ, dSᵀQ and dS·K product is zeros.  With BLOCK_D2 > 0
+the head dim is two tiles instead: columns [0, BLOCK_D) (BLOCK_D a power of two below HEAD_DIM, all real) and
+[BLOCK_D, BLOCK_D + BLOCK_D2) (the rest, padded to a power of two >= 16), so 192 runs as 128 + 64 and 80 as 64 + 16.
+The Q / K tiles, their pointers and bounds and the dK / dQ accumulators are then pairs (Triton tuples) and every
+product over the head dim is two tl.dot's into one accumulator (scores) or one per part (dK, dQ); the helpers below
+take either form, told by PAD_D: 0 / 1 (one tile, unpadded / padded), 2 / 3 (a pair, second part unpadded /
+padded).  The sums run in another order than one padded product (fp32 accumulation: the same to rounding).  The
+launchers and lowerings choose the split (head_dim_blocks); TMA descriptors are for one tile only (USE_TMA is
+refused with a split).
+
 Note [mask ranges]: with MASK_RANGES (config.attention_mask_ranges) each program takes its tile bounds from a
 summary of the mask made once per call (kernels/attn_mask_summary.py: one pass over the mask per slice it does not
 broadcast over, so a (B, 1, S, S) mask is read once per batch row, not once per head).  For every block of
@@ -161,25 +172,121 @@ def load_tile(p, m_rows, m_cols, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.conste
 
 
 @triton.jit
+def head_cols(HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_D2: tl.constexpr):
+    """(o_d, m_d): the head-dim columns of a Q / K tile and their bounds, pairs with a split (Note [split head
+    dim])."""
+    if BLOCK_D2 > 0:
+        o_d = (tl.arange(0, BLOCK_D), BLOCK_D + tl.arange(0, BLOCK_D2))
+        return o_d, (o_d[0] < HEAD_DIM, o_d[1] < HEAD_DIM)
+    else:
+        o_d = tl.arange(0, BLOCK_D)
+        return o_d, o_d < HEAD_DIM
+
+
+@triton.jit
+def head_ptrs(X, off, o_rows, o_d, stride_row, stride_d, PAD_D: tl.constexpr):
+    """Pointers of the [rows, head dim] tile of the slice at X + off (a pair with a split)."""
+    if PAD_D >= 2:
+        return (X + off + o_rows[:, None] * stride_row + o_d[0][None, :] * stride_d,
+                X + off + o_rows[:, None] * stride_row + o_d[1][None, :] * stride_d)
+    else:
+        return X + off + o_rows[:, None] * stride_row + o_d[None, :] * stride_d
+
+
+@triton.jit
+def load_head(p, m_rows, m_d, CHECK_ROWS: tl.constexpr, PAD_D: tl.constexpr, DTYPE: tl.constexpr):
+    """load_tile of a head_ptrs tile, cast to DTYPE (a pair with a split)."""
+    if PAD_D >= 2:
+        return (load_tile(p[0], m_rows, m_d[0], CHECK_ROWS, False).to(DTYPE),
+                load_tile(p[1], m_rows, m_d[1], CHECK_ROWS, PAD_D == 3).to(DTYPE))
+    else:
+        return load_tile(p, m_rows, m_d, CHECK_ROWS, PAD_D).to(DTYPE)
+
+
+@triton.jit
+def store_head(p, val, m_rows, m_d, PAD_D: tl.constexpr):
+    """Store a head-dim tile (a pair with a split) through head_ptrs pointers, in the pointers' dtype."""
+    if PAD_D >= 2:
+        tl.store(p[0], val[0].to(p[0].dtype.element_ty), mask=m_rows[:, None] & m_d[0][None, :])
+        tl.store(p[1], val[1].to(p[1].dtype.element_ty), mask=m_rows[:, None] & m_d[1][None, :])
+    else:
+        tl.store(p, val.to(p.dtype.element_ty), mask=m_rows[:, None] & m_d[None, :])
+
+
+@triton.jit
+def head_zeros(ROWS: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_D2: tl.constexpr, ACC_DTYPE: tl.constexpr):
+    """A zero dK / dQ accumulator [ROWS, head dim] (a pair with a split)."""
+    if BLOCK_D2 > 0:
+        return (tl.zeros([ROWS, BLOCK_D], dtype=ACC_DTYPE), tl.zeros([ROWS, BLOCK_D2], dtype=ACC_DTYPE))
+    else:
+        return tl.zeros([ROWS, BLOCK_D], dtype=ACC_DTYPE)
+
+
+@triton.jit
+def first_head(x, PAD_D: tl.constexpr):
+    """The tile, or a pair's first part (for its dtype)."""
+    if PAD_D >= 2:
+        return x[0]
+    else:
+        return x
+
+
+@triton.jit
+def head_scale(x, f, PAD_D: tl.constexpr):
+    """x * f for a head-dim tile (a pair with a split)."""
+    if PAD_D >= 2:
+        return (x[0] * f, x[1] * f)
+    else:
+        return x * f
+
+
+@triton.jit
+def dot_heads(a, b, PAD_D: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
+              OUT_DTYPE: tl.constexpr):
+    """a · bᵀ summed over the head dim, [rows of a, rows of b] in OUT_DTYPE: one tl.dot, or one per part of a
+    split head dim (Note [split head dim]); b is cast to DOT_DTYPE (a is already)."""
+    if PAD_D >= 2:
+        acc = tl.dot(a[0], tl.trans(b[0].to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=OUT_DTYPE)
+        return tl.dot(a[1], tl.trans(b[1].to(DOT_DTYPE)), acc, input_precision=PRECISION, out_dtype=OUT_DTYPE)
+    else:
+        return tl.dot(a, tl.trans(b.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=OUT_DTYPE)
+
+
+@triton.jit
+def dot_into_heads(a, b, acc, PAD_D: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+    """acc + a · b for a head-dim b and acc (pairs with a split): dK += dSᵀQ, dQ += dS·K."""
+    if PAD_D >= 2:
+        return (tl.dot(a, b[0].to(DOT_DTYPE), acc[0], input_precision=PRECISION, out_dtype=acc[0].dtype),
+                tl.dot(a, b[1].to(DOT_DTYPE), acc[1], input_precision=PRECISION, out_dtype=acc[1].dtype))
+    else:
+        return tl.dot(a, b.to(DOT_DTYPE), acc, input_precision=PRECISION, out_dtype=acc.dtype)
+
+
+@triton.jit
 def tile_source(X, off, o_rows, o_d, stride_row, stride_d, n_rows, HEAD_DIM: tl.constexpr, BLOCK_R: tl.constexpr,
-                BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr):
+                BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr, PAD_D: tl.constexpr = 0):
     """What an inner loop streams [BLOCK_R, BLOCK_D] tiles of the (n_rows, HEAD_DIM) slice at X + off from: a TMA
     tensor descriptor (USE_TMA: unit stride_d, 16-byte aligned base and rows -- the lowering checks) or the pointers
-    of its first tile (o_rows = arange(BLOCK_R)).  Note [TMA loads]."""
+    of its first tile (o_rows = arange(BLOCK_R); a pair with a split head dim, PAD_D >= 2).  Note [TMA loads]."""
     if USE_TMA:
+        tl.static_assert(PAD_D < 2, "TMA tiles take one head-dim tile (Note [split head dim])")
         return tl.make_tensor_descriptor(X + off, shape=[n_rows, HEAD_DIM], strides=[stride_row, 1],
                                          block_shape=[BLOCK_R, BLOCK_D])
     else:
-        return X + off + o_rows[:, None] * stride_row + o_d[None, :] * stride_d
+        return head_ptrs(X, off, o_rows, o_d, stride_row, stride_d, PAD_D)
 
 
 @triton.jit
 def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.constexpr,
                      USE_TMA: tl.constexpr):
     """The tile of rows [start, start + BLOCK_R) of a tile_source; rows past n_rows and columns past HEAD_DIM are 0
-    either way (TMA fills out-of-bounds elements with zeros), so both give the same values."""
+    either way (TMA fills out-of-bounds elements with zeros), so both give the same values.  CHECK_COLS is the
+    source's PAD_D: 2 / 3 load a pair (Note [split head dim])."""
     if USE_TMA:
         return src.load([start, 0])
+    elif CHECK_COLS >= 2:
+        return (load_tile(src[0] + start * stride_row, m_rows, m_d[0], CHECK_ROWS, False),
+                load_tile(src[1] + start * stride_row, m_rows, m_d[1], CHECK_ROWS, CHECK_COLS == 3))
     else:
         return load_tile(src + start * stride_row, m_rows, m_d, CHECK_ROWS, CHECK_COLS)
 
@@ -461,7 +568,7 @@ def attn_fwd_tiles(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         o_j = start_n + o_jb
         m_j = o_j < SEQ_K
         k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
-        qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=acc.dtype)  # [BM, BN]
+        qk = dot_heads(q, k, PAD_D, DOT_DTYPE, PRECISION, acc.dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]: qk -> t, qk_scale2 = softcap * log2(e)
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         if ALL_FULL:
@@ -557,7 +664,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
         anchor, offset = lse_unpack(lse)
         if HAS_DROPOUT and PART != 1:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
             delta = delta * (1.0 / dropout_scale)
-        qk_t = tl.dot(k, tl.trans(q.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+        qk_t = dot_heads(k, q, PAD_D, DOT_DTYPE, PRECISION, dv.dtype)  # [BN, BM]
         if SOFTCAP:  # Note [soft-capping]
             qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
         if ALL_FULL:
@@ -570,7 +677,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                           MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
         p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
         if PART != 1:
-            dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dk.dtype)  # [BN, BM]
+            dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dv.dtype)  # [BN, BM]
         if HAS_DROPOUT:
             z_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True).to(p_t.dtype)
             if PART != 2:  # a product, not tl.where, as in attn_fwd_inner
@@ -585,7 +692,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
             ds_t = p_t * (dp_t - delta[None, :])
             if SOFTCAP:  # the cap's derivative (Note [soft-capping])
                 ds_t = ds_t * (1.0 - qk_t * qk_t)
-            dk = tl.dot(ds_t.to(DOT_DTYPE), q.to(DOT_DTYPE), dk, input_precision=PRECISION, out_dtype=dk.dtype)
+            dk = dot_into_heads(ds_t.to(DOT_DTYPE), q, dk, PAD_D, DOT_DTYPE, PRECISION)
     return dk, dv
 
 
@@ -618,7 +725,7 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         m_j = o_j < SEQ_K
         k = load_stream_tile(p_k, start_n, stride_kn, m_j, m_d, MASKED, PAD_D, USE_TMA)  # [BN, BD]
         v = load_stream_tile(p_v, start_n, stride_vn, m_j, m_dv, MASKED, PAD_DV, USE_TMA)  # [BN, BDV]
-        qk = tl.dot(q, tl.trans(k.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
+        qk = dot_heads(q, k, PAD_D, DOT_DTYPE, PRECISION, first_head(dq, PAD_D).dtype)  # [BM, BN]
         if SOFTCAP:  # Note [soft-capping]
             qk = softcap_tanh(qk, softcap_scale, SOFTCAP)
         if ALL_FULL:
@@ -630,7 +737,7 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
         s = attn_scores(qk, o_i=o_i[:, None], o_j=o_j[None, :], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
                         MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
         p = probs_from_lse(s, c, anchor[:, None], offset[:, None], MASK_KIND)
-        dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dq.dtype)  # [BM, BN]
+        dp = tl.dot(do, tl.trans(v.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=qk.dtype)  # [BM, BN]
         if HAS_DROPOUT:
             keep = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, False)
             dp = tl.where(keep, dp, 0.0)
@@ -639,7 +746,7 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
             tl.store(p_ds + start_n * stride_dsn, ds * dropout_scale, mask=(o_i < SEQ_Q)[:, None] & m_j[None, :])
         if SOFTCAP:  # the cap's derivative, after the mask's gradient (Note [soft-capping])
             ds = ds * (1.0 - qk * qk)
-        dq = tl.dot(ds.to(DOT_DTYPE), k.to(DOT_DTYPE), dq, input_precision=PRECISION, out_dtype=dq.dtype)
+        dq = dot_into_heads(ds.to(DOT_DTYPE), k, dq, PAD_D, DOT_DTYPE, PRECISION)
     return dq
 
 
@@ -680,30 +787,33 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
                   USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                   BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
-                  stride_rh=0):
+                  stride_rh=0, BLOCK_D2: tl.constexpr = 0):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
     (Note [even lengths]).  MASK_RANGES: ROWS is the mask's row summary (Note [mask ranges]), [.., .., n, 4] int32
-    with strides (stride_rb, stride_rh, 4, 1)."""
+    with strides (stride_rb, stride_rh, 4, 1).  BLOCK_D2: Note [split head dim]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
+    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
     PAD_DV: tl.constexpr = BDV != DV
-    o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
+    o_i, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N)
+    o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
     o_dv = tl.arange(0, BDV)
-    m_d, m_dv = o_d < HEAD_DIM, o_dv < DV
-    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
+    m_dv = o_dv < DV
+    p_q = head_ptrs(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_i, o_d, stride_qm, stride_qd,
+                    PAD_D)
     p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_rows=o_jb, o_d=o_d,
                       stride_row=stride_kn, stride_d=stride_kd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
-                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, PAD_D=PAD_D)
     p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_rows=o_jb, o_d=o_dv,
                       stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=DV, BLOCK_R=BLOCK_N, BLOCK_D=BDV,
                       USE_TMA=USE_TMA)
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
-    b_q = load_tile(p_q, o_i < SEQ_Q, m_d, True, PAD_D).to(DOT_DTYPE)  # [BM, BD]
+    b_q = load_head(p_q, o_i < SEQ_Q, m_d, True, PAD_D, DOT_DTYPE)  # [BM, BD]
     acc = tl.zeros([BLOCK_M, BDV], dtype=ACC_DTYPE)
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=ACC_DTYPE)
     b_l = tl.zeros([BLOCK_M], dtype=ACC_DTYPE)
@@ -766,12 +876,12 @@ def bwd_program(lin, n_programs, n_kv_blocks, n_p, KV_FIRST: tl.constexpr):
 def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
                    stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr,
-                   HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr):
+                   HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, PAD_D: tl.constexpr = 0):
     """Query head i_h's Q / dO tile sources, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
     i_bh = i_b * H_Q + i_h
     p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_rows=o_ib, o_d=o_d,
                       stride_row=stride_qm, stride_d=stride_qd, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_M,
-                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, PAD_D=PAD_D)
     p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_rows=o_ib, o_d=o_dv,
                        stride_row=stride_dom, stride_d=stride_dod, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM_V, BLOCK_R=BLOCK_M,
                        BLOCK_D=BLOCK_DV, USE_TMA=USE_TMA)
@@ -792,27 +902,30 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
                        PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                        BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, COLS=None, stride_cb=0,
-                       stride_ch=0):
+                       stride_ch=0, BLOCK_D2: tl.constexpr = 0):
     """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
     only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
     tail (Note [even lengths]).  MASK_RANGES: COLS is the mask's column summary (Note [mask ranges]), as
-    attn_fwd_rows' ROWS."""
+    attn_fwd_rows' ROWS.  BLOCK_D2: Note [split head dim] (dK is then a pair)."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
+    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
     PAD_DV: tl.constexpr = BDV != DV
-    o_j, o_d, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_M)
+    o_j, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_M)
+    o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
     o_dv = tl.arange(0, BDV)
-    m_j, m_d, m_dv = o_j < SEQ_K, o_d < HEAD_DIM, o_dv < DV
-    p_k = K + i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh + o_j[:, None] * stride_kn + o_d[None, :] * stride_kd
+    m_j, m_dv = o_j < SEQ_K, o_dv < DV
+    p_k = head_ptrs(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_j, o_d, stride_kn, stride_kd,
+                    PAD_D)
     p_v = V + i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh + o_j[:, None] * stride_vn + o_dv[None, :] * stride_vd
-    b_k = load_tile(p_k, m_j, m_d, True, PAD_D).to(DOT_DTYPE)  # [BN, BD]
+    b_k = load_head(p_k, m_j, m_d, True, PAD_D, DOT_DTYPE)  # [BN, BD]
     b_v = load_tile(p_v, m_j, m_dv, True, PAD_DV).to(DOT_DTYPE)  # [BN, BDV]
     seed = tl.load(SEED) if HAS_DROPOUT else 0
-    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=ACC_DTYPE)
+    dk = head_zeros(BLOCK_N, BLOCK_D, BLOCK_D2, ACC_DTYPE)
     dv = tl.zeros([BLOCK_N, BDV], dtype=ACC_DTYPE)
     # query ranges: causal band [start_n, start_n + BN) masked, whole tiles unmasked, ragged tail masked
     m_full = SEQ_Q if EVEN else SEQ_Q // BLOCK_M * BLOCK_M
@@ -835,7 +948,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
             stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
             stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
-            BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
+            BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D)
         band_lo, band_hi, w_lo, w_hi, t_lo, t_hi = start_n, start_n + BLOCK_N, full_lo, full_hi, full_hi, SEQ_Q
         f_lo = 0
         f_hi = 0
@@ -889,7 +1002,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
                 stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
-                BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV)
+                BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D)
             w_lo, w_hi = full_lo, full_hi
             if RANGES:  # Note [mask ranges]: only the full tiles are left, and the mask is not read
                 q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
@@ -903,7 +1016,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ALL_FULL=RANGES)
-    return dk * (scale * dropout_scale), dv * dropout_scale
+    return head_scale(dk, scale * dropout_scale, PAD_D), dv * dropout_scale
 
 
 @triton.jit
@@ -918,38 +1031,41 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
                      USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                      BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
-                     stride_rh=0):
+                     stride_rh=0, BLOCK_D2: tl.constexpr = 0):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).  ROWS: as attn_fwd_rows'.
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
-    MASKED_FIRST: Note [masked tiles first]."""
+    MASKED_FIRST: Note [masked tiles first].  BLOCK_D2: Note [split head dim] (dQ is then a pair)."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
+    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
     PAD_DV: tl.constexpr = BDV != DV
     i_bh = i_b * H_Q + i_h
-    o_i, o_d, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_N)
+    o_i, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N)
+    o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
     o_dv = tl.arange(0, BDV)
-    m_i, m_d, m_dv = o_i < SEQ_Q, o_d < HEAD_DIM, o_dv < DV
-    p_q = Q + i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh + o_i[:, None] * stride_qm + o_d[None, :] * stride_qd
+    m_i, m_dv = o_i < SEQ_Q, o_dv < DV
+    p_q = head_ptrs(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_i, o_d, stride_qm, stride_qd,
+                    PAD_D)
     p_do = DO + i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh + o_i[:, None] * stride_dom + o_dv[None, :] * stride_dod
     p_k = tile_source(K, i_b.to(tl.int64) * stride_kb + i_hk.to(tl.int64) * stride_kh, o_rows=o_jb, o_d=o_d,
                       stride_row=stride_kn, stride_d=stride_kd, n_rows=SEQ_K, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_N,
-                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA)
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, PAD_D=PAD_D)
     p_v = tile_source(V, i_b.to(tl.int64) * stride_vb + i_hk.to(tl.int64) * stride_vh, o_rows=o_jb, o_d=o_dv,
                       stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=DV, BLOCK_R=BLOCK_N, BLOCK_D=BDV,
                       USE_TMA=USE_TMA)
     p_ds = DS + (i_bh.to(tl.int64) * SEQ_Q + o_i[:, None]) * SEQ_K + o_jb[None, :] if STORE_DS else DS
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     seed = tl.load(SEED) if HAS_DROPOUT else 0
-    b_q = load_tile(p_q, m_i, m_d, True, PAD_D).to(DOT_DTYPE)
+    b_q = load_head(p_q, m_i, m_d, True, PAD_D, DOT_DTYPE)
     b_do = load_tile(p_do, m_i, m_dv, True, PAD_DV).to(DOT_DTYPE)
     anchor, offset = lse_unpack(tl.load(LSE + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=float("inf")))
     delta = tl.load(DELTA + i_bh.to(tl.int64) * SEQ_Q + o_i, mask=m_i, other=0.0)
     if HAS_DROPOUT:  # dS = s P∘(keep∘dP - Δ / s), s = 1 / (1-p), applied to dQ at the end
         delta = delta * (1.0 / dropout_scale)
-    dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=ACC_DTYPE)
+    dq = head_zeros(BLOCK_M, BLOCK_D, BLOCK_D2, ACC_DTYPE)
     n_full = SEQ_K if EVEN else SEQ_K // BLOCK_N * BLOCK_N
     if IS_CAUSAL:
         full_end = tl.minimum(start_m, n_full)
@@ -991,4 +1107,4 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
             HAS_DROPOUT=HAS_DROPOUT, MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
             USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi,
             SKIP_FULL=RANGES and BAND_FIRST)
-    return dq * (scale * dropout_scale)
+    return head_scale(dq, scale * dropout_scale, PAD_D)

@@ -210,7 +210,7 @@ def _line(result: dict) -> str:
 # ---------------------------------------------------------------- the eager kernels
 # What tells the variants of one kernel apart in the report: constexpr parameters (a tensor argument of the same
 # name is not).
-_SHOWN = ("BLOCK_M", "BLOCK_N", "MASK_KIND", "MASK_RANGES", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC",
+_SHOWN = ("BLOCK_M", "BLOCK_N", "BLOCK_D2", "MASK_KIND", "MASK_RANGES", "IS_CAUSAL", "HAS_DROPOUT", "STORE_DS", "DOT_DTYPE", "BC",
           "N", "V", "ROWS", "HAS_SEQ", "HAS_INIT", "ATOMIC", "FAST", "UNROLL")
 
 
@@ -247,6 +247,16 @@ def _attention_launches():
         launches += record(lambda: attention_bwd(torch.randn_like(q), q, k, v, mask, out, lse, p, causal, D ** -0.5,
                                                  seed, mask_grad=mask_grad, config=bwd, softcap=softcap))
     config.attention_mask_ranges = default_ranges
+    # MLA's q/k head dim 192, value head dim 128: the split head dim of Note [split head dim] (128 + 64 tiles)
+    dtype, D, Dv = torch.bfloat16, 192, 128
+    q, k = torch.randn(B, 4, S, D, dtype=dtype), torch.randn(B, 2, S, D, dtype=dtype)
+    v, seed = torch.randn(B, 2, S, Dv, dtype=dtype), torch.zeros(1, dtype=torch.int64)
+    fwd = attn_fwd_tile(dtype, D, "cuda", causal=True, dropout=True, split=True)
+    bwd = attn_bwd_tile(dtype, D, "cuda", eager=True, causal=True, dropout=True, split=True)
+    out, lse = torch.empty(B, 4, S, Dv, dtype=dtype), torch.zeros(B, 4, S)
+    launches += record(lambda: attention_fwd(q, k, v, None, 0.1, True, D ** -0.5, seed, config=fwd))
+    launches += record(lambda: attention_bwd(torch.randn_like(out), q, k, v, None, out, lse, 0.1, True, D ** -0.5,
+                                             seed, mask_grad=False, config=bwd))
     return launches
 
 
@@ -337,13 +347,16 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
     causal pair, no TMA."""
     from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+    from inductor_conv import config
+    from inductor_conv.heuristics.attention import head_dim_blocks
     from inductor_conv.kernels.attn_common import score_scales
     from inductor_conv.lowerings.attention import _DOT_DTYPES
     from inductor_conv.reference.attention import dropout_threshold
 
+    block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
     if tile is None:
         pick = attn_fwd_tile if fwd else attn_bwd_tile
-        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0)
+        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0, split=bool(block_d2))
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
         split = getattr(table, "split", False) if split is None else split
@@ -352,7 +365,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     scale = head_dim ** -0.5
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     constexprs = dict(
-        HEAD_DIM=head_dim, BLOCK_D=max(16, triton.next_power_of_2(head_dim)), HEAD_DIM_V=head_dim_v or head_dim,
+        HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=head_dim_v or head_dim,
         BLOCK_DV=max(16, triton.next_power_of_2(head_dim_v or head_dim)), MASK_KIND=mask_kind,
         IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=_DOT_DTYPES[dtype],
         PRECISION="'ieee'" if dtype == torch.float32 else "'tf32'", ACC_DTYPE="tl.float32", QK_SCALE2=qk_scale2,
@@ -373,9 +386,11 @@ def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None)
     from inductor_conv.lowerings.attention import _load
 
     B, H, S, D = shape
+    Dv, G = constexprs["HEAD_DIM_V"], hkv or H
     mask = {1: (S * S, 0, S, 1), 2: (0, S * S, S, 1)}.get(constexprs["MASK_KIND"], (0, 0, 0, 0))
-    tensors = {n: ((B, H, S, D), _strides((B, H, S, D))) for n in ("Q", "DO", "O", "DQ")}
-    tensors.update({n: ((B, hkv or H, S, D), _strides((B, hkv or H, S, D))) for n in ("K", "V", "DV")})
+    tensors = {n: ((B, H, S, d), _strides((B, H, S, d))) for n, d in (("Q", D), ("DQ", D), ("DO", Dv), ("O", Dv))}
+    tensors.update({n: ((B, G, S, d), _strides((B, G, S, d))) for n, d in (("K", D), ("DK", D), ("V", Dv),
+                                                                            ("DV", Dv))})
     tensors.update(LSE=((B, H, S), _strides((B, H, S))), DELTA=((B, H, S), _strides((B, H, S))),
                    MASK=((B, H, S, S), mask), SEED=((1,), (1,)), DS=((B, H, S, S), _strides((B, H, S, S))))
     n = -(-S // 64)  # mask summaries (Note [mask ranges]), read as [B, H, n, 4], broadcast like the mask
@@ -386,8 +401,10 @@ def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None)
         st = tensors[n][1]
         return str(st[dim]) if dim is not None else ", ".join(map(str, st))
 
-    def store_output(indices, val, mask, indent_width=4, val_shape=None):  # O (forward) or dK (backward)
-        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, tensors["Q" if fwd else "K"][1]))
+    out = "O" if fwd else "DV" if constexprs["BLOCK_D2"] else "DK"  # Note [split head dim]: dV is the output then
+
+    def store_output(indices, val, mask, indent_width=4, val_shape=None):  # O (forward), dK or dV (backward)
+        offset = " + ".join(f"({i}) * {s}" for i, s in zip(indices, tensors[out][1]))
         return f"tl.store(out_ptr0 + {offset}, {val}, {mask})"
 
     name = "inductor_conv_attention_fwd" if fwd else "inductor_conv_attention_bwd"
@@ -398,7 +415,7 @@ def compile_attention_template(fwd: bool, shape, constexprs: dict, num_warps: in
                                hkv: int | None = None, dtype=torch.bfloat16):
     """An attention template rendered (render_attention) and compiled for sm_90, its tensors in `dtype`."""
     source, names = render_attention(fwd, shape, constexprs, hkv)
-    types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DV")}
+    types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DK", "DV")}
     types.update(MASK=_PTR[dtype] if constexprs["MASK_KIND"] == 2 else "*i1", SEED="*i64", LSE="*fp32",
                  DELTA="*fp32", DS="*fp32", ROWS="*i32", COLS="*i32")
     return compile_source(source, names, types, num_warps, num_stages, out_type=_PTR[dtype])
@@ -447,7 +464,10 @@ ATTENTION_TEMPLATES = (
     ("bwd", torch.bfloat16, (1, 4, 256, 64), 2, 2, False, 0.1, 0.0, True),    # GQA (KV_FIRST), the mask's gradient
     ("bwd", torch.float16, (1, 2, 256, 128), 2, 1, False, 0.0, 50.0, False),
     ("bwd", torch.float32, (1, 2, 256, 64), 2, 0, True, 0.0, 0.0, False),
+    ("fwd", torch.bfloat16, (1, 4, 256, 192), 2, 0, True, 0.1, 0.0, False),  # MLA (value head dim 128): a split
+    ("bwd", torch.bfloat16, (1, 4, 256, 192), 2, 0, True, 0.1, 0.0, False),  # head dim, 128 + 64
 )
+MLA_HEAD_DIM_V = 128  # the value head dim of ATTENTION_TEMPLATES' head-dim-192 rows
 # Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.
 CONV_TEMPLATES = (("fwd", "bcl"), ("fwd", "blc"), ("bwd", "bcl"), ("bwd", "blc"), ("bwd", "blc_t"))
 CONV_SHAPE = (2, 512, 8192, 4)  # 11-16 tiles a backward program (a forward one runs one tile: no loop)
@@ -465,7 +485,8 @@ def compile_templates(report=print) -> list[dict]:
     for pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds in ATTENTION_TEMPLATES:
         constexprs, warps, stages = attention_constexprs(dtype, shape[3], fwd=pass_ == "fwd", causal=causal, p=p,
                                                          mask_kind=mask_kind, softcap=softcap, store_ds=store_ds,
-                                                         gqa=hkv != shape[1])
+                                                         gqa=hkv != shape[1],
+                                                         head_dim_v=MLA_HEAD_DIM_V if shape[3] == 192 else None)
         tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
         name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
                 f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "

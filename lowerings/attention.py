@@ -150,7 +150,8 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
     head_dim_v = sizevars.guard_int(v.get_size()[-1])
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
-    # Note [split head dim]: such a head dim has tiles of its own (the returned head dim picks them with split=True)
+    # Note [split head dim]: such a head dim picks its tiles by (head dim, value head dim): the returned head dim, with
+    # split_v = HEAD_DIM_V
     block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=head_dim_v,
@@ -343,9 +344,9 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # a summarised mask tensor: its own tiles with dropout (heuristics/attention.py)
-    split = bool(options["BLOCK_D2"])
-    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split) if autotune else [
-        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked, split)]
+    split_v = options["HEAD_DIM_V"] if options["BLOCK_D2"] else None  # Note [split head dim]
+    tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
+        attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked, split_v)]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
@@ -408,9 +409,10 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # as the forward's
-    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, dv_out) if autotune else [
+    split_v = options["HEAD_DIM_V"] if dv_out else None  # Note [split head dim]
+    tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
         attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked,
-                      split=dv_out)]
+                      split_v=split_v)]
     choices = []
     for tile in tiles:
         BWD_TEMPLATE.maybe_append_choice(

@@ -18,7 +18,7 @@ from helpers import saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
-from inductor_conv.heuristics.attention import head_dim_blocks
+from inductor_conv.heuristics.attention import SPLIT_HEAD_DIMS, head_dim_blocks
 from inductor_conv.kernels.attn_common import score_scales
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.kernels.attn_mask_summary import mask_summary
@@ -529,8 +529,11 @@ def _uses_tma(module) -> bool:
 def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, mask_kind, Hq, Hkv, Sq, Sk, D, dynamic):
     """Note [TMA loads]: switched on, both templates stream their tiles through tensor descriptors (padded head dims
     and ragged ends read TMA's zero fill), which changes no bit against the default pointer loads.  A layout TMA
-    cannot read (a head dim of 20 bf16, 40 bytes a row) keeps the pointers."""
+    cannot read (a head dim of 20 bf16, 40 bytes a row) keeps the pointers, and so does a head dim that runs as two
+    tiles (80 = 64 + 16, Note [split head dim]: a descriptor takes one); the others run padded here."""
     B = 2
+    split = (D, D) in SPLIT_HEAD_DIMS
+    monkeypatch.setattr(inductor_conv.config, "attention_split_head_dim", False)
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=torch.bfloat16).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
     do = _randn(B, Hq, Sq, D, seed=6, dtype=torch.bfloat16)
@@ -557,6 +560,11 @@ def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, ma
     monkeypatch.setattr(inductor_conv.config, "attention_tma", True)
     _, code = _compiled_fwd_bwd(causal, p, q20, k20, v20, mask, seed, do[..., :20].contiguous(), dynamic=dynamic)
     assert not any(_uses_tma(m) for m in _modules(code))
+    if split:
+        monkeypatch.setattr(inductor_conv.config, "attention_split_head_dim", True)
+        result, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, dynamic=dynamic)
+        assert not any(_uses_tma(m) for m in _modules(code))
+        _assert_16bit_close(result, (ref, *ref_grads))
 
 
 @pytest.mark.gpu

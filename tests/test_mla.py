@@ -95,10 +95,23 @@ def test_head_dim_blocks():
     assert head_dim_blocks(192, True, 128) == (128, 64)
     assert head_dim_blocks(192, False, 128) == (256, 0)
     assert head_dim_blocks(192, True, 192) == (256, 0)  # not listed: its tiles were sized for v's 128
-    assert head_dim_blocks(80, True) == (128, 0)
+    assert head_dim_blocks(80, True) == (64, 16) and head_dim_blocks(96, True) == (64, 32)
+    assert head_dim_blocks(112, True, any_dim=True) == (128, 0) and head_dim_blocks(80, False) == (128, 0)
     anyd = {d: head_dim_blocks(d, True, any_dim=True) for d in (16, 24, 40, 64, 72, 80, 96, 112, 128, 160, 192, 256)}
     assert anyd == {16: (16, 0), 24: (32, 0), 40: (32, 16), 64: (64, 0), 72: (64, 16), 80: (64, 16), 96: (64, 32),
                     112: (128, 0), 128: (128, 0), 160: (128, 32), 192: (128, 64), 256: (256, 0)}
+
+
+def test_split_tiles_are_keyed_by_both_head_dims():
+    """A split head dim's own tiles are sized for its value head dim: MLA's (192, 128) takes them, a split 192 with
+    values of 192 (not listed by default) its bucket's (256), whose tiles leave shared memory for 256-wide V tiles."""
+    from inductor_conv.heuristics.attention import CUDA_BWD, CUDA_FWD, attn_bwd_tile, attn_fwd_tile
+
+    bf16 = torch.bfloat16
+    assert attn_bwd_tile(bf16, 192, "cuda", causal=True, split_v=128) == CUDA_BWD[(192, 128)]
+    assert attn_fwd_tile(bf16, 192, "cuda", causal=True, split_v=128) == CUDA_FWD[(192, 128)]
+    assert attn_bwd_tile(bf16, 192, "cuda", causal=True, split_v=192) == attn_bwd_tile(bf16, 256, "cuda", causal=True)
+    assert attn_bwd_tile(bf16, 96, "cuda", causal=True, split_v=96) == attn_bwd_tile(bf16, 128, "cuda", causal=True)
 
 
 def test_public_op_eager_and_gradients():

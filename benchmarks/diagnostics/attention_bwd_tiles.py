@@ -95,10 +95,16 @@ def main():
     parser.add_argument("--mask", choices=("bool", "additive"), default=None, help="the mask as a tensor")
     parser.add_argument("--dv", type=int, default=None, help="the value head dim (default D)")
     parser.add_argument("--split-head-dim", default="1", help="comma-separated 0 / 1: config.attention_split_head_dim")
+    parser.add_argument("--any-split", action="store_true",
+                        help="split this (D, Dv) too, though heuristics' SPLIT_HEAD_DIMS does not list it")
     args = parser.parse_args()
     B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     causal, cap = not args.no_causal, args.softcap
     tiles = parse_tiles(args.tiles)
+    if args.any_split:
+        import inductor_conv.heuristics.attention as heuristics
+
+        heuristics.SPLIT_HEAD_DIMS = heuristics.SPLIT_HEAD_DIMS | {(D, args.dv or D)}
     f = flops(B, Hq, S, D, causal, args.dv)
     print(f"# backward tiles, {torch.cuda.get_device_name()}, torch {torch.__version__}, B{B} H{Hq}/{Hkv} S{S} D{D} "
           f"Dv{args.dv or D} "

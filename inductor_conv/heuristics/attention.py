@@ -62,7 +62,9 @@ CUDA_FWD = {
     256: AttnFwdTile(128, 64, 8, 2),
     # split 128 + 64 (MLA, Dv 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,192 --dv 128 --softcap 0
     # --fwd-tiles, causal p=0: 0.235 ms; (128, 128, 8, 2) 0.252, (64, 64, 4, 2) 0.266, (128, 64, 8, 2) 0.288
-    192: AttnFwdTile(128, 64, 8, 3),
+    (192, 128): AttnFwdTile(128, 64, 8, 3),
+    # split 128 + 32 (v 128): the bucket-256 tile, the one measured (SPLIT_HEAD_DIMS' provenance)
+    (160, 128): AttnFwdTile(128, 64, 8, 2),
 }
 CUDA_FWD_CAUSAL = {
     # H200 2026-12-01, profile B8 H16 S1024: paired 59.9 us; (128, 64, 8, 3) paired 63.1, (64, 64, 4, 3) alone 65.5
@@ -74,7 +76,7 @@ CUDA_FWD_DROPOUT = {
     # H200 2026-11-30, autotune p=0.1: 0.333 ms; (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351
     128: AttnFwdTile(64, 64, 4, 3),
     # as CUDA_FWD's 192, causal p=0.1: 0.274 ms; (64, 64, 4, 2) 0.287, (128, 64, 8, 3) 0.289, (128, 64, 8, 2) 0.330
-    192: AttnFwdTile(128, 128, 8, 2),
+    (192, 128): AttnFwdTile(128, 128, 8, 2),
 }
 # Backward, fp16 / bf16, by head_dim_bucket.
 CUDA_BWD = {
@@ -87,7 +89,10 @@ CUDA_BWD = {
     # split 128 + 64 (MLA, Dv 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,192 --dv 128 --softcap 0,
     # causal p=0/0.1: 0.759/0.832 ms; (32, 128, 8, 2) 0.851/0.954, split (64, 128, 8, 2) 0.961/1.110,
     # (64, 64, 8, 2) 1.355/1.491, (64, 64, 4, 3) 1.344/1.545
-    192: AttnBwdTile(32, 64, 4, 2),
+    (192, 128): AttnBwdTile(32, 64, 4, 2),
+    # split 128 + 32 (v 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,160 --dv 128 --any-split, causal
+    # p=0: 0.717 ms; (64, 64, 8, 2) 1.289 (the bucket-256 tile; padded 1.543)
+    (160, 128): AttnBwdTile(32, 64, 4, 2),
 }
 CUDA_BWD_CAUSAL = {
     # H200 2026-11-30, autotune B8 H16 S1024: 0.168 ms; (64, 64, 4, 2) 0.172, (32, 64, 4, 3) 0.182
@@ -121,7 +126,7 @@ EAGER_BWD_STAGES = {
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
 CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
 # ... and at a split head dim (Note [split head dim]; the runners-up of CUDA_BWD's 192)
-CUDA_BWD_AUTOTUNE_SPLIT = [AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 128, 8, 2, split=True)]
+CUDA_BWD_AUTOTUNE_SPLIT = {(192, 128): [AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 128, 8, 2, split=True)]}
 # fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
 CUDA_FP32_FWD = AttnFwdTile(64, 32, 4, 2)
 CUDA_FP32_BWD = AttnBwdTile(32, 64, 4, 1)
@@ -138,9 +143,13 @@ _HALF = (torch.float16, torch.bfloat16)
 # power of two (config.attention_split_head_dim), each measured faster so; their tiles are keyed by the head dim.
 # H200 2026-12-04, attention_bwd_tiles.py --shape 4,16,8,2048,192 --dv 128 --softcap 0 --split-head-dim 0 / 1
 # (MLA, causal): at the (64, 64, 8, 2) tile backward 1.533 -> 1.355 ms (p 0), 1.749 -> 1.491 (p 0.1); forward
-# (128, 64, 8, 2) 0.309 -> 0.288 / 0.341 -> 0.330.  Keyed by (q/k head dim, v head dim): the tiles of a split
-# head dim are its own (the tables' key is then the q/k head dim, not its bucket), sized for that value head dim.
-SPLIT_HEAD_DIMS = frozenset({(192, 128)})
+# (128, 64, 8, 2) 0.309 -> 0.288 / 0.341 -> 0.330.  The same, --shape 4,16,8,2048,D --any-split, the bucket's
+# tiles either way (backward (64, 64, 4, 2), causal, p 0 / 0.1): D80 (Phi-2) backward 0.587 -> 0.524 / 0.700 -> 0.607
+# ms, forward 0.194 -> 0.178 / 0.233 -> 0.205; D96 (Phi-3) backward 0.591 -> 0.555 / 0.702 -> 0.669, forward 0.194 ->
+# 0.184 / 0.233 -> 0.210; q/k 160, v 128, p 0: backward at (32, 64, 4, 2) 1.043 -> 0.717, forward 0.315 -> 0.271.
+# Keyed by (q/k head dim, v head dim), as the tables' tiles of a split head dim (sized for that value head dim); a
+# split without tiles of its own takes its bucket's.
+SPLIT_HEAD_DIMS = frozenset({(80, 80), (96, 96), (160, 128), (192, 128)})
 
 
 def head_dim_blocks(head_dim: int, split: bool, head_dim_v: int | None = None,
@@ -164,16 +173,20 @@ def head_dim_bucket(head_dim: int) -> int:
     return max(64, 1 << (max(head_dim, 1) - 1).bit_length())
 
 
-def _table_key(dtype: torch.dtype, head_dim: int, split: bool = False):
-    """The key of the 16-bit tables (None for another dtype: no entry): with `split` (the q/k head dim runs as two
-    tiles: Note [split head dim]) the head dim itself, else head_dim_bucket."""
+def _table_key(dtype: torch.dtype, head_dim: int, split_v: int | None = None):
+    """The key of the 16-bit tables (None for another dtype: no entry).  split_v: the value head dim, given when the
+    q/k head dim runs as two tiles (Note [split head dim]); the key is then (head dim, value head dim) where the
+    tables have tiles for that pair, else the bucket of the larger head dim (a split head dim's tiles hold fewer
+    columns than its bucket's, so the bucket's tiles fit)."""
     if dtype not in _HALF:
         return None
-    return head_dim if split else head_dim_bucket(head_dim)
+    if split_v is not None and (head_dim, split_v) in CUDA_FWD and (head_dim, split_v) in CUDA_BWD:
+        return head_dim, split_v
+    return head_dim_bucket(max(head_dim, split_v or 0))
 
 
 def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool,
-               masked: bool = False, split: bool = False):
+               masked: bool = False, split_v: int | None = None):
     """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal,
     masked-dropout (a template with a summarised mask tensor: `masked`) or dropout table's for such a form; None when
     the plain table decides."""
@@ -182,7 +195,7 @@ def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal
         return INTERPRETER_FWD if fwd else INTERPRETER_BWD
     if dtype == torch.float32:
         return CUDA_FP32_FWD if fwd else CUDA_FP32_BWD
-    key = _table_key(dtype, head_dim, split)
+    key = _table_key(dtype, head_dim, split_v)
     causal_table, dropout_table = (CUDA_FWD_CAUSAL, CUDA_FWD_DROPOUT) if fwd else (CUDA_BWD_CAUSAL, CUDA_BWD_DROPOUT)
     if causal and key in causal_table:
         return causal_table[key]
@@ -195,31 +208,34 @@ def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal
 
 
 def attn_fwd_tile(dtype: torch.dtype, head_dim: int, device: str, causal: bool = False,
-                  dropout: bool = False, masked: bool = False, split: bool = False) -> AttnFwdTile:
+                  dropout: bool = False, masked: bool = False, split_v: int | None = None) -> AttnFwdTile:
     """Default forward tile for `device` ("cuda", or "interpreter" for TRITON_INTERPRET=1); `masked`: a template whose
-    mask tensor is summarised (MASK_RANGES); `split`: the q/k head dim runs as two tiles (head_dim_blocks)."""
-    tile = _form_tile("fwd", dtype, head_dim, device, causal, dropout, masked, split)
-    return tile if tile is not None else CUDA_FWD.get(_table_key(dtype, head_dim, split), AttnFwdTile(64, 32, 4, 2))
+    mask tensor is summarised (MASK_RANGES); `split_v`: the value head dim when the q/k head dim runs as two tiles
+    (head_dim_blocks; head_dim is then q's and k's alone)."""
+    tile = _form_tile("fwd", dtype, head_dim, device, causal, dropout, masked, split_v)
+    return tile if tile is not None else CUDA_FWD.get(_table_key(dtype, head_dim, split_v), AttnFwdTile(64, 32, 4, 2))
 
 
 def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = False, causal: bool = False,
-                  dropout: bool = False, masked: bool = False, split: bool = False) -> AttnBwdTile:
+                  dropout: bool = False, masked: bool = False, split_v: int | None = None) -> AttnBwdTile:
     """Default backward tile (see AttnBwdTile for how the two kinds of program use it); `eager` for the launcher,
     whose kernel sees runtime lengths and strides (the templates see Inductor's static ones); `masked` as
     attn_fwd_tile's."""
-    tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout, masked, split)
+    tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout, masked, split_v)
     if tile is not None:
         return tile
-    tile = CUDA_BWD.get(_table_key(dtype, head_dim, split), AttnBwdTile(32, 64, 4, 1))
-    if eager and not split and head_dim_bucket(head_dim) in EAGER_BWD_STAGES:
-        tile = dataclasses.replace(tile, num_stages=EAGER_BWD_STAGES[head_dim_bucket(head_dim)])
+    key = _table_key(dtype, head_dim, split_v)
+    tile = CUDA_BWD.get(key, AttnBwdTile(32, 64, 4, 1))
+    if eager and key in EAGER_BWD_STAGES:
+        tile = dataclasses.replace(tile, num_stages=EAGER_BWD_STAGES[key])
     return tile
 
 
 def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
-                            dropout: bool = False, masked: bool = False, split: bool = False) -> list[AttnFwdTile]:
+                            dropout: bool = False, masked: bool = False,
+                            split_v: int | None = None) -> list[AttnFwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
-    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, masked, split)
+    default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, masked, split_v)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
     if dtype == torch.float32 or head_dim > 128:
         return [default]
@@ -227,16 +243,17 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 
 
 def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
-                            dropout: bool = False, masked: bool = False, split: bool = False) -> list[AttnBwdTile]:
+                            dropout: bool = False, masked: bool = False,
+                            split_v: int | None = None) -> list[AttnBwdTile]:
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile; a split head dim its measured
     ones, which the head-dim-256 candidates' shared memory does not fit beside)."""
-    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout, masked=masked, split=split)
+    default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout, masked=masked, split_v=split_v)
     extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
              AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
     if dtype == torch.float32:
         return [default]
-    if split:
-        extra = CUDA_BWD_AUTOTUNE_SPLIT
+    if _table_key(dtype, head_dim, split_v) in CUDA_BWD_AUTOTUNE_SPLIT:
+        extra = CUDA_BWD_AUTOTUNE_SPLIT[_table_key(dtype, head_dim, split_v)]
     elif head_dim > 128:
         extra = CUDA_BWD_AUTOTUNE_256
     return [default] + [t for t in extra if t != default]

@@ -336,15 +336,15 @@ def _kernel_options(dtype, dropout_p, interpret):
             1.0 / (1.0 - dropout_p))
 
 
-def _tile(kind, config, dtype, head_dim, device, is_causal, dropout, split=False):
+def _tile(kind, config, dtype, head_dim, device, is_causal, dropout, split_v=None):
     """(block_m, block_n, num_warps, num_stages, pair (forward) or split (backward)): the override, else the table in
     inductor_conv/heuristics/attention.py."""
     if config is not None:
         c = config
     elif kind == "fwd":
-        c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout, split=split)
+        c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout, split_v=split_v)
     else:
-        c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout, split=split)
+        c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout, split_v=split_v)
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
@@ -373,7 +373,8 @@ class _Plan:
         # Note [split head dim] in attn_math.py: a split head dim has tiles of its own
         block_d, block_d2 = head_dim_blocks(head_dim, split_head_dim, head_dim_v)
         tile = _tile(kind, config, dtype, head_dim if block_d2 else max(head_dim, head_dim_v),
-                     "interpreter" if interpret else device, is_causal, dropout_p > 0, split=bool(block_d2))
+                     "interpreter" if interpret else device, is_causal, dropout_p > 0,
+                     split_v=head_dim_v if block_d2 else None)
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
         block_dv = max(16, triton.next_power_of_2(head_dim_v))
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2,

@@ -251,8 +251,8 @@ def _attention_launches():
     dtype, D, Dv = torch.bfloat16, 192, 128
     q, k = torch.randn(B, 4, S, D, dtype=dtype), torch.randn(B, 2, S, D, dtype=dtype)
     v, seed = torch.randn(B, 2, S, Dv, dtype=dtype), torch.zeros(1, dtype=torch.int64)
-    fwd = attn_fwd_tile(dtype, D, "cuda", causal=True, dropout=True, split=True)
-    bwd = attn_bwd_tile(dtype, D, "cuda", eager=True, causal=True, dropout=True, split=True)
+    fwd = attn_fwd_tile(dtype, D, "cuda", causal=True, dropout=True, split_v=Dv)
+    bwd = attn_bwd_tile(dtype, D, "cuda", eager=True, causal=True, dropout=True, split_v=Dv)
     out, lse = torch.empty(B, 4, S, Dv, dtype=dtype), torch.zeros(B, 4, S)
     launches += record(lambda: attention_fwd(q, k, v, None, 0.1, True, D ** -0.5, seed, config=fwd))
     launches += record(lambda: attention_bwd(torch.randn_like(out), q, k, v, None, out, lse, 0.1, True, D ** -0.5,
@@ -356,7 +356,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
     if tile is None:
         pick = attn_fwd_tile if fwd else attn_bwd_tile
-        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0, split=bool(block_d2))
+        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0,
+                     split_v=(head_dim_v or head_dim) if block_d2 else None)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
         split = getattr(table, "split", False) if split is None else split

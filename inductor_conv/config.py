@@ -72,9 +72,9 @@ attention_masked_first: bool = True
 attention_bwd_kv_first: bool = True
 # Causal pairs in the forward template (two row blocks a program, AttnFwdTile.pair); None: as the tile says.
 attention_causal_pair: bool | None = None
-# Note [split head dim] in kernels/attn_math.py: a q/k head dim that is not a power of two (MLA's 192, 80, 96, 160)
-# runs as two tiles (128 + 64, ...) instead of one padded to the next power of two, in the eager kernels and the
-# templates.
+# Note [split head dim] in kernels/attn_math.py: the q/k head dims that are not a power of two and were measured
+# faster so (heuristics/attention.py's SPLIT_HEAD_DIMS: MLA's 192 with v 128, 80, 96, 160 with v 128) run as two
+# tiles (128 + 64, ...) instead of one padded to the next power of two, in the eager kernels and the templates.
 attention_split_head_dim: bool = True
 # Note [TMA loads] in kernels/attn_math.py: the templates stream tiles through TMA descriptors where inputs allow.
 # Off: slower with triton 3.6, forward 3-13%, backward 2-8%.

@@ -19,7 +19,8 @@ What differs from FlashAttention's test, and why:
   fraction dropped is checked as FlashAttention checks it (within 0.01 of p).
 * No alibi, local windows, kv-packed inputs or deterministic flag: our op has none of these arguments.
 * Head dims: every one of FlashAttention's (32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256) is within the op's
-  16..256, and the kernels pad each to the next power of two (at most 256, which they support), so none is skipped.
+  16..256, and the kernels pad each to the next power of two (at most 256, which they support) or, for 96, run it as
+  two tiles (64 + 32, Note [split head dim] in kernels/attn_math.py), so none is skipped.
 
 The subset. FlashAttention's product is 11 head dims x 10 length pairs x 3 head layouts x 2 dtypes x 2 causal x 2
 dropout x 2 soft-capping (a few thousand cases); each configuration (head dim, dtype, causal, dropout, cap, GQA

@@ -3,7 +3,8 @@ fused template pays at all (template_pays).
 
 Read by kernels/attention.py (the eager launchers) and lowerings/attention.py (the templates), so both run the same
 tile for a form.  fp16 and bf16 run the same tensor-core code and share the tables (timed in bf16); fp32 and the
-Triton interpreter have one tile each.  Head dims are padded to a power of two >= 64 (head_dim_bucket).
+Triton interpreter have one tile each.  Head dims are padded to a power of two >= 64 (head_dim_bucket), except the
+(q/k, v) pairs of SPLIT_HEAD_DIMS, which run as two tiles and may have tiles of their own (Note [split head dim]).
 
 Provenance lines: GPU, date and how the time of one forward or backward was taken (torch 2.11, triton 3.6, bf16, at
 B4 H16 S2048 D128 unless the line names another shape):

@@ -120,6 +120,17 @@ def _source_files() -> tuple[str, ...]:
     return tuple(str(f) for f in files)
 
 
+# config's settings that do not change what a compiled graph runs: where the search patterns are read from.
+_NOT_IN_GENERATED_CODE = frozenset({"pattern_cache", "pattern_cache_dir"})
+
+
+def config_switches() -> tuple[str, ...]:
+    """The names of config's settings that the pass's uuid() covers: every public setting (the rewrites', the
+    lowerings' and their experiment switches) but _NOT_IN_GENERATED_CODE, so that a new one is covered unasked."""
+    return tuple(name for name, value in vars(config).items() if not name.startswith("_")
+                 and not callable(value) and type(value).__name__ != "module" and name not in _NOT_IN_GENERATED_CODE)
+
+
 def _as_tuple(passes) -> tuple:
     if passes is None:
         return ()
@@ -179,13 +190,8 @@ class InductorConvPass(CustomGraphPass):
         previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
         # the config the rewrites and the lowerings read (its experiment switches included), plus the torch switches
         # the attention lowering reads (its cuDNN choice)
-        settings = (config.device_types, config.causal_conv1d, config.attention, config.deterministic,
-                    config.attention_cudnn, config.attention_fast_tanh, config.attention_mask_ranges,
-                    config.conv_eager_output_layout,
-                    config.attention_causal_group, config.attention_causal_bwd_group, config.attention_masked_first,
-                    config.attention_bwd_kv_first, config.attention_causal_pair, config.attention_tma,
-                    config.conv_bwd_dy_t, torch.backends.cuda.cudnn_sdp_enabled(),
-                    torch.are_deterministic_algorithms_enabled())
+        settings = (tuple((name, getattr(config, name)) for name in config_switches()),
+                    torch.backends.cuda.cudnn_sdp_enabled(), torch.are_deterministic_algorithms_enabled())
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 

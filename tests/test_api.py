@@ -136,6 +136,25 @@ def test_uuid_changes_with_config(clean_state, flag, monkeypatch):
     assert ours.uuid() != before
 
 
+def test_uuid_covers_every_config_setting(clean_state, monkeypatch):
+    """Every config setting but where the patterns are read from is in the uuid, a setting added later included
+    (attention_split_head_dim was missing from a hand-written list: a cached graph compiled with it on would have
+    been replayed with it off)."""
+    from inductor_conv.patterns.graph_pass import config_switches
+
+    names = config_switches()
+    assert "attention_split_head_dim" in names and "pattern_cache_dir" not in names
+    inductor_conv.enable(("cpu",))
+    ours = get_joint_custom_pre_pass()
+    for name in names:
+        value = getattr(inductor_conv.config, name)
+        before = ours.uuid()
+        other = (not value) if isinstance(value, bool) else 3 if value is None else (*value, "other")
+        monkeypatch.setattr(inductor_conv.config, name, other)
+        assert ours.uuid() != before, name
+        monkeypatch.setattr(inductor_conv.config, name, value)
+
+
 def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
     """The attention lowering's cuDNN choice reads torch.are_deterministic_algorithms_enabled()."""
     inductor_conv.enable(("cpu",))

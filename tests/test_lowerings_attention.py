@@ -231,45 +231,54 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split,
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("D,Dv,causal,p,split", [(48, 48, True, 0.3, False), (40, 16, False, 0.0, True),
-                                                 (40, 40, True, 0.0, False)])
-def test_template_bodies_with_a_split_head_dim(tmp_path, D, Dv, causal, p, split):
+@pytest.mark.parametrize("D,Dv,causal,p,split,ranges", [(48, 48, True, 0.3, False, False),
+                                                        (40, 16, False, 0.0, True, False),
+                                                        (40, 40, True, 0.0, False, False),
+                                                        (48, 16, False, 0.3, False, True)])
+def test_template_bodies_with_a_split_head_dim(tmp_path, D, Dv, causal, p, split, ranges):
     """Note [split head dim]: q/k head dims 48 (32 + 16 tiles, no padding) and 40 (32 + 16, the second part padded)
     in both templates against float64, GQA, ragged lengths, an additive mask with its gradient; the backward then
     writes dK as a mutated input and dV through store_output (the lowering's dv_out).  split: dK and dV in
-    programs of their own (Note [split dK/dV])."""
+    programs of their own (Note [split dK/dV]); ranges: the mask's summaries (Note [mask ranges]) with a mask that
+    hides the first key tile and a band, without the mask's gradient, as the lowering does."""
     B, Hq, Hkv, Sq, Sk, scale = 2, 4, 2, 41, 45, 0.3
     q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
     mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
+    if ranges:
+        i, j = torch.arange(Sq)[:, None], torch.arange(Sk)[None, :]
+        mask4 = torch.where((j >= 16) & (j <= i + 4), mask4, float("-inf"))
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, Dv, seed=4)
     nan = float("nan")
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, split_head=True)
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, split_head=True, mask_ranges=ranges)
     assert cfg["BLOCK_D"] == 32 and cfg["BLOCK_D2"] == 16, cfg  # the split is what is tested
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"sd_fwd_{D}_{causal}_{p}")
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
+                         f"sd_fwd_{D}_{causal}_{p}_{ranges}")
     out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
-    no_summary = torch.zeros(1, dtype=torch.int32)
+    rows, cols = (t.expand(B, Hq, *t.shape[2:]) for t in mask_summary(mask4, True))  # Note [mask ranges]
+    summary_strides = (*rows.stride(), *cols.stride()) if ranges else ()
     fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
-        q, k, v, mask4, seed, lse, no_summary, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
-        Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
+        q, k, v, mask4, seed, lse, rows, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
+        *summary_strides[:4], Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv,
-                      split_head=True) | dict(STORE_DS=True)
+                      split_head=True, mask_ranges=ranges) | dict(STORE_DS=not ranges)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"sd_bwd_{D}_{causal}_{p}_{split}")
+                         f"sd_bwd_{D}_{causal}_{p}_{split}_{ranges}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     # def_kernel's DK in DV's place, OUT = dV
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
-        q, k, v, mask4, seed, do, out, lse, delta, dq, dk, ds, no_summary, no_summary, dv,
-        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *do.stride(), *dq.stride(), *dk.stride(),
-        Hq, Hkv, Sq, Sk, *dv.stride(), **cfg)
+        q, k, v, mask4, seed, do, out, lse, delta, dq, dk, ds, rows, cols, dv,
+        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *summary_strides, *do.stride(), *dq.stride(),
+        *dk.stride(), Hq, Hkv, Sq, Sk, *dv.stride(), **cfg)
     if causal:
         allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
         ds, dm_r = ds[..., allowed], dm_r[..., allowed]
-    for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r), ("dmask", ds, dm_r)):
+    checks = (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)) + ((("dmask", ds, dm_r),) if not ranges else ())
+    for name, got, want in checks:
         torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
 
 

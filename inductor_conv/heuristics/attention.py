@@ -126,7 +126,10 @@ EAGER_BWD_STAGES = {
 }
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
 CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
-# ... and at a split head dim (Note [split head dim]; the runners-up of CUDA_BWD's 192)
+# ... and at a split head dim with tiles of its own (Note [split head dim]; the runners-up of its eager sweep:
+# CUDA_FWD's / CUDA_BWD's (192, 128) provenance lines)
+CUDA_FWD_AUTOTUNE_SPLIT = {(192, 128): [AttnFwdTile(128, 128, 8, 2), AttnFwdTile(128, 64, 8, 3),
+                                        AttnFwdTile(64, 64, 4, 2)]}
 CUDA_BWD_AUTOTUNE_SPLIT = {(192, 128): [AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 128, 8, 2, split=True)]}
 # fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
 CUDA_FP32_FWD = AttnFwdTile(64, 32, 4, 2)
@@ -238,7 +241,11 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
     default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, masked, split_v)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
-    if dtype == torch.float32 or head_dim > 128:
+    if dtype == torch.float32:
+        return [default]
+    if _table_key(dtype, head_dim, split_v) in CUDA_FWD_AUTOTUNE_SPLIT:
+        extra = CUDA_FWD_AUTOTUNE_SPLIT[_table_key(dtype, head_dim, split_v)]
+    elif head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]
 

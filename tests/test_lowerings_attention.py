@@ -188,14 +188,21 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,split,ranges", [(True, 0.3, False, False), (False, 0.0, True, False),
-                                                   (False, 0.3, False, True)])
-def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split, ranges):
-    """Note [value head dim]: both templates with v's head dim 16 against q's and k's 24 (MLA's shape of the
-    problem): O [B, Hq, Sq, 16] and every gradient against float64, GQA, ragged lengths, an additive mask.  ranges:
-    Note [mask ranges], with a mask that hides the first 16 keys from every row and the last rows' tiles (the
-    summaries, kernels/attn_mask_summary.py, read as the lowering passes them)."""
-    B, Hq, Hkv, Sq, Sk, D, Dv, scale = 2, 4, 2, 41, 45, 24, 16, 0.3
+@pytest.mark.parametrize("D,Dv,blocks,causal,p,split,ranges", [
+    (24, 16, (32, 0), True, 0.3, False, False), (24, 16, (32, 0), False, 0.0, True, False),
+    (24, 16, (32, 0), False, 0.3, False, True),
+    (48, 48, (32, 16), True, 0.3, False, False), (40, 16, (32, 16), False, 0.0, True, False),
+    (40, 40, (32, 16), True, 0.0, False, False), (48, 16, (32, 16), False, 0.3, False, True)])
+def test_template_bodies_with_other_head_dims(tmp_path, D, Dv, blocks, causal, p, split, ranges):
+    """Both templates against float64 (O, every gradient, and the mask's where the lowering asks it), GQA, ragged
+    lengths, an additive mask, with head dims the plain cases do not have.  Note [value head dim]: v's head dim 16
+    against q's and k's 24 or 40 / 48 (MLA's shape of the problem).  Note [split head dim]: q/k head dims 48
+    (32 + 16 tiles, no padding) and 40 (32 + 16, the second part padded); the backward then writes dK as a mutated
+    input and dV through store_output (the lowering's dv_out).  split: dK and dV in programs of their own (Note
+    [split dK/dV]).  ranges: Note [mask ranges], with a mask that hides the first 16 keys from every row and a band
+    below the diagonal (the summaries, kernels/attn_mask_summary.py, read as the lowering passes them), without the
+    mask's gradient, as the lowering does."""
+    B, Hq, Hkv, Sq, Sk, scale = 2, 4, 2, 41, 45, 0.3
     q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
     mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
     if ranges:  # the first key tile hidden from every row (-inf), a band below the diagonal otherwise
@@ -204,56 +211,10 @@ def test_template_bodies_with_another_value_head_dim(tmp_path, causal, p, split,
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, Dv, seed=4)
     nan = float("nan")
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, mask_ranges=ranges)
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"mla_fwd_{causal}_{p}_{ranges}")
-    out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
-    rows, cols = (t.expand(B, Hq, *t.shape[2:]) for t in mask_summary(mask4, True))  # Note [mask ranges]
-    summary_strides = (*rows.stride(), *cols.stride()) if ranges else ()
-    fwd[lowering.attention_fwd_grid(B, Hq, Sq, D, cfg)](
-        q, k, v, mask4, seed, lse, rows, out, *q.stride(), *k.stride(), *v.stride(), *mask4.stride(),
-        *summary_strides[:4], Hq, Hkv, Sq, Sk, *out.stride(), **cfg)
-    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
-    ref, (dq_r, dk_r, dv_r, dm_r) = _ref_and_grads(q, k, v, do, mask4, causal, keep, p, scale, mask_grad=True)
-    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
-    # the mask's gradient (STORE_DS) only without ranges, as the lowering does
-    cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv,
-                      mask_ranges=ranges) | dict(STORE_DS=not ranges)
-    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"mla_bwd_{causal}_{p}_{split}_{ranges}")
-    delta = (do * out).sum(-1)
-    dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
-    bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
-        q, k, v, mask4, seed, do, out, lse, delta, dq, dv, ds, rows, cols, dk,
-        *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *summary_strides, *do.stride(), *dq.stride(),
-        *dv.stride(), Hq, Hkv, Sq, Sk, *dk.stride(), **cfg)
-    for name, got, want in (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)):
-        torch.testing.assert_close(got.double(), want, atol=2e-5, rtol=2e-5, msg=lambda m: f"{name}: {m}")
-
-
-@pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("D,Dv,causal,p,split,ranges", [(48, 48, True, 0.3, False, False),
-                                                        (40, 16, False, 0.0, True, False),
-                                                        (40, 40, True, 0.0, False, False),
-                                                        (48, 16, False, 0.3, False, True)])
-def test_template_bodies_with_a_split_head_dim(tmp_path, D, Dv, causal, p, split, ranges):
-    """Note [split head dim]: q/k head dims 48 (32 + 16 tiles, no padding) and 40 (32 + 16, the second part padded)
-    in both templates against float64, GQA, ragged lengths, an additive mask with its gradient; the backward then
-    writes dK as a mutated input and dV through store_output (the lowering's dv_out).  split: dK and dV in
-    programs of their own (Note [split dK/dV]); ranges: the mask's summaries (Note [mask ranges]) with a mask that
-    hides the first key tile and a band, without the mask's gradient, as the lowering does."""
-    B, Hq, Hkv, Sq, Sk, scale = 2, 4, 2, 41, 45, 0.3
-    q, k, v = _randn(B, Hq, Sq, D, seed=0), _randn(B, Hkv, Sk, D, seed=1), _randn(B, Hkv, Sk, Dv, seed=2)
-    mask4 = _randn(1, Hq, 1, Sk, seed=3).expand(B, Hq, Sq, Sk)
-    if ranges:
-        i, j = torch.arange(Sq)[:, None], torch.arange(Sk)[None, :]
-        mask4 = torch.where((j >= 16) & (j <= i + 4), mask4, float("-inf"))
-    seed = torch.tensor([77], dtype=torch.int64)
-    do = _randn(B, Hq, Sq, Dv, seed=4)
-    nan = float("nan")
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, split_head=True, mask_ranges=ranges)
-    assert cfg["BLOCK_D"] == 32 and cfg["BLOCK_D2"] == 16, cfg  # the split is what is tested
-    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
-                         f"sd_fwd_{D}_{causal}_{p}_{ranges}")
+    assert (cfg["BLOCK_D"], cfg["BLOCK_D2"]) == blocks, cfg
+    name = f"{D}_{Dv}_{causal}_{p}_{split}_{ranges}"
+    fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"hd_fwd_{name}")
     out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)
     rows, cols = (t.expand(B, Hq, *t.shape[2:]) for t in mask_summary(mask4, True))  # Note [mask ranges]
     summary_strides = (*rows.stride(), *cols.stride()) if ranges else ()
@@ -265,16 +226,16 @@ def test_template_bodies_with_a_split_head_dim(tmp_path, D, Dv, causal, p, split
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32, True, 0, True, split=split, D_V=Dv,
                       split_head=True, mask_ranges=ranges) | dict(STORE_DS=not ranges)
-    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"sd_bwd_{D}_{causal}_{p}_{split}_{ranges}")
+    bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path, f"hd_bwd_{name}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
-    # def_kernel's DK in DV's place, OUT = dV
+    # def_kernel's DV (mutated), OUT = dK; with a split head dim DK in DV's place, OUT = dV
+    mutated, output = (dk, dv) if cfg["BLOCK_D2"] else (dv, dk)
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
-        q, k, v, mask4, seed, do, out, lse, delta, dq, dk, ds, rows, cols, dv,
+        q, k, v, mask4, seed, do, out, lse, delta, dq, mutated, ds, rows, cols, output,
         *q.stride(), *k.stride(), *v.stride(), *mask4.stride(), *summary_strides, *do.stride(), *dq.stride(),
-        *dk.stride(), Hq, Hkv, Sq, Sk, *dv.stride(), **cfg)
-    if causal:
+        *mutated.stride(), Hq, Hkv, Sq, Sk, *output.stride(), **cfg)
+    if causal:  # dS is written on and below the band only: the lowering sends causal + mask grad to the eager op
         allowed = torch.ones(Sq, Sk, dtype=torch.bool).tril()
         ds, dm_r = ds[..., allowed], dm_r[..., allowed]
     checks = (("dq", dq, dq_r), ("dk", dk, dk_r), ("dv", dv, dv_r)) + ((("dmask", ds, dm_r),) if not ranges else ())

@@ -243,8 +243,9 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
     if dtype == torch.float32:
         return [default]
-    if _table_key(dtype, head_dim, split_v) in CUDA_FWD_AUTOTUNE_SPLIT:
-        extra = CUDA_FWD_AUTOTUNE_SPLIT[_table_key(dtype, head_dim, split_v)]
+    key = _table_key(dtype, head_dim, split_v)
+    if key in CUDA_FWD_AUTOTUNE_SPLIT:
+        extra = CUDA_FWD_AUTOTUNE_SPLIT[key]
     elif head_dim > 128:
         return [default]
     return [default] + [t for t in extra if t != default]
@@ -260,8 +261,9 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
              AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
     if dtype == torch.float32:
         return [default]
-    if _table_key(dtype, head_dim, split_v) in CUDA_BWD_AUTOTUNE_SPLIT:
-        extra = CUDA_BWD_AUTOTUNE_SPLIT[_table_key(dtype, head_dim, split_v)]
+    key = _table_key(dtype, head_dim, split_v)
+    if key in CUDA_BWD_AUTOTUNE_SPLIT:
+        extra = CUDA_BWD_AUTOTUNE_SPLIT[key]
     elif head_dim > 128:
         extra = CUDA_BWD_AUTOTUNE_256
     return [default] + [t for t in extra if t != default]

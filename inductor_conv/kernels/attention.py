@@ -23,7 +23,8 @@ from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_mask_summary import summarise
-from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_ptrs,
+from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_pad,
+                        head_ptrs,
                         load_tile, store_head)
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
@@ -198,8 +199,7 @@ def _attn_bwd_kernel(
     n_p = n_kv_programs + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
     i_bhk, pid = bwd_program(tl.program_id(0), tl.num_programs(0), n_kv_programs, n_p, KV_FIRST)
     i_b, i_hk = i_bhk // H_KV, i_bhk % H_KV
-    # Note [split head dim] in attn_math.py: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair
-    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
+    PAD_D: tl.constexpr = head_pad(HEAD_DIM, BLOCK_D, BLOCK_D2)  # Note [split head dim] in attn_math.py
     o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
     if pid < n_kv_programs:
         i_n = pid % n_kv_blocks

@@ -171,6 +171,15 @@ def load_tile(p, m_rows, m_cols, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.conste
         return tl.load(p)
 
 
+@triton.constexpr_function
+def head_pad(HEAD_DIM, BLOCK_D, BLOCK_D2):
+    """PAD_D of Note [split head dim]: 0 / 1 one head-dim tile (unpadded / padded), 2 / 3 a pair (second part
+    unpadded / padded); the helpers below branch on it."""
+    if BLOCK_D2 > 0:
+        return 2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)
+    return int(BLOCK_D != HEAD_DIM)
+
+
 @triton.jit
 def head_cols(HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_D2: tl.constexpr):
     """(o_d, m_d): the head-dim columns of a Q / K tile and their bounds, pairs with a split (Note [split head
@@ -796,8 +805,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
-    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
+    PAD_D: tl.constexpr = head_pad(HEAD_DIM, BLOCK_D, BLOCK_D2)
     PAD_DV: tl.constexpr = BDV != DV
     o_i, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N)
     o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
@@ -912,8 +920,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
-    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
+    PAD_D: tl.constexpr = head_pad(HEAD_DIM, BLOCK_D, BLOCK_D2)
     PAD_DV: tl.constexpr = BDV != DV
     o_j, o_ib = start_n + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_M)
     o_d, m_d = head_cols(HEAD_DIM, BLOCK_D, BLOCK_D2)
@@ -1039,8 +1046,7 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
-    # Note [split head dim]: 0 / 1 one tile (unpadded / padded), 2 / 3 a pair (second part unpadded / padded)
-    PAD_D: tl.constexpr = (BLOCK_D2 > 0) * (2 + (BLOCK_D + BLOCK_D2 != HEAD_DIM)) + (BLOCK_D2 == 0) * (BLOCK_D != HEAD_DIM)
+    PAD_D: tl.constexpr = head_pad(HEAD_DIM, BLOCK_D, BLOCK_D2)
     PAD_DV: tl.constexpr = BDV != DV
     i_bh = i_b * H_Q + i_h
     o_i, o_jb = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N)

@@ -143,15 +143,16 @@ def _use_template(q, k, v) -> bool:
 
 
 def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, softcap=0.0, mask_grad=False):
-    """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines), and the head dim
-    that picks the tile (the larger of q's and v's: Note [value head dim] in kernels/attn_math.py)."""
+    """Constexprs of either template (kernel options become `NAME : tl.constexpr = value` lines), the head dim that
+    picks the tile (the larger of q's and v's: Note [value head dim] in kernels/attn_math.py; q's with a split head
+    dim) and the tile lookup's split_v (v's head dim with a split head dim, else None: Note [split head dim])."""
     sizevars = V.graph.sizevars
     head_dim = sizevars.guard_int(q.get_size()[-1])
     head_dim_v = sizevars.guard_int(v.get_size()[-1])
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
-    # Note [split head dim]: such a head dim picks its tiles by (head dim, value head dim): the returned head dim, with
-    # split_v = HEAD_DIM_V
+    # Note [split head dim]: such a head dim picks its tiles by (head dim, value head dim): the returned head dim and
+    # split_v
     block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=head_dim_v,
@@ -169,7 +170,7 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
-    ), head_dim if block_d2 else max(head_dim, head_dim_v)
+    ), head_dim if block_d2 else max(head_dim, head_dim_v), head_dim_v if block_d2 else None
 
 
 def _use_tma(*nodes) -> bool:
@@ -328,7 +329,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     q, k, v = realize_inputs(q, k, v)
     if _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         return _cudnn_forward(q, k, v, is_causal, scale)
-    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
+    options, head_dim, split_v = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
     options["USE_TMA"] = _use_tma(k, v) and not options["BLOCK_D2"]
     device = q.get_device()
     mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
@@ -344,7 +345,6 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # a summarised mask tensor: its own tiles with dropout (heuristics/attention.py)
-    split_v = options["HEAD_DIM_V"] if options["BLOCK_D2"] else None  # Note [split head dim]
     tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
         attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked, split_v)]
     choices = []
@@ -378,8 +378,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     if not mask_grad and _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap):
         dq, dk, dv = _cudnn_backward(dout, q, k, v, out, lse, is_causal, scale)
         return dq, dk, dv, empty_strided([0], None, dtype=q.get_dtype(), device=q.get_device())
-    options, head_dim = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=True, softcap=softcap,
-                                 mask_grad=bool(mask_grad))
+    options, head_dim, split_v = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=True,
+                                          softcap=softcap, mask_grad=bool(mask_grad))
     f32 = torch.float32
     convert = inductor_lowerings[prims.convert_element_type]
     # Δ = rowsum(dO ∘ O) in fp32: a small reduction Inductor generates and may fuse (docs/attention.md).
@@ -409,7 +409,6 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     autotune = inductor_config.max_autotune
     dropout = dropout_p > 0
     masked = options["MASK_RANGES"]  # as the forward's
-    split_v = options["HEAD_DIM_V"] if dv_out else None  # Note [split head dim]
     tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
         attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked,
                       split_v=split_v)]

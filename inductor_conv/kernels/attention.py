@@ -24,8 +24,7 @@ from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_mask_summary import summarise
 from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_pad,
-                        head_ptrs,
-                        load_tile, store_head)
+                        head_ptrs, load_tile, store_head)
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
 _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}

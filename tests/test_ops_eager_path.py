@@ -146,14 +146,19 @@ def test_cached_launches_equal_triton_generic_launches(monkeypatch):
 @pytest.mark.parametrize("gqa, mask", [(True, False), (False, True)])
 def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
     """Note [one kernel per configuration]: calls of one configuration at new sequence lengths take the kernel
-    variants already made (one per GQA group and EVEN: Triton's compile key beyond the constexprs the plan fixes),
-    and a repeated call gives the same bits."""
+    variants already made (one per GQA group and EVEN, and the forward's ROWS16: Triton's compile key beyond the
+    constexprs the plan fixes), and a repeated call gives the same bits.  In self-attention the forward's EVEN
+    implies ROWS16 (Note [length hints]), so it makes no variant more."""
     import inductor_conv.kernels.attention as kernels
 
     used = set()
     variant = kernels._Plan.variant
-    monkeypatch.setattr(kernels._Plan, "variant", lambda plan, group, even: used.add((id(plan), group, even))
-                        or variant(plan, group, even))
+
+    def record(plan, group, even, rows16=None):
+        used.add((id(plan), group, even, rows16))
+        return variant(plan, group, even, rows16)
+
+    monkeypatch.setattr(kernels._Plan, "variant", record)
 
     def step(S):
         torch.manual_seed(0)
@@ -165,8 +170,10 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
 
     for S in (37, 53, 64, 71, 96):
         step(S)
-    assert len({plan for plan, _, _ in used}) == 2  # the forward's and the backward's plan
-    assert len(used) <= 4 and {group for _, group, _ in used} == {2 if gqa else 1}  # EVEN or not, each
+    assert len({plan for plan, *_ in used}) == 2  # the forward's and the backward's plan
+    assert len(used) <= 4 and {group for _, group, *_ in used} == {2 if gqa else 1}  # EVEN or not, each
+    forward = {(even, rows16) for _, _, even, rows16 in used if rows16 is not None}
+    assert forward and all(rows16 for even, rows16 in forward if even), forward
     for a, b in zip(step(53), step(53)):
         assert torch.equal(a, b)
 

@@ -1,9 +1,12 @@
 """The eager attention kernels per configuration (Note [one kernel per configuration] in kernels/attention.py):
 their kernel time at fixed shapes, and the first call of each new sequence length beside SDPA's first call there.
 
-    python benchmarks/diagnostics/eager_shapes.py [--lengths 20]
+    python benchmarks/diagnostics/eager_shapes.py [--lengths 20] [--specialise]
 
 Run from a tree that still has per-shape kernels (config.eager_static_shapes), it times both kinds for comparison.
+--specialise: also the steady-state times with the forward and backward kernels compiled without do_not_specialize,
+so that Triton specialises the sequence lengths as it does other ints (divisible by 16 or not): what the
+lengths' divisibility is worth to the compiled code, at one more compile per configuration at most.
 """
 from __future__ import annotations
 
@@ -37,13 +40,28 @@ def _reset_static():
 
 
 def _label(static: int) -> str:
+    if static == "specialised":
+        return "lengths specialised"
     if not hasattr(ka, "_static_state"):
         return "per configuration"
     return "static" if static else "any-shape"
 
 
-def steady(static: int):
-    inductor_conv.config.eager_static_shapes = static
+def _specialised():
+    """Swap the launchers' forward and backward kernels for copies that Triton specialises on every int."""
+    import triton
+
+    from inductor_conv.kernels.launch import FastLaunch
+
+    ka._FWD = FastLaunch(triton.jit(ka._attn_fwd_kernel.fn))
+    ka._BWD = FastLaunch(triton.jit(ka._attn_bwd_kernel.fn))
+
+
+def steady(static):
+    if static == "specialised":
+        _specialised()
+    else:
+        inductor_conv.config.eager_static_shapes = static
     _reset_static()
     for B, Hq, Hkv, S, D, causal, p in CASES:
         q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16)
@@ -82,6 +100,7 @@ def first_calls(static: int, lengths: int):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", type=int, default=20)
+    parser.add_argument("--specialise", action="store_true")
     args = parser.parse_args()
     print(f"# eager kernels per shape or not, {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print("| kernels | case | fwd ms | bwd ms |\n|---|---|---|---|", flush=True)
@@ -91,6 +110,8 @@ def main():
         steady(static)
     for static in reversed(modes):
         first_calls(static, args.lengths)
+    if args.specialise:
+        steady("specialised")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_mask_summary import summarise
 from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_pad,
-                        head_ptrs, load_tile, store_head)
+                        head_ptrs, load_tile, multiple_hint, store_head)
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
 _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
@@ -35,9 +35,11 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # dim, mask kind, causal, dropout, soft-capping, tile, plus the GQA group (a model constant) and EVEN (Note [even
 # lengths] in attn_math.py) -- and serves every batch, head count and sequence length of it.  The lengths are
 # runtime values that Triton does not specialise (do_not_specialize: it would otherwise compile again for a length
-# divisible by 16 and one that is not), so a new length costs no compile.  What a process can compile is bounded:
-# per configuration, one kernel for each GQA group it meets times EVEN or not (times the rare stride whose
-# divisibility by 16 differs: Triton specialises strides, and must, for 16-byte loads).  A shape always runs the
+# divisible by 16 and one that is not), so a new length costs no compile; the kernels tell the compiler what EVEN
+# implies about them instead (Note [length hints] in attn_math.py).  What a process can compile is bounded: per
+# configuration, one kernel for each GQA group it meets times EVEN or not (the forward's also times whether Sq is a
+# multiple of 16), times the rare stride whose divisibility by 16 differs (Triton specialises strides, and must,
+# for 16-byte loads).  A shape always runs the
 # same kernel, so repeated calls give the same bits.  Triton keeps compiled kernels in its on-disk cache
 # (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead of compiling.
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
@@ -51,12 +53,14 @@ def _attn_fwd_kernel(
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
     SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
-    MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr,
+    MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr, ROWS16: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
     PAIR (causal): grid (cdiv(cdiv(Sq, BLOCK_M), 2) * B * Hq,), program u of a (b, h) runs row blocks n - 1 - u and
-    u, as the template's CAUSAL_PAIR (lowerings/attention.py)."""
+    u, as the template's CAUSAL_PAIR (lowerings/attention.py).  ROWS16: SEQ_Q % 16 == 0 (Note [length hints])."""
+    SEQ_Q = multiple_hint(SEQ_Q, 16, ROWS16)  # Note [length hints]
+    SEQ_K = multiple_hint(SEQ_K, BLOCK_N, EVEN)
     n_m = tl.cdiv(SEQ_Q, BLOCK_M)
     if PAIR:
         u = tl.program_id(0) % ((n_m + 1) // 2)
@@ -193,6 +197,8 @@ def _attn_bwd_kernel(
     (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
     BLOCK_M); KV_FIRST (under GQA) launches every slice's dK/dV programs first (bwd_program).  SPLIT_KV (Note [split
     dK/dV]): 2 * cdiv(Sk, BLOCK_N) key programs per slice, the dK ones, then the dV ones."""
+    SEQ_Q = multiple_hint(SEQ_Q, BLOCK_M, EVEN)  # Note [length hints]
+    SEQ_K = multiple_hint(SEQ_K, BLOCK_N, EVEN)
     n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
     n_kv_programs = 2 * n_kv_blocks if SPLIT_KV else n_kv_blocks
     n_p = n_kv_programs + GROUP * tl.cdiv(SEQ_Q, BLOCK_N)
@@ -395,15 +401,18 @@ class _Plan:
                                          ACC_DTYPE=opts["ACC_DTYPE"])
         self._variants = {}
 
-    def variant(self, group: int, even: bool):
-        """(meta, constexprs) of the kernel for a GQA group and EVEN (Note [one kernel per configuration]): the meta
-        is FastLaunch's key, made once per variant."""
-        entry = self._variants.get((group, even))
+    def variant(self, group: int, even: bool, rows16: bool | None = None):
+        """(meta, constexprs) of the kernel for a GQA group and EVEN (Note [one kernel per configuration]), and for
+        the forward ROWS16 (Note [length hints]): the meta is FastLaunch's key, made once per variant."""
+        key = (group, even, rows16)
+        entry = self._variants.get(key)
         if entry is None:
             constexprs = dict(self.constexprs, GROUP=group, EVEN=even)
             if "SPLIT_KV" in constexprs:  # the backward: every dK/dV program first under GQA (bwd_program)
                 constexprs["KV_FIRST"] = group > 1
-            entry = self._variants[(group, even)] = ((self, group, even), constexprs)
+            else:
+                constexprs["ROWS16"] = bool(rows16)
+            entry = self._variants[key] = ((self, *key), constexprs)
         return entry
 
 
@@ -480,7 +489,8 @@ def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: f
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse, rows)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(), *_summary_strides(rows))
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
-    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0)  # Note [one kernel per configuration]
+    # Note [one kernel per configuration], Note [length hints]
+    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0)
     _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
          num_stages=plan.num_stages)
     return out, lse, rows, flags

@@ -101,11 +101,14 @@ def test_head_dim_blocks():
 def test_split_tiles_are_keyed_by_both_head_dims():
     """A split head dim's own tiles are sized for its value head dim: MLA's (192, 128) takes them, a split 192 with
     values of 192 (not listed by default) its bucket's (256), whose tiles leave shared memory for 256-wide V tiles."""
-    from inductor_conv.heuristics.attention import (CUDA_BWD, CUDA_FWD, attn_bwd_autotune_tiles, attn_bwd_tile,
-                                                    attn_fwd_autotune_tiles, attn_fwd_tile)
+    from inductor_conv.heuristics.attention import (CUDA_BWD, CUDA_FWD, EAGER_BWD_STAGES, attn_bwd_autotune_tiles,
+                                                    attn_bwd_tile, attn_fwd_autotune_tiles, attn_fwd_tile)
 
     bf16 = torch.bfloat16
     assert attn_bwd_tile(bf16, 192, "cuda", causal=True, split_v=128) == CUDA_BWD[(192, 128)]
+    # the eager kernel takes its own stages where they were measured to differ (runtime lengths and strides)
+    eager = attn_bwd_tile(bf16, 192, "cuda", eager=True, causal=True, split_v=128)
+    assert eager.num_stages == EAGER_BWD_STAGES[(192, 128)] != CUDA_BWD[(192, 128)].num_stages
     assert attn_fwd_tile(bf16, 192, "cuda", causal=True, split_v=128) == CUDA_FWD[(192, 128)]
     assert attn_bwd_tile(bf16, 192, "cuda", causal=True, split_v=192) == attn_bwd_tile(bf16, 256, "cuda", causal=True)
     assert attn_bwd_tile(bf16, 96, "cuda", causal=True, split_v=96) == attn_bwd_tile(bf16, 128, "cuda", causal=True)
@@ -113,7 +116,7 @@ def test_split_tiles_are_keyed_by_both_head_dims():
     fwd = attn_fwd_autotune_tiles(bf16, 192, causal=True, split_v=128)
     bwd = attn_bwd_autotune_tiles(bf16, 192, causal=True, split_v=128)
     assert fwd[0] == CUDA_FWD[(192, 128)] and len(fwd) == 3 and len(set(fwd)) == 3
-    assert bwd[0] == CUDA_BWD[(192, 128)] and len(bwd) == 3
+    assert bwd[0] == CUDA_BWD[(192, 128)] and len(bwd) == 4 and len(set(bwd)) == 4
     assert attn_fwd_autotune_tiles(bf16, 256) == [attn_fwd_tile(bf16, 256, "cuda")]
 
 

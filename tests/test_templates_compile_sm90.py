@@ -42,8 +42,8 @@ def test_no_local_memory_in_the_loops(compiled):
     """Every forward, every conv template and the bf16 backwards keep all their loop state in registers (triton
     3.6.0 and 3.7.1 alike).  Not checked: the fp32 backward (twice the registers a tile; ~500 LDL/STL in its loops),
     the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
-    loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 2) tile (~75 with
-    3.6.0), the fastest measured (heuristics/attention.py's CUDA_BWD[192]: the 8-warp tiles are 12-80% slower)."""
+    loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 3) tile, the fastest
+    measured (heuristics/attention.py's CUDA_BWD[(192, 128)]: the 8-warp tiles are 12-80% slower)."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
                or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"])]
     # loops were found (a conv forward program runs one tile at these sizes: its loop is unrolled away)

@@ -4,8 +4,12 @@ tables', beside the same call compiled with is_causal=True at its own tiles.  Pi
 (heuristics/attention.py); the tile is forced by replacing the lowering's table lookup.
 
     python benchmarks/diagnostics/mask_template_tiles.py [--p P,...] [--fwd I,...] [--bwd I,...] [--no-causal]
+    python benchmarks/diagnostics/mask_template_tiles.py --mla [--p P,...] [--fwd I,...] [--bwd I,...]
 
-(--fwd / --bwd: indices into FWD / BWD, 0 = the table's tile)
+(--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile)
+--mla: DeepSeek's MLA head dims (q/k 192, v 128, Note [split head dim]), B4 H16 S2048 is_causal, at each tile,
+after the same call at head dim 128 (its table tiles): the split templates' tiles against the D128 template's
+throughput per FLOP.
 """
 import argparse
 import sys
@@ -24,6 +28,19 @@ BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile
        AttnBwdTile(32, 64, 4, 2, split=True), AttnBwdTile(32, 64, 4, 2),
        # 8 warps: no spills in template_sass.py --p 0.1 --mask 2 (0-32 B of stack, where (64, 64, 4, 2) has 472)
        AttnBwdTile(64, 64, 8, 2), AttnBwdTile(32, 64, 8, 2), AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 64, 8, 3)]
+# --mla: the split head dim's candidates (the eager sweep's in docs/benchmarks.md, plus 8-warp and 3-stage ones)
+MLA_FWD = [None, AttnFwdTile(128, 64, 8, 2), AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 2),
+           AttnFwdTile(64, 64, 4, 3), AttnFwdTile(64, 128, 4, 2)]
+MLA_BWD = [None, AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 128, 8, 2, split=True), AttnBwdTile(32, 64, 4, 3),
+           AttnBwdTile(32, 64, 8, 2), AttnBwdTile(64, 64, 8, 2), AttnBwdTile(64, 64, 4, 2), AttnBwdTile(32, 128, 4, 2),
+           AttnBwdTile(16, 64, 4, 2)]
+
+
+def _tiles(indices, tiles, first):
+    """The tiles at the comma-separated `indices`, or tiles[first:] when None."""
+    if indices is None:
+        return tiles[first:]
+    return [tiles[int(i)] for i in indices.split(",") if i]
 
 
 def main():
@@ -33,14 +50,16 @@ def main():
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--p", default="0,0.1")
-    parser.add_argument("--fwd", default=",".join(map(str, range(len(FWD)))))
-    parser.add_argument("--bwd", default=",".join(map(str, range(1, len(BWD)))))
+    parser.add_argument("--fwd", default=None, help="default: every forward tile")
+    parser.add_argument("--bwd", default=None, help="default: every backward tile but the table's")
     parser.add_argument("--no-causal", action="store_true", help="leave out the is_causal reference")
+    parser.add_argument("--mla", action="store_true", help="q/k head dim 192, v 128, is_causal (see above)")
     args = parser.parse_args()
-    fwd_tiles = [FWD[int(i)] for i in args.fwd.split(",") if i]
-    bwd_tiles = [BWD[int(i)] for i in args.bwd.split(",") if i]
     inductor_config.force_disable_caches = True
     inductor_conv.enable()
+    if args.mla:
+        return mla(args, lowering)
+    fwd_tiles, bwd_tiles = _tiles(args.fwd, FWD, 0), _tiles(args.bwd, BWD, 1)
     B, Hq, Hkv, S, D = 4, 16, 8, 2048, 128
     q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
@@ -75,6 +94,47 @@ def main():
                       f"GPU {gpu:.3f} | {top}", flush=True)
             except Exception as e:  # a tile that does not compile or fit
                 print(f"p={p} fwd {fwd_tile} bwd {bwd_tile}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+    lowering.attn_fwd_tile, lowering.attn_bwd_tile = table_fwd, table_bwd
+
+
+def mla(args, lowering):
+    """--mla: forward+backward TFLOP/s (wall, GPU) of the compiled is_causal call at head dim 128, then at q/k 192 /
+    v 128 with each forward / backward tile (one forced at a time, the other the table's)."""
+    fwd_tiles, bwd_tiles = _tiles(args.fwd, MLA_FWD, 0), _tiles(args.bwd, MLA_BWD, 1)
+    B, H, S = 4, 16, 2048
+    table_fwd, table_bwd = lowering.attn_fwd_tile, lowering.attn_bwd_tile
+    print(f"# compiled attention, is_causal, {torch.cuda.get_device_name()}, B{B} H{H} S{S}, TFLOP/s wall / GPU")
+    for p in map(float, args.p.split(",")):
+        cases = [(128, 128, None, None)] + [(192, 128, f, None) for f in fwd_tiles]
+        cases += [(192, 128, None, b) for b in bwd_tiles]
+        for dqk, dv, fwd_tile, bwd_tile in cases:
+            lowering.attn_fwd_tile = (lambda *a, t=fwd_tile, **kw: t) if fwd_tile else table_fwd
+            lowering.attn_bwd_tile = (lambda *a, t=bwd_tile, **kw: t) if bwd_tile else table_bwd
+            torch._dynamo.reset()
+            q = torch.randn(B, H, S, dqk, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            k = torch.randn(B, H, S, dqk, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            v = torch.randn(B, H, S, dv, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            do = torch.randn(B, H, S, dv, device="cuda", dtype=torch.bfloat16)
+
+            @torch.compile(fullgraph=True)
+            def attn(q, k, v):
+                return inductor_conv.attention(q, k, v, dropout_p=p, is_causal=True)
+
+            def step():
+                torch.autograd.grad(attn(q, k, v), (q, k, v), do)
+
+            # causal forward+backward: 3.5 passes of 2·S²/2 multiply-adds over dqk + dv per (b, h)
+            flop = 3.5 * 2 * B * H * S * S * (dqk + dv) / 2
+            try:
+                step()
+                wall = bench(step)
+                gpu, top = top_kernels(step)
+                print(f"p={p} {dqk}/{dv} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: "
+                      f"{flop / wall / 1e9:.0f} / {flop / gpu / 1e9:.0f} TFLOP/s (wall {wall:.3f} ms, GPU {gpu:.3f})"
+                      f" | {top}", flush=True)
+            except Exception as e:  # a tile that does not compile or fit
+                print(f"p={p} {dqk}/{dv} fwd {fwd_tile} bwd {bwd_tile}: {type(e).__name__}: {str(e)[:200]}",
+                      flush=True)
     lowering.attn_fwd_tile, lowering.attn_bwd_tile = table_fwd, table_bwd
 
 

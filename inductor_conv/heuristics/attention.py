@@ -62,7 +62,9 @@ CUDA_FWD = {
     # H200 2026-12-03, attention_bwd_tiles --fwd-tiles, p=0/0.1: 0.70/0.76 ms; (64, 32, 4, 2) 0.79/0.96
     256: AttnFwdTile(128, 64, 8, 2),
     # split 128 + 64 (MLA, Dv 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,192 --dv 128 --softcap 0
-    # --fwd-tiles, causal p=0: 0.235 ms; (128, 128, 8, 2) 0.252, (64, 64, 4, 2) 0.266, (128, 64, 8, 2) 0.288
+    # --fwd-tiles, causal p=0: 0.235 ms; (128, 128, 8, 2) 0.252, (64, 64, 4, 2) 0.266, (128, 64, 8, 2) 0.288; p=0.1
+    # 0.286 ms, (128, 128, 8, 2) 0.282.  The template (mask_template_tiles.py --mla, B4 H16 S2048 causal), p=0 / 0.1:
+    # 0.220 / 0.253 ms; (128, 128, 8, 2) 0.236 / 0.269, (64, 64, 4, 3) 0.272 / 0.292, (128, 64, 8, 2) 0.278 / 0.306
     (192, 128): AttnFwdTile(128, 64, 8, 3),
     # split 128 + 32 (v 128): the bucket-256 tile, the one measured (SPLIT_HEAD_DIMS' provenance)
     (160, 128): AttnFwdTile(128, 64, 8, 2),
@@ -76,8 +78,6 @@ CUDA_FWD_CAUSAL = {
 CUDA_FWD_DROPOUT = {
     # H200 2026-11-30, autotune p=0.1: 0.333 ms; (128, 64, 8, 4) 0.343, (128, 64, 8, 3) 0.344, (128, 128, 8, 3) 0.351
     128: AttnFwdTile(64, 64, 4, 3),
-    # as CUDA_FWD's 192, causal p=0.1: 0.274 ms; (64, 64, 4, 2) 0.287, (128, 64, 8, 3) 0.289, (128, 64, 8, 2) 0.330
-    (192, 128): AttnFwdTile(128, 128, 8, 2),
 }
 # Backward, fp16 / bf16, by head_dim_bucket.
 CUDA_BWD = {
@@ -89,8 +89,11 @@ CUDA_BWD = {
     256: AttnBwdTile(64, 64, 8, 2),
     # split 128 + 64 (MLA, Dv 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,192 --dv 128 --softcap 0,
     # causal p=0/0.1: 0.759/0.832 ms; (32, 128, 8, 2) 0.851/0.954, split (64, 128, 8, 2) 0.961/1.110,
-    # (64, 64, 8, 2) 1.355/1.491, (64, 64, 4, 3) 1.344/1.545
-    (192, 128): AttnBwdTile(32, 64, 4, 2),
+    # (64, 64, 8, 2) 1.355/1.491, (64, 64, 4, 3) 1.344/1.545, (32, 64, 4, 3) 0.891/0.964 (EAGER_BWD_STAGES).  The
+    # template (H200 2026-12-04, mask_template_tiles.py --mla, B4 H16 S2048 causal), p=0/0.1: 0.622/0.724 ms;
+    # (32, 64, 4, 2) 0.690/0.779, (32, 128, 8, 2) 0.788/0.866, split (64, 128, 8, 2) 0.805/0.934, (16, 64, 4, 2)
+    # 0.928/1.000, (64, 64, 4, 2) 1.189/1.279
+    (192, 128): AttnBwdTile(32, 64, 4, 3),
     # split 128 + 32 (v 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,160 --dv 128 --any-split, causal
     # p=0: 0.717 ms; (64, 64, 8, 2) 1.289 (the bucket-256 tile; padded 1.543)
     (160, 128): AttnBwdTile(32, 64, 4, 2),
@@ -123,6 +126,8 @@ CUDA_BWD_MASKED_DROPOUT = {
 EAGER_BWD_STAGES = {
     # H200 2026-11-30, eager: (64, 128, 8, 2) 361 TFLOP/s, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158
     128: 2,
+    # CUDA_BWD's (192, 128) provenance: eager (32, 64, 4, 2) 0.755 / 0.816 ms (p 0 / 0.1), (32, 64, 4, 3) 0.891 / 0.964
+    (192, 128): 2,
 }
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
 CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
@@ -130,7 +135,8 @@ CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 
 # CUDA_FWD's / CUDA_BWD's (192, 128) provenance lines)
 CUDA_FWD_AUTOTUNE_SPLIT = {(192, 128): [AttnFwdTile(128, 128, 8, 2), AttnFwdTile(128, 64, 8, 3),
                                         AttnFwdTile(64, 64, 4, 2)]}
-CUDA_BWD_AUTOTUNE_SPLIT = {(192, 128): [AttnBwdTile(32, 128, 8, 2), AttnBwdTile(64, 128, 8, 2, split=True)]}
+CUDA_BWD_AUTOTUNE_SPLIT = {(192, 128): [AttnBwdTile(32, 64, 4, 2), AttnBwdTile(32, 128, 8, 2),
+                                        AttnBwdTile(64, 128, 8, 2, split=True)]}
 # fp32 runs IEEE fp32 dots on the FMA units: small tiles keep registers in bounds.
 CUDA_FP32_FWD = AttnFwdTile(64, 32, 4, 2)
 CUDA_FP32_BWD = AttnBwdTile(32, 64, 4, 1)

@@ -272,6 +272,11 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     # does; under backed-size-oblivious shapes, unprovable means refused.
     if not all(sizevars.guard_or_false(sympy.Le(n, 65535)) for n in (B, H)):
         return False
+    # One head dim for q, k and v.  cuDNN also takes a value head dim of its own (MLA's q/k 192 with v 128, correct
+    # against float64 on the H200), but the call is slower there by wall time: H200 2026-12-04, B4 H16 S2048 causal
+    # p = 0 (mask_template_tiles.py --mla), cuDNN 0.806 ms of GPU time and 1.248 ms wall a forward+backward, our
+    # split-head-dim templates 0.891 GPU and 0.862 wall (cuDNN's host work between its four kernels leaves the GPU
+    # idle, where our two templates keep it busy).
     head_dim = sizevars.guard_int(q.get_size()[-1])
     if head_dim % 8 or head_dim > 256 or sizevars.guard_int(v.get_size()[-1]) != head_dim:
         return False

@@ -394,6 +394,8 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
         assert not gate(*[_Node((B, H, S, head_dim)) for _ in range(3)])
     for head_dim in (72, 136, 256):
         assert gate(*[_Node((B, H, S, head_dim)) for _ in range(3)])
+    # MLA's value head dim of its own: our templates (cuDNN's call measured slower by wall time: _use_cudnn)
+    assert not gate(_Node((B, H, S, 192)), _Node((B, H, S, 192)), _Node((B, H, S, 128)))
     q, k, v = qkv()
     assert not gate(_Node((B, H, S, D), offset=4), k, v)  # 16-byte rows: offset a multiple of 8 elements
     assert not gate(q, k, _Node((B, H, S, D), stride=(H * S * D, S * D, 1, S)))  # head dim not unit-stride

@@ -523,11 +523,12 @@ def test_tma_loads_are_bit_identical_to_pointer_loads(monkeypatch, causal, p, ma
         forward, backward = _modules(code)
         assert _uses_tma(forward) == _uses_tma(backward) == tma, tma
         results.append(result)
-    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
-        assert torch.equal(a, b), name
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125)
-    _assert_16bit_close(results[0], (ref, *ref_grads))
+    for result in results:  # each against float64 first: a failure below is then about bits, not a wrong answer
+        _assert_16bit_close(result, (ref, *ref_grads))
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
+        assert torch.equal(a, b), f"{name}: max |TMA - pointers| {(a.double() - b.double()).abs().max().item()}"
     q20, k20, v20 = (t[..., :20].detach().contiguous().requires_grad_() for t in (q, k, v))
     monkeypatch.setattr(inductor_conv.config, "attention_tma", True)
     _, code = _compiled_fwd_bwd(causal, p, q20, k20, v20, mask, seed, do[..., :20].contiguous(), dynamic=dynamic)

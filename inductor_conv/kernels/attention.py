@@ -39,9 +39,9 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # implies about them instead (Note [length hints] in attn_math.py).  What a process can compile is bounded: per
 # configuration, one kernel for each GQA group it meets times EVEN or not (the forward's also times whether Sq is a
 # multiple of 16), times the rare stride whose divisibility by 16 differs (Triton specialises strides, and must,
-# for 16-byte loads).  A shape always runs the
-# same kernel, so repeated calls give the same bits.  Triton keeps compiled kernels in its on-disk cache
-# (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead of compiling.
+# for 16-byte loads).  A shape always runs the same kernel, so repeated calls give the same bits.  Triton keeps
+# compiled kernels in its on-disk cache (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead
+# of compiling.
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _attn_fwd_kernel(
     Q, K, V, MASK, SEED, OUT, LSE, ROWS,

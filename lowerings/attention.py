@@ -35,7 +35,7 @@ from inductor_conv.heuristics.attention import (
     attn_bwd_tile,
     attn_fwd_autotune_tiles,
     attn_fwd_tile,
-    head_dim_blocks,
+    head_dim_tiles,
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
@@ -151,9 +151,7 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
     head_dim_v = sizevars.guard_int(v.get_size()[-1])
     fp32 = q.get_dtype() == torch.float32
     qk_scale2, softcap_scale = score_scales(float(scale), float(softcap))  # Note [soft-capping]
-    # Note [split head dim]: such a head dim picks its tiles by (head dim, value head dim): the returned head dim and
-    # split_v
-    block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
+    block_d, block_d2, tile_head_dim, split_v = head_dim_tiles(head_dim, head_dim_v, config.attention_split_head_dim)
     return dict(
         HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=head_dim_v,
         BLOCK_DV=max(16, 1 << (head_dim_v - 1).bit_length()),
@@ -170,7 +168,7 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
-    ), head_dim if block_d2 else max(head_dim, head_dim_v), head_dim_v if block_d2 else None
+    ), tile_head_dim, split_v
 
 
 def _use_tma(*nodes) -> bool:

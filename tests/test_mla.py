@@ -86,9 +86,13 @@ def test_split_head_dim_kernels_match_fp64(monkeypatch, D, Dv, causal, p, softca
 def test_head_dim_blocks():
     """Which head dims split, and into what (Note [split head dim]): the listed (q/k, v) pairs by default, any head
     dim that two tiles cover with fewer columns than the padded one when asked."""
-    from inductor_conv.heuristics.attention import head_dim_blocks
+    from inductor_conv.heuristics.attention import head_dim_blocks, head_dim_tiles
 
     assert head_dim_blocks(192, True, 128) == (128, 64)
+    # ... and the tile lookup's (head dim, split_v): a split by both head dims, one padded tile by the larger
+    assert head_dim_tiles(192, 128, True) == (128, 64, 192, 128)
+    assert head_dim_tiles(192, 128, False) == (256, 0, 192, None)
+    assert head_dim_tiles(64, 128, True) == (64, 0, 128, None)
     assert head_dim_blocks(192, False, 128) == (256, 0)
     assert head_dim_blocks(192, True, 192) == (256, 0)  # not listed: its tiles were sized for v's 128
     assert head_dim_blocks(80, True) == (64, 16) and head_dim_blocks(96, True) == (64, 32)

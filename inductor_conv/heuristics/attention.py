@@ -178,6 +178,17 @@ def head_dim_blocks(head_dim: int, split: bool, head_dim_v: int | None = None,
     return (low, rest) if low + rest < padded else (padded, 0)
 
 
+def head_dim_tiles(head_dim: int, head_dim_v: int, split: bool) -> tuple[int, int, int, int | None]:
+    """(BLOCK_D, BLOCK_D2, tile head dim, split_v): head_dim_blocks' head-dim tiles and the tile lookup's arguments
+    for them (attn_fwd_tile / attn_bwd_tile's head_dim and split_v).  A split head dim picks its tiles by (q/k head
+    dim, value head dim), split_v being the value head dim (Note [split head dim]); one padded tile by the larger of
+    the two (Note [value head dim]), split_v None."""
+    block_d, block_d2 = head_dim_blocks(head_dim, split, head_dim_v)
+    if block_d2:
+        return block_d, block_d2, head_dim, head_dim_v
+    return block_d, block_d2, max(head_dim, head_dim_v), None
+
+
 def head_dim_bucket(head_dim: int) -> int:
     """The tables' key: the head dim padded to a power of two, at least 64."""
     return max(64, 1 << (max(head_dim, 1) - 1).bit_length())

@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
-from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile, head_dim_blocks
+from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile, head_dim_tiles
 from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
 from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
 from inductor_conv.kernels.launch import FastLaunch, cdiv
@@ -376,10 +376,9 @@ class _Plan:
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
         # Note [split head dim] in attn_math.py: a split head dim has tiles of its own
-        block_d, block_d2 = head_dim_blocks(head_dim, split_head_dim, head_dim_v)
-        tile = _tile(kind, config, dtype, head_dim if block_d2 else max(head_dim, head_dim_v),
-                     "interpreter" if interpret else device, is_causal, dropout_p > 0,
-                     split_v=head_dim_v if block_d2 else None)
+        block_d, block_d2, tile_head_dim, split_v = head_dim_tiles(head_dim, head_dim_v, split_head_dim)
+        tile = _tile(kind, config, dtype, tile_head_dim, "interpreter" if interpret else device, is_causal,
+                     dropout_p > 0, split_v=split_v)
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
         block_dv = max(16, triton.next_power_of_2(head_dim_v))
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2,

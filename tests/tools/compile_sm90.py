@@ -348,16 +348,16 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     causal pair, no TMA."""
     from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
     from inductor_conv import config
-    from inductor_conv.heuristics.attention import head_dim_blocks
+    from inductor_conv.heuristics.attention import head_dim_tiles
     from inductor_conv.kernels.attn_common import score_scales
     from inductor_conv.lowerings.attention import _DOT_DTYPES
     from inductor_conv.reference.attention import dropout_threshold
 
-    block_d, block_d2 = head_dim_blocks(head_dim, config.attention_split_head_dim, head_dim_v)
+    block_d, block_d2, tile_head_dim, split_v = head_dim_tiles(head_dim, head_dim_v or head_dim,
+                                                               config.attention_split_head_dim)
     if tile is None:
         pick = attn_fwd_tile if fwd else attn_bwd_tile
-        table = pick(dtype, head_dim, "cuda", causal=causal, dropout=p > 0,
-                     split_v=(head_dim_v or head_dim) if block_d2 else None)
+        table = pick(dtype, tile_head_dim, "cuda", causal=causal, dropout=p > 0, split_v=split_v)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
         split = getattr(table, "split", False) if split is None else split

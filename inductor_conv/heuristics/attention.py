@@ -258,14 +258,7 @@ def attn_fwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
     """Candidates for max-autotune, the default first (fp32 keeps its one small tile)."""
     default = attn_fwd_tile(dtype, head_dim, "cuda", causal, dropout, masked, split_v)
     extra = [AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 3), AttnFwdTile(64, 64, 4, 3)]
-    if dtype == torch.float32:
-        return [default]
-    key = _table_key(dtype, head_dim, split_v)
-    if key in CUDA_FWD_AUTOTUNE_SPLIT:
-        extra = CUDA_FWD_AUTOTUNE_SPLIT[key]
-    elif head_dim > 128:
-        return [default]
-    return [default] + [t for t in extra if t != default]
+    return _autotune_tiles(default, extra, dtype, head_dim, split_v, CUDA_FWD_AUTOTUNE_SPLIT, wide=[])
 
 
 def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = False,
@@ -276,13 +269,20 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
     default = attn_bwd_tile(dtype, head_dim, "cuda", causal=causal, dropout=dropout, masked=masked, split_v=split_v)
     extra = [AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 64, 4, 3), AttnBwdTile(64, 64, 4, 2),
              AttnBwdTile(64, 128, 8, 2), AttnBwdTile(128, 128, 8, 2), AttnBwdTile(32, 64, 4, 3)]
+    return _autotune_tiles(default, extra, dtype, head_dim, split_v, CUDA_BWD_AUTOTUNE_SPLIT,
+                           wide=CUDA_BWD_AUTOTUNE_256)
+
+
+def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide):
+    """The default, then the other candidates without it: fp32's default alone, a split head dim's own measured
+    ones (split_table), `wide` above head dim 128, else `extra`."""
     if dtype == torch.float32:
         return [default]
     key = _table_key(dtype, head_dim, split_v)
-    if key in CUDA_BWD_AUTOTUNE_SPLIT:
-        extra = CUDA_BWD_AUTOTUNE_SPLIT[key]
+    if key in split_table:
+        extra = split_table[key]
     elif head_dim > 128:
-        extra = CUDA_BWD_AUTOTUNE_256
+        extra = wide
     return [default] + [t for t in extra if t != default]
 
 

@@ -20,6 +20,9 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument("--autotune", action="store_true",
                         help="diagnostics/conv_tiles.py: also the templates' max-autotune tables")
     parser.add_argument("--profile", action="store_true", help="overhead.py: also cProfile's top host functions")
+    parser.add_argument("--dropout", default="0.1,0", help="overhead.py: the attention rows' dropout probabilities")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="overhead.py: interleaved measurements of each eager row (the median is reported)")
     return parser.parse_args()
 
 

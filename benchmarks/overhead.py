@@ -1,7 +1,8 @@
 """What a user's clock shows: wall time, GPU kernel time and host (CPU) time per call, for both public ops called
 eagerly and for the same code compiled with and without the plugin.
 
-    python benchmarks/overhead.py [--quick] [--cases 0,2] [--impls ours-op,sdpa] [--profile] [--out results.md]
+    python benchmarks/overhead.py [--quick] [--cases 0,2] [--impls ours-op,sdpa] [--dropout 0.1,0] [--rounds 1]
+                                  [--profile] [--out results.md]
 
 Columns (milliseconds):
   wall  triton.testing.do_bench median (CUDA events around each call, L2 flushed between calls)
@@ -9,8 +10,10 @@ Columns (milliseconds):
   host  CPU time to issue one call: the median of 7 rounds, each the mean of 25 back-to-back calls without
         synchronising (a call whose GPU work is longer than its host work can block on a full launch queue)
 A call is host-bound when wall ≈ host > GPU.  Rows:
-  attention: inductor_conv.attention eagerly (ours-op), F.scaled_dot_product_attention eagerly (sdpa), the
-    hand-written form of benchmarks/attention.py compiled with the plugin (ours-compiled) and by default Inductor;
+  attention (causal, at each --dropout p): inductor_conv.attention eagerly (ours-op; at p = 0 it hands the call to
+    cuDNN, Note [cuDNN route], and ours-op-kernels is the same call on our kernels), F.scaled_dot_product_attention
+    eagerly (sdpa), the hand-written form of benchmarks/attention.py compiled with the plugin (ours-compiled) and
+    by default Inductor;
   conv: inductor_conv.causal_conv1d eagerly (ours-op), benchmarks/conv.py's F.pad + conv1d + SiLU compiled with
     the plugin (ours-compiled) and by default Inductor (also what the eager op is held to).
 Then a stack of 1 and of 8 identical residual blocks (conv + attention) compiled into one graph: the host time of
@@ -35,7 +38,7 @@ from torch import nn
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, pick_impls, write_table
+from common import bench, compile_with_plugin, config_patch, gpu_ms, parse_args, pick, pick_impls, write_table
 
 # (B, H, S, D) causal, p=0.1: tiny, benchmarks/attention.py's D64 case, its first case
 ATTENTION_CASES = [(1, 8, 256, 64), (8, 16, 1024, 64), (4, 16, 2048, 128)]
@@ -102,6 +105,8 @@ def eager_conv(x, w, b):
 def attention_impls():
     return {
         "ours-op": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
+        # the eager op with config.attention_cudnn off: our kernels where a p = 0 call would go to cuDNN
+        "ours-op-kernels": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
         "sdpa": lambda q, k, v, causal, p: F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal),
         "ours-compiled": "on",
         "inductor": "off",
@@ -138,19 +143,31 @@ def row(lines, label, name, fwd, fb):
     print(line, flush=True)
 
 
-def run_cases(lines, cases, impls, eager_form, make, label_of):
-    """One row per (case, implementation); "on" / "off" compile eager_form with / without the plugin."""
+def run_cases(lines, cases, impls, eager_form, make, label_of, rounds: int = 1):
+    """One row per (case, implementation); "on" / "off" compile eager_form with / without the plugin.  rounds > 1
+    measures the eager implementations of a case that many times, interleaved (A B C A B C ...), and reports each
+    column's median: host-bound rows move by tens of percent between measurements on the lent machine."""
     for case in cases:
-        for name, fn in impls.items():
-            if isinstance(fn, str):
-                fn = compile_with_plugin(eager_form, plugin=fn == "on")
-            try:
-                fwd, fb = fwd_and_fwd_bwd(fn, lambda grad: make(case, grad))
-            except Exception as e:  # one failing implementation must not hide the others
-                print(f"| {label_of(case)} | {name} | failed: {type(e).__name__}: {e} |", flush=True)
-                continue
-            finally:
-                inductor_conv.disable()
+        runs = {}
+        for r in range(rounds):
+            for name, fn in impls.items():
+                kernels = name == "ours-op-kernels"
+                if kernels and make(case, False)[-1] > 0:
+                    continue  # with dropout the op runs our kernels anyway: the ours-op row
+                if isinstance(fn, str):
+                    if r:
+                        continue  # compiled rows: one round
+                    fn = compile_with_plugin(eager_form, plugin=fn == "on")
+                try:
+                    with config_patch({"attention_cudnn": False} if kernels else {}):
+                        runs.setdefault(name, []).append(fwd_and_fwd_bwd(fn, lambda grad: make(case, grad)))
+                except Exception as e:  # one failing implementation must not hide the others
+                    print(f"| {label_of(case)} | {name} | failed: {type(e).__name__}: {e} |", flush=True)
+                    continue
+                finally:
+                    inductor_conv.disable()
+        for name, measured in runs.items():
+            fwd, fb = ([sorted(col)[len(col) // 2] for col in zip(*(m[i] for m in measured))] for i in (0, 1))
             row(lines, label_of(case), name, fwd, fb)
 
 
@@ -223,9 +240,9 @@ def main():
     print("\n".join(lines), flush=True)
 
     def make_attention(case, grad):
-        B, H, S, D = case
+        B, H, S, D, p = case
         return [torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=grad) for _ in range(3)] + [
-            True, 0.1]
+            True, p]
 
     def make_conv(case, grad):
         B, C, L, K = case
@@ -239,13 +256,14 @@ def main():
     attention = {k: v for k, v in attention_impls().items() if k in wanted}
     conv = {k: v for k, v in conv_impls().items() if k in wanted}
     with fx_graph_cache_disabled():
-        run_cases(lines, pick(ATTENTION_CASES, args), attention, eager_attention, make_attention,
-                  lambda c: "attention causal p=0.1 B{} H{} S{} D{}".format(*c))
+        cases = [(*case, p) for p in map(float, args.dropout.split(",")) for case in pick(ATTENTION_CASES, args)]
+        run_cases(lines, cases, attention, eager_attention, make_attention,
+                  lambda c: "attention causal p={4:g} B{0} H{1} S{2} D{3}".format(*c), args.rounds)
         run_cases(lines, pick(CONV_CASES, args), conv, eager_conv, make_conv,
-                  lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c))
+                  lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c), args.rounds)
         autograd_floor(lines)
         if args.profile:
-            q, k, v, *_ = make_attention(ATTENTION_CASES[0], True)
+            q, k, v, *_ = make_attention((*ATTENTION_CASES[0], 0.1), True)
             print_profile("eager attention fwd+bwd B1 H8 S256 D64",
                           lambda: inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=True).sum().backward())
             x, w, b = make_conv(CONV_CASES[0], True)

@@ -35,6 +35,7 @@ from inductor_conv.heuristics.attention import (
     attn_bwd_tile,
     attn_fwd_autotune_tiles,
     attn_fwd_tile,
+    cudnn_attention_form,
     head_dim_tiles,
 )
 from inductor_conv.kernels import attn_math
@@ -243,23 +244,22 @@ def _aligned(t) -> bool:
 
 
 def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
-    """config.attention_cudnn: the forms cuDNN's fused attention covers with our semantics -- no mask, no dropout
-    (cuDNN's own dropout could not be replayed from our seed), no soft-capping, not causal or causal with Sq == Sk
-    (both top-left aligned then agree), any GQA ratio, fp16 / bf16, head dim a multiple of 8 up to 256, aligned
-    layouts -- on a GPU where SDPA itself would run cuDNN.  Other layouts stay on our template (no copies).  Both
-    lowerings ask it with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the
-    backward lazily (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across
-    the two passes -- correct either way, as both write and read the same natural-log row LSE."""
-    if not config.attention_cudnn or attn_mask is not None or dropout_p > 0 or softcap:
-        return False
-    if q.get_dtype() not in (torch.float16, torch.bfloat16) or not torch.backends.cudnn.is_available():
-        return False
-    # What SDPA's own cuDNN gate (can_use_cudnn_attention) also refuses: the backend switched off, deterministic
-    # algorithms requested (SDPA still takes cuDNN in warn-only mode; we do not: our templates are deterministic),
-    # a key length of 1, empty queries, batch or heads above 65535.
-    if not torch.backends.cuda.cudnn_sdp_enabled() or torch.are_deterministic_algorithms_enabled():
+    """Note [cuDNN route] in heuristics/attention.py: cuDNN's fused attention for the forms it computes as we do (no
+    mask, no dropout -- cuDNN's own dropout could not be replayed from our seed --, no soft-capping, one head dim),
+    here with what the sizes and layouts must prove: not causal or causal with Sq == Sk (both top-left aligned then
+    agree), any GQA ratio, aligned layouts (other layouts stay on our template: no copies).  Both lowerings ask it
+    with the same saved q, k, v; the switches it reads are read again when AOTAutograd compiles the backward lazily
+    (at the first .backward()), so a switch flipped in between mixes cuDNN and our template across the two passes --
+    correct either way, as both write and read the same natural-log row LSE."""
+    if attn_mask is not None or dropout_p > 0 or softcap or q.get_device().type != "cuda":
         return False
     sizevars = V.graph.sizevars
+    head_dim, head_dim_v = (sizevars.guard_int(t.get_size()[-1]) for t in (q, v))
+    if not cudnn_attention_form(q.get_dtype(), head_dim, head_dim_v,
+                                torch.cuda.get_device_capability(q.get_device())):
+        return False
+    # What SDPA's own cuDNN gate (can_use_cudnn_attention) also refuses: a key length of 1, empty queries, batch or
+    # heads above 65535.
     B, H, Sq, _ = q.get_size()
     Sk = k.get_size()[2]
     if not (sizevars.statically_known_gt(Sk, 1) and sizevars.statically_known_gt(Sq, 0)):
@@ -269,16 +269,6 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     # cuDNN fails for batch or heads >= 65536: a symbolic B / H gets a guard (<= 65535) as SDPA's TORCH_GUARD_OR_FALSE
     # does; under backed-size-oblivious shapes, unprovable means refused.
     if not all(sizevars.guard_or_false(sympy.Le(n, 65535)) for n in (B, H)):
-        return False
-    # One head dim for q, k and v.  cuDNN also takes a value head dim of its own (MLA's q/k 192 with v 128, correct
-    # against float64 on the H200), but the call is slower there by wall time: H200 2026-12-04, B4 H16 S2048 causal
-    # p = 0 (mask_template_tiles.py --mla), cuDNN 0.806 ms of GPU time and 1.248 ms wall a forward+backward, our
-    # split-head-dim templates 0.891 GPU and 0.862 wall (cuDNN's host work between its four kernels leaves the GPU
-    # idle, where our two templates keep it busy).
-    head_dim = sizevars.guard_int(q.get_size()[-1])
-    if head_dim % 8 or head_dim > 256 or sizevars.guard_int(v.get_size()[-1]) != head_dim:
-        return False
-    if torch.cuda.get_device_capability(q.get_device()) < (9, 0):
         return False
     return all(_aligned(t) for t in (q, k, v))
 

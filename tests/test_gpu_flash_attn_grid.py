@@ -32,6 +32,9 @@ as in FlashAttention). Every combination of head layout, dtype, causal and varia
 with different head dims and lengths, and every head dim and every length pair (Sq < Sk ragged and aligned, Sq > Sk,
 equal, ragged by one either way, 2048) meets every head layout, both dtypes, causal and not, dropout and
 soft-capping. Runs in one device call: ``pytest tests/test_gpu_flash_attn_grid.py -n 12``.
+
+The grid holds our kernels to the rule (config.attention_cudnn off); the cases whose form the op hands to cuDNN by
+default (Note [cuDNN route] in heuristics/attention.py) run again as the op runs them, through cuDNN.
 """
 from __future__ import annotations
 
@@ -104,7 +107,25 @@ def _op_seed(manual_seed: int, device) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
-def test_flash_attn_output(case):
+def test_flash_attn_output(case, monkeypatch):
+    """Our kernels (config.attention_cudnn off: the forms cuDNN would take otherwise run them too)."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    _check_case(case, cudnn=False)
+
+
+# The grid's cases whose form the op hands to cuDNN by default (Note [cuDNN route] in heuristics/attention.py): no
+# dropout or cap, a head dim that is a multiple of 8, causal only with Sq == Sk.
+CUDNN_CASES = [c for c in CASES if c[5] == 0.0 and c[6] == 0.0 and c[0] % 8 == 0 and (not c[4] or c[1][0] == c[1][1])]
+
+
+@pytest.mark.parametrize("case", CUDNN_CASES, ids=[_id(c) for c in CUDNN_CASES])
+def test_flash_attn_output_cudnn_route(case, monkeypatch):
+    """The op as it runs by default where the grid's form goes to cuDNN's fused attention: the same rule."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    _check_case(case, cudnn=True)
+
+
+def _check_case(case, cudnn: bool):
     d, (seqlen_q, seqlen_k), layout, dtype, causal, dropout_p, softcap = case
     device = DEVICE
     torch.manual_seed(0)
@@ -123,6 +144,11 @@ def test_flash_attn_output(case):
         out = inductor_conv.softcapped_attention(qh, kh, vh, softcap, is_causal=causal, enable_gqa=True)
     else:
         out = inductor_conv.attention(qh, kh, vh, dropout_p=dropout_p, is_causal=causal, enable_gqa=True)
+    # which path ran: SDPA's cuDNN autograd node, or our eager op's
+    fn = out.grad_fn  # the first node below the views the cuDNN route returns O through (ops/attention.py)
+    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
+        fn = fn.next_functions[0][0]
+    assert ("Cudnn" in type(fn).__name__) == cudnn, type(fn).__name__
     keep = None
     if dropout_p > 0:
         keep = dropout_keep_mask(_op_seed(1, device), BATCH, nheads, seqlen_q, seqlen_k, dropout_p)

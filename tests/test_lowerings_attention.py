@@ -649,6 +649,25 @@ def test_dynamic_shapes_compile_once_and_match_fp64(monkeypatch, causal, p, mask
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["transposed", "expanded", "strided"])
+def test_cudnn_backward_takes_any_dout_layout(monkeypatch, layout):
+    """cuDNN's backward reads dO with O's strides (SDPA's own autograd node returned wrong gradients for a dO in
+    another layout, torch 2.11 on the H200: ops/attention.py's _cudnn_attention); the backward lowering puts dO into
+    O's layout first: a dO of (B, S, H, D) memory, a broadcast one (stride 0: the gradient of out.sum()) and a
+    strided view all give float64's gradients."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    B, H, S, D = 2, 4, 256, 64
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    do = {"transposed": lambda: _randn(B, S, H, D, seed=7, dtype=torch.bfloat16).transpose(1, 2),
+          "expanded": lambda: _randn(1, 1, 1, D, seed=7, dtype=torch.bfloat16).expand(B, H, S, D),
+          "strided": lambda: _randn(B, H, 2 * S, D, seed=7, dtype=torch.bfloat16)[:, :, ::2]}[layout]()
+    got, code = _compiled_fwd_bwd(True, 0.0, q, k, v, None, None, do)
+    assert "_scaled_dot_product_cudnn_attention_backward" in code
+    ref, ref_grads = _ref_and_grads(q, k, v, do, causal=True, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
 def test_deterministic_algorithms_take_our_templates_bit_identically(deterministic_algorithms):
     """torch.use_deterministic_algorithms(True) refuses cuDNN (as SDPA does) for this causal GQA form it would take;
     our templates then run, and two runs are bit-identical."""

@@ -217,3 +217,155 @@ def test_few_queries_take_flash_decoding(monkeypatch):
     assert calls == [1]
     ref = attention_ref(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), mask)
     torch.testing.assert_close(out.double(), ref, atol=2e-2, rtol=2e-2)
+
+
+def _cudnn_node_name(out) -> str:
+    """The name of the first non-view node below out (the fast path returns cuDNN's O through views)."""
+    fn = out.grad_fn
+    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
+        fn = fn.next_functions[0][0]
+    return type(fn).__name__
+
+
+def test_dout_in_layout_hands_the_node_a_gradient_with_its_strides():
+    """ops/attention.py's _dout_in_layout: the same values and strides as the tensor it views, and whatever the
+    layout of the gradient given to it (O's own, transposed, broadcast, strided), the node that made the tensor
+    receives it with the tensor's strides, through C++ view nodes only."""
+    from inductor_conv.ops.attention import _dout_in_layout
+
+    seen = []
+
+    class Node(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, layout):
+            return x.detach().clone() if layout == "bhsd" else x.detach().transpose(1, 2).contiguous().transpose(1, 2)
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(g.stride())
+            return g, None
+
+    B, H, S, D = 2, 3, 5, 4
+    x = torch.randn(B, H, S, D, requires_grad=True)
+    grads = {"own": None, "transposed": torch.randn(B, S, H, D).transpose(1, 2),
+             "broadcast": torch.randn(1, 1, 1, D).expand(B, H, S, D), "strided": torch.randn(B, H, 2 * S, D)[:, :, ::2]}
+    for layout in ("bhsd", "bshd"):
+        for name, g in grads.items():
+            raw = Node.apply(x, layout)
+            out = _dout_in_layout(raw)
+            assert out.stride() == raw.stride() and torch.equal(out, raw)
+            g = torch.randn_like(raw) if g is None else g
+            seen.clear()
+            (dx,) = torch.autograd.grad(out, x, g)
+            assert seen == [raw.stride()] and torch.equal(dx, g), (layout, name, seen)
+            assert _cudnn_node_name(out) == "NodeBackward"
+
+
+class _PretendCuda(torch.Tensor):
+    """A CPU tensor that says it is on a GPU: what ops/attention.py's _cudnn_eager reads of one (is_cuda, dtype,
+    shape, strides, data pointer), so its conditions can be checked on the CPU."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
+    """Note [cuDNN route]: the eager op's gate (ops/attention.py's _cudnn_eager) condition by condition, on concrete
+    tensors, as tests/test_lowerings_attention.py checks the lowerings' _use_cudnn: every refusal is one changed
+    property of an admitted form."""
+    from inductor_conv.ops import attention as ops
+
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(torch.backends.cuda, "cudnn_sdp_enabled", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(ops, "_CAPABILITY", {})
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+
+    def t(B, H, S, D, dtype=torch.bfloat16, offset=0):
+        base = torch.randn(B * H * S * D + offset + 64, dtype=dtype)
+        start = (-base.data_ptr() // base.element_size()) % 8 + offset  # 16-byte aligned, then `offset` elements on
+        return base[start:start + B * H * S * D].view(B, H, S, D).as_subclass(_PretendCuda)
+
+    def gate(q, k, v, mask=None, p=0.0, causal=False, softcap=0.0):
+        return ops._cudnn_eager(q, k, v, mask, p, causal, softcap)
+
+    B, H, S, D = 2, 4, 128, 64
+    qkv = lambda **kw: [t(B, H, S, D, **kw) for _ in range(3)]  # noqa: E731
+    assert gate(*qkv())
+    assert gate(*qkv(), causal=True)  # Sq == Sk
+    assert gate(t(B, 8, S, D), t(B, 2, S, D), t(B, 2, S, D), causal=True)  # GQA 4
+    assert gate(*qkv(dtype=torch.float16))
+    assert not gate(*qkv(dtype=torch.float32))
+    assert not gate(*qkv(), mask=torch.ones(B, 1, S, S, dtype=torch.bool))
+    assert not gate(*qkv(), p=0.1)
+    assert not gate(*qkv(), softcap=50.0)
+    short_q = t(B, H, 64, D)
+    assert gate(short_q, *qkv()[1:])  # Sq != Sk, not causal
+    assert not gate(short_q, *qkv()[1:], causal=True)  # cuDNN's band is bottom-right aligned there, ours top-left
+    assert not gate(*qkv()[:1], t(B, H, 1, D), t(B, H, 1, D))  # a single key: SDPA refuses cuDNN
+    assert not gate(t(B, H, 16, D), *qkv()[1:])  # a few queries: flash-decoding (Note [flash-decoding])
+    assert gate(t(B, H, 17, D), *qkv()[1:])
+    for head_dim in (68, 264):  # not a multiple of 8, above 256
+        assert not gate(*[t(B, H, S, head_dim) for _ in range(3)])
+    for head_dim in (72, 136, 256):
+        assert gate(*[t(B, H, S, head_dim) for _ in range(3)])
+    assert not gate(t(B, H, S, 192), t(B, H, S, 192), t(B, H, S, 128))  # MLA: our kernels
+    q, k, v = qkv()
+    assert not gate(t(B, H, S, D, offset=4), k, v)  # not 16-byte aligned
+    assert not gate(q, k, t(B, H, D, S).transpose(-2, -1))  # head dim not unit-stride
+    assert gate(q, t(B, S, H, D).transpose(1, 2), v)  # (B, S, H, D) memory: fine
+    assert not gate(q.as_subclass(torch.Tensor), k, v)  # not on a GPU
+    monkeypatch.setattr(ops, "_CAPABILITY", {})
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    assert not gate(q, k, v)
+    monkeypatch.setattr(ops, "_CAPABILITY", {})
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert not gate(q, k, v)  # cuDNN's backward is not deterministic; SDPA refuses it in this mode too
+    finally:
+        torch.use_deterministic_algorithms(was)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    assert not gate(q, k, v)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("causal, gqa", [(True, True), (False, False)])
+def test_cudnn_route_equals_the_custom_ops_cudnn_path(causal, gqa):
+    """Note [cuDNN route]: the fast path hands a plain p = 0 call to SDPA's cuDNN call (its C++ autograd node), the
+    custom ops' CUDA path computes the same forward with the same kernel and the backward from the same O and LSE:
+    the same output and the same gradients, for a dO in O's layout and for one in another layout, which both put
+    into O's layout (cuDNN's backward reads dO with O's strides: without the copy SDPA's own node returned
+    gradients off by 1-13 on the H200, torch 2.11), both as close to float64 as with a dO in O's layout; and
+    config.attention_cudnn off gives our kernels.  No Python runs in the fast path's backward (the layout is set
+    by C++ view nodes: _dout_in_layout)."""
+    from inductor_conv.reference.attention import attention_ref
+
+    torch.manual_seed(0)
+    B, Hq, Hkv, S, D = 2, 8, 2 if gqa else 8, 256, 64
+    q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    fast = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+    assert "Cudnn" in _cudnn_node_name(fast)
+    op, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, None, 0.0, causal, D ** -0.5, None)
+    assert torch.equal(fast, op) and op.stride() == q.stride()
+    leaves64 = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = attention_ref(*leaves64, is_causal=causal)
+    errors = []
+    for dout in (torch.randn_like(fast), torch.randn(B, S, Hq, D, device="cuda", dtype=fast.dtype).transpose(1, 2)):
+        got = torch.autograd.grad(fast, (q, k, v), dout, retain_graph=True)
+        want = torch.autograd.grad(op, (q, k, v), dout, retain_graph=True)
+        exact = torch.autograd.grad(ref, leaves64, dout.double(), retain_graph=True)
+        for a, b in zip(got, want):
+            assert torch.equal(a, b)
+        errors.append([(a.double() - e).abs().max().item() for a, e in zip(got, exact)])
+    for in_layout, other in zip(*errors):  # dq, dk, dv: a few bf16 roundings either way
+        assert other <= 2 * in_layout + 1e-2, errors
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(inductor_conv.config, "attention_cudnn", False)
+        ours = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+        assert type(ours.grad_fn).__name__ == "_EagerAttentionBackward"
+        torch.testing.assert_close(ours, fast, atol=2e-2, rtol=2e-2)

@@ -308,3 +308,29 @@ def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
 
     every_tile = dense_mask and not config.attention_mask_ranges
     return not (softcap and every_tile and head_dim > SOFTCAP_DENSE_MASK_MAX_HEAD_DIM)
+
+
+# Note [cuDNN route]: without a mask, dropout or soft-capping, with one head dim for q, k and v, cuDNN's fused
+# attention (SDPA's cuDNN backend, aten._scaled_dot_product_cudnn_attention[_backward]) computes what our kernels do
+# -- the same O and the same natural-log row LSE, GQA read natively -- and runs faster on Hopper: H200 2026-12-04,
+# B4 H16 S2048 D128 causal p 0 forward+backward, cuDNN 0.605 ms of GPU time against the eager kernels' 0.771
+# (benchmarks/overhead.py --dropout 0 --rounds 5) and, at 16/8 heads, 0.61 against our template's 0.75
+# (attention_masks.py); at head dim 256, 371 TFLOP/s against 204.  The lowerings (lowerings/attention.py's
+# _use_cudnn) and the eager op (ops/attention.py's _cudnn_eager) both call it there; each adds the size and layout
+# conditions it can prove (Sk > 1, Sq > 0, causal only with Sq == Sk, B and H <= 65535, 16-byte aligned rows; few
+# queries run flash-decoding first).  A value head dim of its own (MLA) stays ours: cuDNN's call was slower by wall
+# time (0.806 ms GPU, 1.248 wall against our 0.891 / 0.862; H200 2026-12-04, mask_template_tiles.py --mla).
+def cudnn_attention_form(dtype: torch.dtype, head_dim: int, head_dim_v: int, capability: tuple[int, int]) -> bool:
+    """Whether a form without mask, dropout or soft-capping goes to cuDNN's fused attention (Note [cuDNN route]),
+    from what does not depend on sizes or layout: config.attention_cudnn, fp16 / bf16, one head dim (a multiple of 8,
+    at most 256), an sm_90+ GPU, cuDNN available with SDPA's cuDNN backend on, and torch's deterministic mode off
+    (cuDNN's backward is not run-to-run deterministic; SDPA refuses it there too, we refuse in warn-only mode as
+    well: our kernels are deterministic)."""
+    from inductor_conv import config
+
+    if not config.attention_cudnn or dtype not in (torch.float16, torch.bfloat16):
+        return False
+    if head_dim % 8 or head_dim > 256 or head_dim_v != head_dim or tuple(capability) < (9, 0):
+        return False
+    return (torch.backends.cudnn.is_available() and torch.backends.cuda.cudnn_sdp_enabled()
+            and not torch.are_deterministic_algorithms_enabled())

@@ -32,7 +32,9 @@ from torch import Tensor
 
 from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
+from inductor_conv.heuristics.attention import cudnn_attention_form
 from inductor_conv.kernels import empty_like_q
+from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
 from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
@@ -70,6 +72,11 @@ def attention_fwd(
     softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
     if _is_empty(q, k):  # Note [empty attention]
         return _like_q(q, v).zero_(), q.new_full(q.shape[:3], -math.inf, dtype=torch.float32)
+    if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
+        out, lse = torch._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, is_causal, False,
+                                                             scale=scale)[:2]
+        like = _like_q(q, v)  # the fake impl's layout
+        return (out if out.stride() == like.stride() else like.copy_(out)), lse.reshape(q.shape[:3]).contiguous()
     if use_triton(q):
         from inductor_conv.kernels.attention import attention_fwd as launch
 
@@ -135,6 +142,8 @@ def attention_bwd(
         dmask = (q.new_zeros((*q.shape[:3], k.shape[-2]), dtype=attn_mask.dtype) if mask_grad
                  else _empty_mask_grad(q))
         return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v), dmask
+    if not mask_grad and _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
+        return (*_cudnn_bwd(dout, q, k, v, out, lse, is_causal, scale), _empty_mask_grad(q))
     if use_triton(q):
         from inductor_conv.kernels.attention import attention_bwd as launch
 
@@ -163,6 +172,77 @@ def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mas
 def _like_q(q: Tensor, v: Tensor) -> Tensor:
     """An empty O: q's shape and dim order with v's head dim (Note [value head dim] in kernels/attn_math.py)."""
     return empty_like_q(q, v.shape[-1])
+
+
+# Compute capability per CUDA device index, asked once (torch.cuda.get_device_capability costs microseconds a call).
+_CAPABILITY: dict = {}
+
+
+def _aligned(t: Tensor) -> bool:
+    """cuDNN's layout condition, as lowerings/attention.py's _aligned: a unit-stride head dim, the other strides
+    multiples of 8 elements (16 bytes in fp16 / bf16) and a 16-byte aligned start."""
+    *outer, last = t.stride()
+    return last == 1 and all(s % 8 == 0 for s in outer) and t.data_ptr() % 16 == 0
+
+
+def _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap) -> bool:
+    """Note [cuDNN route] in heuristics/attention.py for concrete CUDA tensors (what lowerings/attention.py's
+    _use_cudnn proves of sizes, checked on the values): no mask, dropout or soft-capping, Sk > 1, causal only with
+    Sq == Sk (cuDNN aligns a causal band bottom-right, we top-left), B and H <= 65535, aligned layouts; and more than
+    MAX_QUERIES queries: fewer run our flash-decoding kernels (Note [flash-decoding]), as the lowerings decide
+    before they ask _use_cudnn."""
+    if attn_mask is not None or dropout_p > 0.0 or softcap or not q.is_cuda:
+        return False
+    index = q.device.index
+    capability = _CAPABILITY.get(index)
+    if capability is None:
+        capability = _CAPABILITY[index] = torch.cuda.get_device_capability(index)
+    if not cudnn_attention_form(q.dtype, q.shape[-1], v.shape[-1], capability):
+        return False
+    B, H, Sq, _ = q.shape
+    Sk = k.shape[2]
+    if Sk <= 1 or Sq <= MAX_QUERIES or (is_causal and Sq != Sk) or B > 65535 or H > 65535:
+        return False
+    return _aligned(q) and _aligned(k) and _aligned(v)
+
+
+def _cudnn_attention(q, k, v, is_causal: bool, scale: float, grad: bool) -> Tensor:
+    """The eager fast path's cuDNN call (Note [cuDNN route]): SDPA's own, with its C++ autograd node, LSE only when
+    a backward will need it.  That node's backward reads dO as if it had O's strides: torch 2.11 on the H200 returned
+    dq / dk / dv off by 1-13 (against errors of 0.01) for a dO in another layout, SDPA itself too (it runs the same
+    node).  So O is returned through views whose backward puts dO into O's layout first (_dout_in_layout), as
+    _cudnn_bwd and the lowerings do."""
+    out = torch._scaled_dot_product_cudnn_attention(q, k, v, None, grad, 0.0, is_causal, False, scale=scale)[0]
+    return _dout_in_layout(out) if grad else out
+
+
+def _dout_in_layout(out: Tensor) -> Tensor:
+    """out (dense) as out viewed in its memory order, flattened and viewed back: the same values and strides, and
+    autograd's backward of those views reshapes a gradient to one dimension, which copies it exactly when it is not
+    dense in out's dim order (transposed, broadcast, strided), so the node below receives dO with out's strides.
+    Views rather than a tensor hook: a hook would run Python on autograd's device thread, which costs more host
+    time than the whole cuDNN backward at small shapes (H200: ~0.1 ms a call)."""
+    if out.is_contiguous():
+        return out.view(-1).view(out.shape)
+    order = sorted(range(out.dim()), key=lambda d: -out.stride(d))  # the dims from outermost to innermost in memory
+    base = out.permute(order)
+    return base.view(-1).view(base.shape).permute([order.index(d) for d in range(out.dim())])
+
+
+def _in_layout(stride, grad: Tensor) -> Tensor:
+    """grad with these strides (a copy when it has others): what cuDNN's backward reads dO as."""
+    return grad if grad.stride() == stride else grad.new_empty_strided(grad.shape, stride).copy_(grad)
+
+
+def _cudnn_bwd(dout, q, k, v, out, lse, is_causal, scale):
+    """cuDNN's fused backward (dq, dk, dv) from O and the row LSE (ours or cuDNN's: the same quantity and layout),
+    dO in O's layout as cuDNN asks; p = 0, so its Philox seed and offset are never read (a placeholder)."""
+    dout = _in_layout(out.stride(), dout)
+    B, H, Sq = q.shape[:3]
+    philox = q.new_empty((1,), dtype=torch.int64)
+    return torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+        dout, q, k, v, out, lse.reshape(B, H, Sq, 1), philox, philox, None, None, None, Sq, k.shape[2], 0.0,
+        is_causal, scale=scale)
 
 
 def softcap_kwargs(softcap) -> dict:
@@ -268,6 +348,8 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
     if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py
+        if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
+            return _cudnn_attention(q, k, v, bool(is_causal), float(scale), needs_grad(q, k, v))
         args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
         if needs_grad(q, k, v, attn_mask):
             return _eager_attention(*args)

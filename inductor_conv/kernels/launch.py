@@ -17,9 +17,11 @@ path would have chosen:
 * the 16-byte alignment of every pointer (one flag when all are aligned, else one per pointer);
 * the int arguments' values (Triton specialises ints on == 1, divisibility by 16 and width: the value decides all
   three).  Floats are fp32 runtime values whatever they are.
-The generic path runs instead under Triton's interpreter, when a launch hook is installed (profilers such as proton
-read launch metadata), and when a launch returns no ``CompiledKernel`` (tests/tools/compile_sm90.py records launches
-instead of running them).  A bounded number of signatures is kept per kernel (dynamic shapes add one per shape).
+The generic path runs instead when a launch hook is installed (profilers such as proton read launch metadata) and
+whenever a launch returns no ``CompiledKernel``: then nothing is cached, so every launch of a kernel that Triton's
+interpreter runs (decorated under TRITON_INTERPRET=1, whatever the variable says later) or that
+tests/tools/compile_sm90.py records instead of running takes the generic path.  A bounded number of signatures is
+kept per kernel (dynamic shapes add one per shape).
 Written against triton 3.6 and 3.7 (``CompiledKernel.run(grid0, grid1, grid2, stream, function, packed_metadata,
 launch_metadata, enter_hook, exit_hook, *args)``); another Triton version takes the generic path.
 """
@@ -28,7 +30,6 @@ from __future__ import annotations
 import triton
 
 from inductor_conv._compat import cuda_current_device, cuda_current_raw_stream
-from inductor_conv.kernels import interpreting
 
 _MAX_SIGNATURES = 256  # per kernel; past it the cache starts afresh
 _KNOWN_TRITON = tuple(int(p) for p in triton.__version__.split(".")[:2]) in ((3, 6), (3, 7))
@@ -72,7 +73,7 @@ class FastLaunch:
         self.signatures: dict = {}
 
     def __call__(self, grid, meta, ptrs: tuple, ints: tuple, floats: tuple, constexprs: dict, **options) -> None:
-        fast = _KNOWN_TRITON and ptrs[0].is_cuda and not interpreting() and _hooks_idle()
+        fast = _KNOWN_TRITON and ptrs[0].is_cuda and _hooks_idle()
         if fast:
             aligned = True
             for t in ptrs:

@@ -132,3 +132,25 @@ def assert_as_close_as_eager(got, eager, reference, what=None) -> None:
         err, err_eager = (g.double() - r).norm().item() / norm, (e.double() - r).norm().item() / norm
         assert err <= 3 * err_eager + 1e-2, (what, i, err, err_eager)
 
+
+
+def assert_cudnn_switches_refuse(monkeypatch, admitted, forget_capability=lambda: None) -> None:
+    """Both cuDNN gates (the lowerings' _use_cudnn and the eager op's _cudnn_eager) share the conditions of
+    heuristics.attention.cudnn_attention_form (Note [cuDNN route]): `admitted()` (a call of the gate on a form it
+    admits) turns False on a pre-sm_90 GPU, under torch.use_deterministic_algorithms (cuDNN's backward is not
+    deterministic; SDPA refuses it in this mode too) and with config.attention_cudnn off, and True again after each.
+    forget_capability: clears a gate's cached compute capability before the capability changes."""
+    for capability in ((8, 0), (9, 0)):
+        forget_capability()
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None, c=capability: c)
+        assert admitted() == (capability >= (9, 0))
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert not admitted()
+    finally:
+        torch.use_deterministic_algorithms(was)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
+    assert not admitted()
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    assert admitted()

@@ -14,7 +14,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import saved_lowerings
+from helpers import assert_cudnn_switches_refuse, saved_lowerings
 
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
@@ -400,18 +400,7 @@ def test_cudnn_gate_admits_exactly_the_forms_cudnn_computes_as_we_do(cudnn_gate,
     assert not gate(_Node((B, H, S, D), offset=4), k, v)  # 16-byte rows: offset a multiple of 8 elements
     assert not gate(q, k, _Node((B, H, S, D), stride=(H * S * D, S * D, 1, S)))  # head dim not unit-stride
     assert gate(q, _Node((B, H, S, D), stride=(H * S * D, D, H * D, 1)), v)  # (B, S, H, D) memory: fine
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
-    assert not gate(q, k, v)
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        assert not gate(q, k, v)  # cuDNN's backward is not deterministic; SDPA refuses it in this mode too
-    finally:
-        torch.use_deterministic_algorithms(was)
-    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
-    assert not gate(q, k, v)
-    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    assert_cudnn_switches_refuse(monkeypatch, lambda: gate(q, k, v))
     # dynamic shapes: causal needs Sq == Sk provably, not by the current hints
     s0, s1 = symbol("s0", 128), symbol("s1", 128)
     sym = lambda n: _Node((B, H, n, D), stride=(H * n * D, n * D, D, 1))  # noqa: E731

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import assert_cudnn_switches_refuse
 
 import inductor_conv
 from inductor_conv.kernels import launch
@@ -316,19 +317,7 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     assert not gate(q, k, t(B, H, D, S).transpose(-2, -1))  # head dim not unit-stride
     assert gate(q, t(B, S, H, D).transpose(1, 2), v)  # (B, S, H, D) memory: fine
     assert not gate(q.as_subclass(torch.Tensor), k, v)  # not on a GPU
-    monkeypatch.setattr(ops, "_CAPABILITY", {})
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
-    assert not gate(q, k, v)
-    monkeypatch.setattr(ops, "_CAPABILITY", {})
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
-    was = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        assert not gate(q, k, v)  # cuDNN's backward is not deterministic; SDPA refuses it in this mode too
-    finally:
-        torch.use_deterministic_algorithms(was)
-    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)
-    assert not gate(q, k, v)
+    assert_cudnn_switches_refuse(monkeypatch, lambda: gate(q, k, v), ops._CAPABILITY.clear)
 
 
 @pytest.mark.gpu

@@ -305,6 +305,10 @@ def attention(
 
     Returns:
         ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
+
+    Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
+    on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
+    output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
     """
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
 

@@ -143,17 +143,18 @@ def row(lines, label, name, fwd, fb):
     print(line, flush=True)
 
 
-def run_cases(lines, cases, impls, eager_form, make, label_of, rounds: int = 1):
-    """One row per (case, implementation); "on" / "off" compile eager_form with / without the plugin.  rounds > 1
-    measures the eager implementations of a case that many times, interleaved (A B C A B C ...), and reports each
-    column's median: host-bound rows move by tens of percent between measurements on the lent machine."""
+def run_cases(lines, cases, impls, eager_form, make, label_of, rounds: int = 1, skip=lambda name, case: False):
+    """One row per (case, implementation) that `skip` keeps; "on" / "off" compile eager_form with / without the
+    plugin.  rounds > 1 measures the eager implementations of a case that many times, interleaved (A B C A B C ...),
+    and reports each column's median: host-bound rows move by tens of percent between measurements on the lent
+    machine."""
     for case in cases:
         runs = {}
         for r in range(rounds):
             for name, fn in impls.items():
+                if skip(name, case):
+                    continue
                 kernels = name == "ours-op-kernels"
-                if kernels and make(case, False)[-1] > 0:
-                    continue  # with dropout the op runs our kernels anyway: the ours-op row
                 if isinstance(fn, str):
                     if r:
                         continue  # compiled rows: one round
@@ -257,8 +258,10 @@ def main():
     conv = {k: v for k, v in conv_impls().items() if k in wanted}
     with fx_graph_cache_disabled():
         cases = [(*case, p) for p in map(float, args.dropout.split(",")) for case in pick(ATTENTION_CASES, args)]
+        # with dropout the op runs our kernels anyway: the ours-op row is the ours-op-kernels one
         run_cases(lines, cases, attention, eager_attention, make_attention,
-                  lambda c: "attention causal p={4:g} B{0} H{1} S{2} D{3}".format(*c), args.rounds)
+                  lambda c: "attention causal p={4:g} B{0} H{1} S{2} D{3}".format(*c), args.rounds,
+                  skip=lambda name, case: name == "ours-op-kernels" and case[4] > 0)
         run_cases(lines, pick(CONV_CASES, args), conv, eager_conv, make_conv,
                   lambda c: "conv+SiLU B{} C{} L{} K{}".format(*c), args.rounds)
         autograd_floor(lines)

@@ -154,3 +154,12 @@ def assert_cudnn_switches_refuse(monkeypatch, admitted, forget_capability=lambda
     assert not admitted()
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
     assert admitted()
+
+
+def node_below_views(out) -> str:
+    """The name of the first autograd node below out's view nodes: the node that made a tensor the eager attention
+    op returns through views (ops/attention.py's _dout_in_layout: cuDNN's node on its cuDNN route)."""
+    fn = out.grad_fn
+    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
+        fn = fn.next_functions[0][0]
+    return type(fn).__name__

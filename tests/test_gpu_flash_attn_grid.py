@@ -43,6 +43,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import node_below_views
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import inductor_conv
@@ -145,10 +146,8 @@ def _check_case(case, cudnn: bool):
     else:
         out = inductor_conv.attention(qh, kh, vh, dropout_p=dropout_p, is_causal=causal, enable_gqa=True)
     # which path ran: SDPA's cuDNN autograd node, or our eager op's
-    fn = out.grad_fn  # the first node below the views the cuDNN route returns O through (ops/attention.py)
-    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
-        fn = fn.next_functions[0][0]
-    assert ("Cudnn" in type(fn).__name__) == cudnn, type(fn).__name__
+    node = node_below_views(out)
+    assert ("Cudnn" in node) == cudnn, node
     keep = None
     if dropout_p > 0:
         keep = dropout_keep_mask(_op_seed(1, device), BATCH, nheads, seqlen_q, seqlen_k, dropout_p)

@@ -3,9 +3,11 @@
 wherever something must see them."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
-from helpers import assert_cudnn_switches_refuse
+from helpers import assert_cudnn_switches_refuse, node_below_views
 
 import inductor_conv
 from inductor_conv.kernels import launch
@@ -220,14 +222,6 @@ def test_few_queries_take_flash_decoding(monkeypatch):
     torch.testing.assert_close(out.double(), ref, atol=2e-2, rtol=2e-2)
 
 
-def _cudnn_node_name(out) -> str:
-    """The name of the first non-view node below out (the fast path returns cuDNN's O through views)."""
-    fn = out.grad_fn
-    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
-        fn = fn.next_functions[0][0]
-    return type(fn).__name__
-
-
 def test_dout_in_layout_hands_the_node_a_gradient_with_its_strides():
     """ops/attention.py's _dout_in_layout: the same values and strides as the tensor it views, and whatever the
     layout of the gradient given to it (O's own, transposed, broadcast, strided), the node that made the tensor
@@ -259,7 +253,7 @@ def test_dout_in_layout_hands_the_node_a_gradient_with_its_strides():
             seen.clear()
             (dx,) = torch.autograd.grad(out, x, g)
             assert seen == [raw.stride()] and torch.equal(dx, g), (layout, name, seen)
-            assert _cudnn_node_name(out) == "NodeBackward"
+            assert node_below_views(out) == "NodeBackward"
 
 
 class _PretendCuda(torch.Tensor):
@@ -280,7 +274,8 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
     monkeypatch.setattr(torch.backends.cuda, "cudnn_sdp_enabled", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
-    monkeypatch.setattr(ops, "_CAPABILITY", {})
+    # a cache of its own for the pretend GPU's capability, the process's restored after the test
+    monkeypatch.setattr(ops, "_capability", functools.lru_cache(maxsize=None)(ops._capability.__wrapped__))
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
 
     def t(B, H, S, D, dtype=torch.bfloat16, offset=0):
@@ -317,7 +312,7 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     assert not gate(q, k, t(B, H, D, S).transpose(-2, -1))  # head dim not unit-stride
     assert gate(q, t(B, S, H, D).transpose(1, 2), v)  # (B, S, H, D) memory: fine
     assert not gate(q.as_subclass(torch.Tensor), k, v)  # not on a GPU
-    assert_cudnn_switches_refuse(monkeypatch, lambda: gate(q, k, v), ops._CAPABILITY.clear)
+    assert_cudnn_switches_refuse(monkeypatch, lambda: gate(q, k, v), lambda: ops._capability.cache_clear())
 
 
 @pytest.mark.gpu
@@ -338,7 +333,7 @@ def test_cudnn_route_equals_the_custom_ops_cudnn_path(causal, gqa):
     q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
     fast = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-    assert "Cudnn" in _cudnn_node_name(fast)
+    assert "Cudnn" in node_below_views(fast)
     op, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, None, 0.0, causal, D ** -0.5, None)
     assert torch.equal(fast, op) and op.stride() == q.stride()
     leaves64 = [t.detach().double().requires_grad_() for t in (q, k, v)]

@@ -18,18 +18,13 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # helpers.node_below_views
 
 import inductor_conv  # noqa: E402
+from helpers import node_below_views  # noqa: E402
 from inductor_conv.reference.attention import attention_ref  # noqa: E402
-
-
-def first_node(out) -> str:
-    """The name of the first autograd node below out's views (our eager op returns cuDNN's O through views)."""
-    fn = out.grad_fn
-    while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
-        fn = fn.next_functions[0][0]
-    return type(fn).__name__
 
 
 def main():
@@ -56,7 +51,7 @@ def main():
                 errors = " ".join(f"d{n} {(g.double() - e).abs().max().item():.4f}"
                                   for n, g, e in zip("qkv", grads, exact))
                 print(f"causal={causal} GQA={gqa} SDPA backend {choice} | dO {layout:10s} | {name:4s} "
-                      f"{first_node(out):45s} {errors}", flush=True)
+                      f"{node_below_views(out):45s} {errors}", flush=True)
 
 
 if __name__ == "__main__":

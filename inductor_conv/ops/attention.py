@@ -24,6 +24,7 @@ and the torch fallback share this one implementation.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
@@ -174,8 +175,10 @@ def _like_q(q: Tensor, v: Tensor) -> Tensor:
     return empty_like_q(q, v.shape[-1])
 
 
-# Compute capability per CUDA device index, asked once (torch.cuda.get_device_capability costs microseconds a call).
-_CAPABILITY: dict = {}
+@functools.lru_cache(maxsize=None)
+def _capability(device_index: int) -> tuple[int, int]:
+    """The CUDA device's compute capability, asked once (torch.cuda.get_device_capability costs microseconds)."""
+    return torch.cuda.get_device_capability(device_index)
 
 
 def _aligned(t: Tensor) -> bool:
@@ -193,11 +196,7 @@ def _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap) -> bool:
     before they ask _use_cudnn."""
     if attn_mask is not None or dropout_p > 0.0 or softcap or not q.is_cuda:
         return False
-    index = q.device.index
-    capability = _CAPABILITY.get(index)
-    if capability is None:
-        capability = _CAPABILITY[index] = torch.cuda.get_device_capability(index)
-    if not cudnn_attention_form(q.dtype, q.shape[-1], v.shape[-1], capability):
+    if not cudnn_attention_form(q.dtype, q.shape[-1], v.shape[-1], _capability(q.device.index)):
         return False
     B, H, Sq, _ = q.shape
     Sk = k.shape[2]

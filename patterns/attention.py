@@ -105,6 +105,7 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
     else:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
+    values["sinks"] = torch.empty(_HQ, dtype=half, **grad)  # a learned parameter (gpt-oss)
     # 0-d tensors, so the trace keeps them as KeywordArgs for relax's _MaybeScale to find; distinct on purpose.
     values["scale"], values["q_scale"] = torch.tensor(2.0, dtype=half), torch.tensor(3.0, dtype=half)
     values["scale_kind"] = values["q_scale_kind"] = SCALE_MUL
@@ -126,9 +127,9 @@ def variants():
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
                     (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
-                for upcast in (False, True) if training else (False,):
+                for upcast in (False, True) if training and not form.sinks else (False,):
                     for bias_shape in bias_shapes if learned else (None,):
-                        f = Form(form.name, form.mask, form.scores, gqa, upcast, form.softcap)
+                        f = Form(form.name, form.mask, form.scores, gqa, upcast, form.softcap, form.sinks)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
                             bias_shape and bias_shape[0] == 1 and "broadcast",

@@ -106,7 +106,8 @@ def scores_and_output_shaped(match) -> bool:
     """The softmax input is (B, Hq, Sq, Sk) and the matched output (B, Hq, Sq, D_v): the reshapes around the two
     bmm's are the matmul decomposition of q kᵀ and P v, whatever sizes the pattern ignored."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
-    scores = (*q.shape[:-1], k.shape[-2])
+    # with sinks the softmax runs over the keys and one sink column (sinks_supported)
+    scores = (*q.shape[:-1], k.shape[-2] + 1 if "sinks" in match.kwargs else k.shape[-2])
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
     return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), scores) for a in amaxes)
@@ -240,6 +241,37 @@ def softcap_supported(match) -> bool:
 
 
 @predicate
+def sinks_supported(match) -> bool:
+    """gpt-oss's sinks (Note [attention sinks] in ops/attention.py): a (Hq,) float tensor on q's device, viewed as
+    (1, Hq, 1, 1) and expanded to (B, Hq, Sq, 1), appended to the (B, Hq, Sq, Sk) scores along the last dim; the
+    subtracted row max and every slice run along the last dim (step 1), and the slice that keeps Sk columns starts
+    at 0: the probabilities dropped are the sink's column, one sink per head, whatever the pattern ignored."""
+    q, k, sinks = _val(match, "query"), _val(match, "key"), _val(match, "sinks")
+    B, Hq, Sq = q.shape[:3]
+    Sk = k.shape[-2]
+    if not (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == Hq)
+            and sinks.is_floating_point() and sinks.device == q.device):
+        return False
+    cats = _nodes(match, aten.cat.default)
+    if len(cats) != 1 or len(cats[0].args[0]) != 2 or cats[0].args[1] not in (-1, 3):
+        return False
+    sink = cats[0].args[0][1]
+    if not (_is_call(sink, aten.expand.default) and _same_shape(_shape(sink), (B, Hq, Sq, 1))
+            and _same_shape(_shape(sink.args[0]), (1, Hq, 1, 1)) and sink.args[0].args[0] is match.kwargs["sinks"]):
+        return False
+    for node in _nodes(match, aten.max.dim):
+        if node.args[1] not in (-1, 3) or node.args[2] is not True:
+            return False
+    for node in _nodes(match, aten.slice.Tensor):
+        dim, start, end, step = (list(node.args[1:]) + [0, None, 1][len(node.args) - 2:])[:4]
+        if dim not in (-1, 3) or step != 1:
+            return False
+        if _same_shape(_shape(node)[-1:], (Sk,)) and start != 0:
+            return False
+    return True
+
+
+@predicate
 def dropout_consistent(match) -> bool:
     """Dropout keeps rand > p, applied elementwise to the probabilities (no broadcast) and scaled by 1 / (1 - p),
     0 <= p < 1, in the forward and the backward alike."""
@@ -315,5 +347,7 @@ def all_hold(match, form) -> bool:
         checks.append(fill_supported)
     if form.softcap:
         checks.append(softcap_supported)
+    if form.sinks:
+        checks.append(sinks_supported)
     checks += [dropout_consistent, template_pays]
     return all(check(match) for check in checks)

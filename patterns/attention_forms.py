@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from inductor_conv.ops.attention import softcap_kwargs
+from inductor_conv.ops.attention import sink_attention, softcap_kwargs
 
 
 SCALE_NONE, SCALE_MUL, SCALE_DIV = 0.0, 1.0, 2.0
@@ -41,6 +41,7 @@ class Form:
     gqa: bool = False  # K/V expanded by HF ``repeat_kv``; the op gets the unexpanded K/V (native GQA)
     upcast: bool = False  # softmax in fp32, cast back (HF Llama, T5); differs from plain softmax only in half training
     softcap: bool = False  # the scaled scores soft-capped, tanh(s / cap) * cap, before the mask (HF Gemma 2)
+    sinks: bool = False  # a learned logit per query head joins the softmax as a column, then dropped (HF gpt-oss)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -179,8 +180,19 @@ def _softcap(s, softcap):
     return torch.tanh(s / softcap) * softcap
 
 
-def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind, softcap,
-                     dropout_p, *, form: Form):
+def _softmax_with_sinks(s, sinks):
+    """HF gpt-oss (``eager_attention_forward``): each head's sink logit appended to every row, the row max
+    subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in ops/attention.py)."""
+    sink = sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[-2], -1)
+    combined = torch.cat([s, sink], dim=-1)
+    combined = combined - combined.max(dim=-1, keepdim=True).values
+    # the slice is a strided view that P @ v copies (a clone in the graph) unless dropout's product came first:
+    # the traced clone is optional (attention_relax), so both graphs match
+    return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
+
+
+def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale_kind, q_scale, q_scale_kind,
+                     softcap, dropout_p, *, form: Form):
     """Eager attention as the models write it; the arguments a form does not use are never read."""
     if form.gqa:
         n_rep = query.shape[1] // key.shape[1]
@@ -194,7 +206,9 @@ def attention_search(query, key, value, mask, fill, padding, scale, scale_kind, 
     if form.softcap:
         s = _softcap(s, softcap)
     s = MASKS[form.mask].search(s, mask, fill, padding)
-    if form.upcast:
+    if form.sinks:
+        p = _softmax_with_sinks(s, sinks)
+    elif form.upcast:
         p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
     else:
         p = F.softmax(s, dim=-1)
@@ -215,7 +229,7 @@ def _op_scale(query, scale, kind):
     return query, (scale if kind == SCALE_MUL else 1.0 / scale)
 
 
-def attention_replacement(query, key, value, mask, fill, padding, scale, scale_kind, q_scale, q_scale_kind,
+def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, scale_kind, q_scale, q_scale_kind,
                           softcap, dropout_p, *, form: Form):
     query, op_scale = _op_scale(query, scale, scale_kind)
     query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
@@ -228,6 +242,9 @@ def attention_replacement(query, key, value, mask, fill, padding, scale, scale_k
     seed = None
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
+    if form.sinks:
+        return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False,
+                              float(op_scale * op_q_scale), seed, softcap if form.softcap else 0.0)
     out, _ = torch.ops.inductor_conv.attention_fwd(
         query, key, value, attn_mask, float(dropout_p), False, float(op_scale * op_q_scale), seed,
         **softcap_kwargs(softcap if form.softcap else 0.0),
@@ -239,7 +256,7 @@ def argnames(form: Form) -> tuple[str, ...]:
     """The pattern inputs of a form, in signature order: tensors, then the scalars the relaxed pattern binds, then
     the sentinel scalars (fill, dropout_p) last, where older ``register_replacement``s expect them (they index
     requires_grad by example input, which the sentinels are not)."""
-    tensors = [n for n in MASKS[form.mask].inputs if n != "fill"]
+    tensors = [n for n in MASKS[form.mask].inputs if n != "fill"] + (["sinks"] if form.sinks else [])
     sentinels = ["fill"] if "fill" in MASKS[form.mask].inputs else []
     sentinels += ["softcap"] if form.softcap else []
     return ("query", "key", "value", *tensors, "scale", "scale_kind", "q_scale", "q_scale_kind", *sentinels,
@@ -266,4 +283,6 @@ FORMS = (
     Form("bmm_3d_where_scalar_fill", scores="bmm", mask="where_scalar"),
     Form("gemma2_softcap_additive_mask", mask="additive", softcap=True),
     Form("softcap_no_mask", softcap=True),
+    Form("gpt_oss_sinks_additive_mask", mask="additive", sinks=True),
+    Form("sinks_no_mask", sinks=True),
 )

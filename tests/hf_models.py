@@ -72,6 +72,12 @@ MODELS = {
     # copies, a per-head part and a part one head shares with all; q/k head dim 8 + 8 equal to v's 16 (the op takes
     # one head dim); the layer types keep its linear-attention (KDA) layers out
     "kimi_linear": (_kimi_linear, dict(attention=1, causal_conv1d=0), {}),
+    # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
+    # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
+    "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
+                                   num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                                   layer_types=["sliding_attention", "full_attention"]),
+                dict(attention=2, causal_conv1d=0), dict(padding="right")),
 }
 
 

@@ -154,7 +154,7 @@ def attention_bwd(
         )
     else:
         dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad,
-                                       softcap)
+                                       softcap, lse)
     if dmask is None:
         dmask = _empty_mask_grad(q)
     return dq, dk, dv, dmask
@@ -285,6 +285,7 @@ def attention(
     *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
+    sinks: Optional[Tensor] = None,
 ) -> Tensor:
     """Fused attention with the semantics and the signature of ``F.scaled_dot_product_attention``: its argument
     names, order and defaults, scale and enable_gqa keyword-only as in its schema, so every call SDPA accepts works.
@@ -301,15 +302,18 @@ def attention(
         is_causal: key j attends to query i iff j <= i (top-left aligned, like SDPA). Not with attn_mask.
         scale: score scale, default ``1 / sqrt(D)``; zero or negative scales multiply query instead (as SDPA allows).
         enable_gqa: allow Hq = G · Hkv (grouped-query attention); key/value are never repeated per query head.
+        sinks: ``[Hq]`` float, or None (not in SDPA): a learned logit per query head that joins every row's softmax
+            as one more column with no value (gpt-oss's attention sinks; Note [attention sinks]); gets its gradient.
 
     Returns:
-        ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
+        ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN; with sinks
+        eager gives 0 too).
 
     Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
     on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
     output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
     """
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None, sinks)
 
 
 def softcapped_attention(
@@ -323,6 +327,7 @@ def softcapped_attention(
     *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
+    sinks: Optional[Tensor] = None,
 ) -> Tensor:
     """``attention`` with logit soft-capping (Gemma 2's ``attn_logit_softcapping``, FlashAttention's ``softcap``):
     the scaled scores become ``softcap * tanh(scale * query keyᵀ / softcap)`` before ``attn_mask`` is added.
@@ -334,11 +339,11 @@ def softcapped_attention(
     Returns:
         ``[B, Hq, Sq, Dv]`` in query's dtype.
     """
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
 
 
-def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap):
-    _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
+def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks=None):
+    _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
     B, Hq, Sq, D = q.shape
     Sk = k.shape[-2]
     if scale is None:
@@ -350,6 +355,8 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     seed = None
     if dropout_p > 0.0:
         seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
+    if sinks is not None:  # through the custom ops, on every path (Note [attention sinks])
+        return sink_attention(q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap)
     if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py
         if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
             return _cudnn_attention(q, k, v, bool(is_causal), float(scale), needs_grad(q, k, v))
@@ -399,7 +406,61 @@ class _EagerAttention(torch.autograd.Function):
 _eager_attention = raw_function_apply(_EagerAttention)
 
 
-def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap=None) -> None:
+# Note [attention sinks]: gpt-oss gives each query head h a learned logit s_h that joins every row's softmax as
+# one more column and carries no value: P_ij = exp(S_ij) / (Σ_j' exp(S_ij') + exp(s_h)), O = dropout(P) v (the
+# sink's probability is dropped with its column).  Over the keys that is the plain softmax rescaled per row, so
+# the op's kernels serve unchanged:
+#   LSE' = logaddexp(LSE, s_h),   O' = O · exp(LSE − LSE'),
+# and the backward is the op's own with (O', LSE') in place of (O, LSE): it recomputes P' = exp(S − LSE') and takes
+# δ = rowsum(dO ∘ O'), which is the softmax's Σ_k P'_ik dP_ik over keys and sink alike since the sink's dP is 0
+# (Note [attention backward recomputes P]; dropout as there).  The sink's gradient is its column's dS summed over
+# the batch and the rows it broadcasts to: ds_h = −Σ_{b,i} exp(s_h − LSE'_bhi) · δ_bhi.  A row with no allowed key
+# (LSE = −inf, or the floor sentinel of Note [finite-floor rows]) puts all its weight on the sink: O' = 0 and no
+# gradient, as eager gives.  The scale exp(LSE − LSE') is taken as 0 where LSE' is −inf (a sink of −inf on such a
+# row), where eager has 0/0.
+def _sink_ratio(num: Tensor, lse: Tensor) -> Tensor:
+    """exp(num − lse) in fp32, 0 where lse is −inf (Note [attention sinks])."""
+    return torch.where(lse > -math.inf, torch.exp(num - lse), 0.0)
+
+
+class _SinkAttention(torch.autograd.Function):
+    """Attention with a sink logit per query head (Note [attention sinks]) on the custom ops, so it runs wherever
+    they do (every device and dtype, under torch.compile, in the rewritten graphs of patterns/attention.py).
+    Saves what the op saves, with O' and LSE' for O and LSE, and the sinks."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap):
+        out, lse = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed,
+                                                         **softcap_kwargs(softcap))
+        lse_sink = torch.logaddexp(lse, sinks.float()[:, None])  # (B, Hq, Sq) with (Hq, 1)
+        out = (out.float() * _sink_ratio(lse, lse_sink)[..., None]).to(out.dtype)
+        ctx.save_for_backward(q, k, v, attn_mask, out, lse_sink, seed, sinks)
+        ctx.args = (dropout_p, is_causal, scale, softcap)
+        ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, attn_mask, out, lse, seed, sinks = ctx.saved_tensors
+        dropout_p, is_causal, scale, softcap = ctx.args
+        dout = dout.to(out.dtype)
+        dq, dk, dv, dmask = torch.ops.inductor_conv.attention_bwd(
+            dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, ctx.mask_grad,
+            config.deterministic, **softcap_kwargs(softcap))
+        dsinks = None
+        if ctx.needs_input_grad[4]:
+            delta = (dout.float() * out.float()).sum(-1)
+            dsinks = -(_sink_ratio(sinks.float()[:, None], lse) * delta).sum((0, 2)).to(sinks.dtype)
+        return dq, dk, dv, dmask if ctx.mask_grad else None, dsinks, None, None, None, None, None
+
+
+def sink_attention(q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap=0.0) -> Tensor:
+    """The op with sinks (Note [attention sinks]): arguments as ``attention_fwd``'s, ``sinks`` (Hq,) float."""
+    return _SinkAttention.apply(q, k, v, attn_mask, sinks, float(dropout_p), bool(is_causal), float(scale), seed,
+                                float(softcap or 0.0))
+
+
+def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap=None, sinks=None) -> None:
     """The public functions' checks; messages name SDPA's arguments (query, key, value, ...)."""
     for name, t in (("query", q), ("key", k), ("value", v)):
         if not isinstance(t, Tensor):
@@ -442,6 +503,15 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
     if softcap is not None and not (isinstance(softcap, (int, float)) and not isinstance(softcap, bool)
                                     and 0.0 <= softcap < math.inf):
         raise ValueError(f"softcap must be a finite float >= 0 or None (0 and None: no soft-capping), got {softcap!r}")
+    if sinks is not None:
+        if not isinstance(sinks, Tensor):
+            raise TypeError(f"sinks must be a Tensor or None, got {type(sinks).__name__}")
+        if sinks.shape != (Hq,):
+            raise ValueError(f"sinks must have shape ({Hq},), one logit per query head, got {tuple(sinks.shape)}")
+        if not sinks.is_floating_point():
+            raise TypeError(f"sinks must be a floating-point tensor, got {sinks.dtype}")
+        if sinks.device != q.device:
+            raise ValueError(f"sinks is on {sinks.device} but query is on {q.device}")
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):
             raise TypeError(f"attn_mask must be a Tensor, got {type(attn_mask).__name__}")
@@ -507,10 +577,14 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.
     return out, lse.float()
 
 
-def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad, softcap=0.0):
+def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad, softcap=0.0, lse=None):
     """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head; with
-    soft-capping the scores' gradient is dS∘(1 − tanh²) (the mask's stays dS)."""
-    p, _ = probs_ref(q, k, attn_mask, is_causal, scale, softcap)
+    soft-capping the scores' gradient is dS∘(1 − tanh²) (the mask's stays dS).  P = exp(S − LSE) with the given
+    LSE, as the kernels recompute it (Note [attention backward recomputes P]; a caller's LSE may normalise over more
+    than the keys: Note [attention sinks]), O = dropout(P) v from that P."""
+    p, lse_keys = probs_ref(q, k, attn_mask, is_causal, scale, softcap)
+    if lse is not None:  # exp(S − LSE) = softmax(S) · exp(LSE_keys − LSE), 0 on rows without a key
+        p = torch.where(p > 0, p * torch.exp(lse_keys - lse.double())[..., None], 0.0)
     B, Hq, Sq, Sk = p.shape
     G = Hq // k.shape[1]
     keep = _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p) if dropout_p > 0 else 1.0

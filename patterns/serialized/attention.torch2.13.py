@@ -12,8 +12,8 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
-TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-877b3d640bad83266d780ff4'  # pattern_key(CAPABILITY) of the sources traced
+TORCH = ('2.13',)  # the torch releases whose trace this is
+KEY = '2-a1ac4150ce700df4ef3a4d89'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -2458,7 +2458,7 @@ def _p27():  # 27:softcap_no_mask_repeat_kv_fp32_softmax_training
     return output
 
 
-def _p28():  # 28:bert_no_mask_training
+def _p28():  # 30:bert_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2528,7 +2528,7 @@ def _p28():  # 28:bert_no_mask_training
     return output
 
 
-def _p29():  # 29:bert_no_mask_fp32_softmax_training
+def _p29():  # 31:bert_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2597,7 +2597,7 @@ def _p29():  # 29:bert_no_mask_fp32_softmax_training
     return output
 
 
-def _p30():  # 30:bert_additive_mask_training
+def _p30():  # 32:bert_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2669,7 +2669,7 @@ def _p30():  # 30:bert_additive_mask_training
     return output
 
 
-def _p31():  # 31:bert_additive_mask_fp32_softmax_training
+def _p31():  # 33:bert_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2740,7 +2740,7 @@ def _p31():  # 31:bert_additive_mask_fp32_softmax_training
     return output
 
 
-def _p32():  # 32:t5_learned_bias_broadcast_training
+def _p32():  # 34:t5_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2813,7 +2813,7 @@ def _p32():  # 32:t5_learned_bias_broadcast_training
     return output
 
 
-def _p33():  # 33:t5_learned_bias_training
+def _p33():  # 35:t5_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2885,7 +2885,7 @@ def _p33():  # 33:t5_learned_bias_training
     return output
 
 
-def _p34():  # 34:t5_learned_bias_fp32_softmax_broadcast_training
+def _p34():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2957,7 +2957,7 @@ def _p34():  # 34:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p35():  # 35:t5_learned_bias_fp32_softmax_training
+def _p35():  # 37:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3028,7 +3028,7 @@ def _p35():  # 35:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p36():  # 36:t5_bias_then_mask_broadcast_training
+def _p36():  # 38:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3103,7 +3103,7 @@ def _p36():  # 36:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p37():  # 37:t5_bias_then_mask_training
+def _p37():  # 39:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3177,7 +3177,7 @@ def _p37():  # 37:t5_bias_then_mask_training
     return output
 
 
-def _p38():  # 38:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p38():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3251,7 +3251,7 @@ def _p38():  # 38:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p39():  # 39:t5_bias_then_mask_fp32_softmax_training
+def _p39():  # 41:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3324,7 +3324,7 @@ def _p39():  # 39:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p40():  # 40:two_additive_masks_training
+def _p40():  # 42:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3398,7 +3398,7 @@ def _p40():  # 40:two_additive_masks_training
     return output
 
 
-def _p41():  # 41:two_additive_masks_fp32_softmax_training
+def _p41():  # 43:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3471,7 +3471,7 @@ def _p41():  # 41:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p42():  # 42:nanogpt_masked_fill_training
+def _p42():  # 44:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3547,7 +3547,7 @@ def _p42():  # 42:nanogpt_masked_fill_training
     return output
 
 
-def _p43():  # 43:nanogpt_masked_fill_fp32_softmax_training
+def _p43():  # 45:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3622,7 +3622,7 @@ def _p43():  # 43:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p44():  # 44:hf_gpt2_where_training
+def _p44():  # 46:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3698,7 +3698,7 @@ def _p44():  # 44:hf_gpt2_where_training
     return output
 
 
-def _p45():  # 45:hf_gpt2_where_fp32_softmax_training
+def _p45():  # 47:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3773,7 +3773,7 @@ def _p45():  # 45:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p46():  # 46:hf_gpt2_where_padding_training
+def _p46():  # 48:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3851,7 +3851,7 @@ def _p46():  # 46:hf_gpt2_where_padding_training
     return output
 
 
-def _p47():  # 47:hf_gpt2_where_padding_fp32_softmax_training
+def _p47():  # 49:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3928,7 +3928,7 @@ def _p47():  # 47:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p48():  # 48:where_scalar_fill_training
+def _p48():  # 50:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4004,7 +4004,7 @@ def _p48():  # 48:where_scalar_fill_training
     return output
 
 
-def _p49():  # 49:where_scalar_fill_fp32_softmax_training
+def _p49():  # 51:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4079,7 +4079,7 @@ def _p49():  # 49:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p50():  # 50:where_scalar_fill_padding_training
+def _p50():  # 52:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4157,7 +4157,7 @@ def _p50():  # 50:where_scalar_fill_padding_training
     return output
 
 
-def _p51():  # 51:where_scalar_fill_padding_fp32_softmax_training
+def _p51():  # 53:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4234,7 +4234,7 @@ def _p51():  # 51:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p52():  # 52:bmm_3d_training
+def _p52():  # 54:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4285,7 +4285,7 @@ def _p52():  # 52:bmm_3d_training
     return output
 
 
-def _p53():  # 53:bmm_3d_fp32_softmax_training
+def _p53():  # 55:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4335,7 +4335,7 @@ def _p53():  # 53:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p54():  # 54:bmm_3d_additive_mask_training
+def _p54():  # 56:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4388,7 +4388,7 @@ def _p54():  # 54:bmm_3d_additive_mask_training
     return output
 
 
-def _p55():  # 55:bmm_3d_additive_mask_fp32_softmax_training
+def _p55():  # 57:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4440,7 +4440,7 @@ def _p55():  # 55:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p56():  # 56:bmm_3d_learned_bias_broadcast_training
+def _p56():  # 58:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4494,7 +4494,7 @@ def _p56():  # 56:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p57():  # 57:bmm_3d_learned_bias_training
+def _p57():  # 59:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4547,7 +4547,7 @@ def _p57():  # 57:bmm_3d_learned_bias_training
     return output
 
 
-def _p58():  # 58:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p58():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4600,7 +4600,7 @@ def _p58():  # 58:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p59():  # 59:bmm_3d_learned_bias_fp32_softmax_training
+def _p59():  # 61:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4652,7 +4652,7 @@ def _p59():  # 59:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p60():  # 60:bmm_3d_masked_fill_training
+def _p60():  # 62:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4709,7 +4709,7 @@ def _p60():  # 60:bmm_3d_masked_fill_training
     return output
 
 
-def _p61():  # 61:bmm_3d_masked_fill_fp32_softmax_training
+def _p61():  # 63:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4765,7 +4765,7 @@ def _p61():  # 61:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p62():  # 62:bmm_3d_where_training
+def _p62():  # 64:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4822,7 +4822,7 @@ def _p62():  # 62:bmm_3d_where_training
     return output
 
 
-def _p63():  # 63:bmm_3d_where_fp32_softmax_training
+def _p63():  # 65:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4878,7 +4878,7 @@ def _p63():  # 63:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p64():  # 64:bmm_3d_where_scalar_fill_training
+def _p64():  # 66:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4935,7 +4935,7 @@ def _p64():  # 64:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p65():  # 65:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p65():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4991,7 +4991,7 @@ def _p65():  # 65:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p66():  # 66:gemma2_softcap_additive_mask_training
+def _p66():  # 68:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5075,7 +5075,7 @@ def _p66():  # 66:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p67():  # 67:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p67():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5158,7 +5158,7 @@ def _p67():  # 67:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p68():  # 68:softcap_no_mask_training
+def _p68():  # 70:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5240,7 +5240,7 @@ def _p68():  # 68:softcap_no_mask_training
     return output
 
 
-def _p69():  # 69:softcap_no_mask_fp32_softmax_training
+def _p69():  # 71:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5321,7 +5321,7 @@ def _p69():  # 69:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p70():  # 70:bert_no_mask_repeat_kv_inference
+def _p70():  # 74:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5360,7 +5360,7 @@ def _p70():  # 70:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p71():  # 71:bert_additive_mask_repeat_kv_inference
+def _p71():  # 75:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5400,7 +5400,7 @@ def _p71():  # 71:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p72():  # 72:two_additive_masks_repeat_kv_inference
+def _p72():  # 76:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5441,7 +5441,7 @@ def _p72():  # 72:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p73():  # 73:nanogpt_masked_fill_repeat_kv_inference
+def _p73():  # 77:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5482,7 +5482,7 @@ def _p73():  # 73:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p74():  # 74:hf_gpt2_where_repeat_kv_inference
+def _p74():  # 78:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5523,7 +5523,7 @@ def _p74():  # 74:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p75():  # 75:hf_gpt2_where_padding_repeat_kv_inference
+def _p75():  # 79:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5565,7 +5565,7 @@ def _p75():  # 75:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p76():  # 76:where_scalar_fill_repeat_kv_inference
+def _p76():  # 80:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5606,7 +5606,7 @@ def _p76():  # 76:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p77():  # 77:where_scalar_fill_padding_repeat_kv_inference
+def _p77():  # 81:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5648,7 +5648,7 @@ def _p77():  # 77:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p78():  # 78:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p78():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5691,7 +5691,7 @@ def _p78():  # 78:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p79():  # 79:softcap_no_mask_repeat_kv_inference
+def _p79():  # 83:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5733,7 +5733,7 @@ def _p79():  # 79:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p80():  # 80:bert_no_mask_inference
+def _p80():  # 86:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5766,7 +5766,7 @@ def _p80():  # 80:bert_no_mask_inference
     return output
 
 
-def _p81():  # 81:bert_additive_mask_inference
+def _p81():  # 87:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5800,7 +5800,7 @@ def _p81():  # 81:bert_additive_mask_inference
     return output
 
 
-def _p82():  # 82:two_additive_masks_inference
+def _p82():  # 88:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5835,7 +5835,7 @@ def _p82():  # 82:two_additive_masks_inference
     return output
 
 
-def _p83():  # 83:nanogpt_masked_fill_inference
+def _p83():  # 89:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5870,7 +5870,7 @@ def _p83():  # 83:nanogpt_masked_fill_inference
     return output
 
 
-def _p84():  # 84:hf_gpt2_where_inference
+def _p84():  # 90:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5905,7 +5905,7 @@ def _p84():  # 84:hf_gpt2_where_inference
     return output
 
 
-def _p85():  # 85:hf_gpt2_where_padding_inference
+def _p85():  # 91:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5941,7 +5941,7 @@ def _p85():  # 85:hf_gpt2_where_padding_inference
     return output
 
 
-def _p86():  # 86:where_scalar_fill_inference
+def _p86():  # 92:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5976,7 +5976,7 @@ def _p86():  # 86:where_scalar_fill_inference
     return output
 
 
-def _p87():  # 87:where_scalar_fill_padding_inference
+def _p87():  # 93:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6012,7 +6012,7 @@ def _p87():  # 87:where_scalar_fill_padding_inference
     return output
 
 
-def _p88():  # 88:bmm_3d_inference
+def _p88():  # 94:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6032,7 +6032,7 @@ def _p88():  # 88:bmm_3d_inference
     return output
 
 
-def _p89():  # 89:bmm_3d_additive_mask_inference
+def _p89():  # 95:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6053,7 +6053,7 @@ def _p89():  # 89:bmm_3d_additive_mask_inference
     return output
 
 
-def _p90():  # 90:bmm_3d_masked_fill_inference
+def _p90():  # 96:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6075,7 +6075,7 @@ def _p90():  # 90:bmm_3d_masked_fill_inference
     return output
 
 
-def _p91():  # 91:bmm_3d_where_inference
+def _p91():  # 97:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6097,7 +6097,7 @@ def _p91():  # 91:bmm_3d_where_inference
     return output
 
 
-def _p92():  # 92:bmm_3d_where_scalar_fill_inference
+def _p92():  # 98:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6119,7 +6119,7 @@ def _p92():  # 92:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p93():  # 93:gemma2_softcap_additive_mask_inference
+def _p93():  # 99:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6156,7 +6156,7 @@ def _p93():  # 93:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p94():  # 94:softcap_no_mask_inference
+def _p94():  # 100:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6221,71 +6221,71 @@ PATTERNS = {
     '25:gemma2_softcap_additive_mask_repeat_kv_fp32_softmax_training': _p25,
     '26:softcap_no_mask_repeat_kv_training': _p26,
     '27:softcap_no_mask_repeat_kv_fp32_softmax_training': _p27,
-    '28:bert_no_mask_training': _p28,
-    '29:bert_no_mask_fp32_softmax_training': _p29,
-    '30:bert_additive_mask_training': _p30,
-    '31:bert_additive_mask_fp32_softmax_training': _p31,
-    '32:t5_learned_bias_broadcast_training': _p32,
-    '33:t5_learned_bias_training': _p33,
-    '34:t5_learned_bias_fp32_softmax_broadcast_training': _p34,
-    '35:t5_learned_bias_fp32_softmax_training': _p35,
-    '36:t5_bias_then_mask_broadcast_training': _p36,
-    '37:t5_bias_then_mask_training': _p37,
-    '38:t5_bias_then_mask_fp32_softmax_broadcast_training': _p38,
-    '39:t5_bias_then_mask_fp32_softmax_training': _p39,
-    '40:two_additive_masks_training': _p40,
-    '41:two_additive_masks_fp32_softmax_training': _p41,
-    '42:nanogpt_masked_fill_training': _p42,
-    '43:nanogpt_masked_fill_fp32_softmax_training': _p43,
-    '44:hf_gpt2_where_training': _p44,
-    '45:hf_gpt2_where_fp32_softmax_training': _p45,
-    '46:hf_gpt2_where_padding_training': _p46,
-    '47:hf_gpt2_where_padding_fp32_softmax_training': _p47,
-    '48:where_scalar_fill_training': _p48,
-    '49:where_scalar_fill_fp32_softmax_training': _p49,
-    '50:where_scalar_fill_padding_training': _p50,
-    '51:where_scalar_fill_padding_fp32_softmax_training': _p51,
-    '52:bmm_3d_training': _p52,
-    '53:bmm_3d_fp32_softmax_training': _p53,
-    '54:bmm_3d_additive_mask_training': _p54,
-    '55:bmm_3d_additive_mask_fp32_softmax_training': _p55,
-    '56:bmm_3d_learned_bias_broadcast_training': _p56,
-    '57:bmm_3d_learned_bias_training': _p57,
-    '58:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p58,
-    '59:bmm_3d_learned_bias_fp32_softmax_training': _p59,
-    '60:bmm_3d_masked_fill_training': _p60,
-    '61:bmm_3d_masked_fill_fp32_softmax_training': _p61,
-    '62:bmm_3d_where_training': _p62,
-    '63:bmm_3d_where_fp32_softmax_training': _p63,
-    '64:bmm_3d_where_scalar_fill_training': _p64,
-    '65:bmm_3d_where_scalar_fill_fp32_softmax_training': _p65,
-    '66:gemma2_softcap_additive_mask_training': _p66,
-    '67:gemma2_softcap_additive_mask_fp32_softmax_training': _p67,
-    '68:softcap_no_mask_training': _p68,
-    '69:softcap_no_mask_fp32_softmax_training': _p69,
-    '70:bert_no_mask_repeat_kv_inference': _p70,
-    '71:bert_additive_mask_repeat_kv_inference': _p71,
-    '72:two_additive_masks_repeat_kv_inference': _p72,
-    '73:nanogpt_masked_fill_repeat_kv_inference': _p73,
-    '74:hf_gpt2_where_repeat_kv_inference': _p74,
-    '75:hf_gpt2_where_padding_repeat_kv_inference': _p75,
-    '76:where_scalar_fill_repeat_kv_inference': _p76,
-    '77:where_scalar_fill_padding_repeat_kv_inference': _p77,
-    '78:gemma2_softcap_additive_mask_repeat_kv_inference': _p78,
-    '79:softcap_no_mask_repeat_kv_inference': _p79,
-    '80:bert_no_mask_inference': _p80,
-    '81:bert_additive_mask_inference': _p81,
-    '82:two_additive_masks_inference': _p82,
-    '83:nanogpt_masked_fill_inference': _p83,
-    '84:hf_gpt2_where_inference': _p84,
-    '85:hf_gpt2_where_padding_inference': _p85,
-    '86:where_scalar_fill_inference': _p86,
-    '87:where_scalar_fill_padding_inference': _p87,
-    '88:bmm_3d_inference': _p88,
-    '89:bmm_3d_additive_mask_inference': _p89,
-    '90:bmm_3d_masked_fill_inference': _p90,
-    '91:bmm_3d_where_inference': _p91,
-    '92:bmm_3d_where_scalar_fill_inference': _p92,
-    '93:gemma2_softcap_additive_mask_inference': _p93,
-    '94:softcap_no_mask_inference': _p94,
+    '30:bert_no_mask_training': _p28,
+    '31:bert_no_mask_fp32_softmax_training': _p29,
+    '32:bert_additive_mask_training': _p30,
+    '33:bert_additive_mask_fp32_softmax_training': _p31,
+    '34:t5_learned_bias_broadcast_training': _p32,
+    '35:t5_learned_bias_training': _p33,
+    '36:t5_learned_bias_fp32_softmax_broadcast_training': _p34,
+    '37:t5_learned_bias_fp32_softmax_training': _p35,
+    '38:t5_bias_then_mask_broadcast_training': _p36,
+    '39:t5_bias_then_mask_training': _p37,
+    '40:t5_bias_then_mask_fp32_softmax_broadcast_training': _p38,
+    '41:t5_bias_then_mask_fp32_softmax_training': _p39,
+    '42:two_additive_masks_training': _p40,
+    '43:two_additive_masks_fp32_softmax_training': _p41,
+    '44:nanogpt_masked_fill_training': _p42,
+    '45:nanogpt_masked_fill_fp32_softmax_training': _p43,
+    '46:hf_gpt2_where_training': _p44,
+    '47:hf_gpt2_where_fp32_softmax_training': _p45,
+    '48:hf_gpt2_where_padding_training': _p46,
+    '49:hf_gpt2_where_padding_fp32_softmax_training': _p47,
+    '50:where_scalar_fill_training': _p48,
+    '51:where_scalar_fill_fp32_softmax_training': _p49,
+    '52:where_scalar_fill_padding_training': _p50,
+    '53:where_scalar_fill_padding_fp32_softmax_training': _p51,
+    '54:bmm_3d_training': _p52,
+    '55:bmm_3d_fp32_softmax_training': _p53,
+    '56:bmm_3d_additive_mask_training': _p54,
+    '57:bmm_3d_additive_mask_fp32_softmax_training': _p55,
+    '58:bmm_3d_learned_bias_broadcast_training': _p56,
+    '59:bmm_3d_learned_bias_training': _p57,
+    '60:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p58,
+    '61:bmm_3d_learned_bias_fp32_softmax_training': _p59,
+    '62:bmm_3d_masked_fill_training': _p60,
+    '63:bmm_3d_masked_fill_fp32_softmax_training': _p61,
+    '64:bmm_3d_where_training': _p62,
+    '65:bmm_3d_where_fp32_softmax_training': _p63,
+    '66:bmm_3d_where_scalar_fill_training': _p64,
+    '67:bmm_3d_where_scalar_fill_fp32_softmax_training': _p65,
+    '68:gemma2_softcap_additive_mask_training': _p66,
+    '69:gemma2_softcap_additive_mask_fp32_softmax_training': _p67,
+    '70:softcap_no_mask_training': _p68,
+    '71:softcap_no_mask_fp32_softmax_training': _p69,
+    '74:bert_no_mask_repeat_kv_inference': _p70,
+    '75:bert_additive_mask_repeat_kv_inference': _p71,
+    '76:two_additive_masks_repeat_kv_inference': _p72,
+    '77:nanogpt_masked_fill_repeat_kv_inference': _p73,
+    '78:hf_gpt2_where_repeat_kv_inference': _p74,
+    '79:hf_gpt2_where_padding_repeat_kv_inference': _p75,
+    '80:where_scalar_fill_repeat_kv_inference': _p76,
+    '81:where_scalar_fill_padding_repeat_kv_inference': _p77,
+    '82:gemma2_softcap_additive_mask_repeat_kv_inference': _p78,
+    '83:softcap_no_mask_repeat_kv_inference': _p79,
+    '86:bert_no_mask_inference': _p80,
+    '87:bert_additive_mask_inference': _p81,
+    '88:two_additive_masks_inference': _p82,
+    '89:nanogpt_masked_fill_inference': _p83,
+    '90:hf_gpt2_where_inference': _p84,
+    '91:hf_gpt2_where_padding_inference': _p85,
+    '92:where_scalar_fill_inference': _p86,
+    '93:where_scalar_fill_padding_inference': _p87,
+    '94:bmm_3d_inference': _p88,
+    '95:bmm_3d_additive_mask_inference': _p89,
+    '96:bmm_3d_masked_fill_inference': _p90,
+    '97:bmm_3d_where_inference': _p91,
+    '98:bmm_3d_where_scalar_fill_inference': _p92,
+    '99:gemma2_softcap_additive_mask_inference': _p93,
+    '100:softcap_no_mask_inference': _p94,
 }

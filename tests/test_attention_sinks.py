@@ -1,0 +1,198 @@
+"""Attention sinks (gpt-oss; Note [attention sinks] in ops/attention.py): ``inductor_conv.attention(..., sinks=)``
+against HF gpt-oss's eager formula in float64, the rewrite of that formula in compiled graphs, and what it refuses.
+
+float32 runs the Triton kernels (the interpreter on a CPU, the GPU under ``--gpu``), float64 the torch fallback.
+"""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers import compile_and_run, ops_in, repeat_kv
+
+import inductor_conv
+from inductor_conv.ops.attention import _SEED_HIGH, _torch_dropout_keep
+
+# as test_ops_attention.FP32_TOL: fp32 kernels against float64 observed <= 2e-6; a wrong term is >= 1e-3 here
+FP32_TOL = dict(rtol=2e-4, atol=2e-5)
+FP64_TOL = dict(rtol=1e-6, atol=1e-6)  # the fallback in float64, but the op's LSE is fp32 (Note [attention sinks])
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def gpt_oss_eager(q, k, v, mask, sinks, scale, keep=None, p=0.0):
+    """HF gpt-oss's eager_attention_forward (repeat_kv GQA, scores * scale + mask, the sink column appended, the
+    row max subtracted, softmax, the sink's column dropped, dropout as ``keep / (1 - p)``, @ v)."""
+    G = q.shape[1] // k.shape[1]
+    s = q @ k.repeat_interleave(G, 1).transpose(-2, -1) * scale
+    if mask is not None:
+        s = s + mask
+    B, H, Sq, _ = s.shape
+    c = torch.cat([s, sinks.reshape(1, -1, 1, 1).expand(B, -1, Sq, -1)], dim=-1)
+    c = c - c.max(dim=-1, keepdim=True).values
+    probs = F.softmax(c, dim=-1)[..., :-1]
+    if keep is not None:
+        probs = probs * keep / (1.0 - p)
+    return probs @ v.repeat_interleave(G, 1)
+
+
+def _inputs(dtype, device, B=2, Hq=4, Hkv=2, Sq=9, Sk=13, D=16):
+    q = torch.randn(B, Hq, Sq, D, dtype=dtype, device=device, requires_grad=True)
+    k = torch.randn(B, Hkv, Sk, D, dtype=dtype, device=device, requires_grad=True)
+    v = torch.randn(B, Hkv, Sk, D, dtype=dtype, device=device, requires_grad=True)
+    sinks = (2.0 * torch.randn(Hq, dtype=dtype, device=device)).requires_grad_()
+    return q, k, v, sinks
+
+
+def _check(out, ref, ours, leaves, tol):
+    torch.testing.assert_close(out.double(), ref, **tol)
+    dy = torch.randn_like(out)
+    got = torch.autograd.grad(out, ours, dy)
+    want = torch.autograd.grad(ref, leaves, dy.double())
+    for name, a, b in zip(("q", "k", "v", "sinks", "mask"), got, want):
+        torch.testing.assert_close(a.double(), b, **tol, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", ["plain", "causal", "hf_mask_empty_rows", "learned_bias", "softcap", "mqa"])
+def test_sinks_match_gpt_oss_eager(case, dtype, device):
+    """Output and the gradients of q, k, v, the sinks (and a learned bias) against gpt-oss's formula in float64,
+    with rows that lose every key to HF's finfo.min mask or to -inf (all their weight goes to the sink: 0 out)."""
+    torch.manual_seed(0)
+    Hkv = 1 if case == "mqa" else 2
+    q, k, v, sinks = _inputs(dtype, device, Hkv=Hkv)
+    B, Hq, Sq, D = q.shape
+    Sk = k.shape[2]
+    mask, kw = None, {}
+    if case == "causal":
+        kw["is_causal"] = True
+        mask = torch.zeros(Sq, Sk, dtype=torch.float64, device=device).masked_fill(
+            torch.ones(Sq, Sk, dtype=torch.bool, device=device).triu(1), -math.inf)
+    elif case == "hf_mask_empty_rows":
+        allowed = torch.rand(B, 1, Sq, Sk, device=device) > 0.3
+        allowed[0, :, 2] = False  # a row with no key
+        allowed[1, :, 5] = False
+        mask = torch.zeros(B, 1, Sq, Sk, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
+        mask[1, :, 5] = -math.inf
+        kw["attn_mask"] = mask
+    elif case == "learned_bias":
+        mask = torch.randn(1, Hq, Sq, Sk, dtype=dtype, device=device, requires_grad=True)
+        kw["attn_mask"] = mask
+    scale = 0.3
+    if case == "softcap":
+        out = inductor_conv.softcapped_attention(q, k, v, 1.5, scale=scale, enable_gqa=True, sinks=sinks)
+        leaves = [t.detach().double().requires_grad_() for t in (q, k, v, sinks)]
+        capped_q = leaves[0]  # cap(scale q kᵀ) is spelled through the scores below
+        G = Hq // Hkv
+        s = torch.tanh(capped_q @ leaves[1].repeat_interleave(G, 1).transpose(-2, -1) * scale / 1.5) * 1.5
+        c = torch.cat([s, leaves[3].reshape(1, -1, 1, 1).expand(B, -1, Sq, -1)], dim=-1)
+        ref = F.softmax(c, dim=-1)[..., :-1] @ leaves[2].repeat_interleave(G, 1)
+    else:
+        out = inductor_conv.attention(q, k, v, scale=scale, enable_gqa=True, sinks=sinks, **kw)
+        leaves = [t.detach().double().requires_grad_() for t in (q, k, v, sinks)]
+        ref_mask = None
+        if mask is not None:
+            ref_mask = mask.detach().double().requires_grad_(mask.requires_grad)
+            if mask.requires_grad:
+                leaves.append(ref_mask)
+        ref = gpt_oss_eager(*leaves[:3], ref_mask, leaves[3], scale)
+    ours = [q, k, v, sinks] + ([mask] if case == "learned_bias" else [])
+    if case == "hf_mask_empty_rows":
+        assert out[0, :, 2].abs().max() == 0 and out[1, :, 5].abs().max() == 0
+    _check(out, ref, ours, leaves, FP32_TOL if dtype == torch.float32 else FP64_TOL)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sinks_with_dropout_replay_the_seeded_mask(device):
+    """Dropout with sinks keeps the op's contract: the keep mask is a function of a seed drawn from torch's generator
+    and the logical index, so the same draw reproduces it in the reference (and the sink's probability, dropped
+    with its column, is never kept or scaled)."""
+    p = 0.3
+    torch.manual_seed(0)
+    q, k, v, sinks = _inputs(torch.float32, device)
+    torch.manual_seed(7)
+    out = inductor_conv.attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=True, sinks=sinks)
+    torch.manual_seed(7)
+    seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device)
+    B, Hq, Sq, _ = q.shape
+    keep = _torch_dropout_keep(seed, (B, Hq, Sq, k.shape[2]), p, device).double()
+    causal = torch.zeros(Sq, k.shape[2], dtype=torch.float64, device=device).masked_fill(
+        torch.ones(Sq, k.shape[2], dtype=torch.bool, device=device).triu(1), -math.inf)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v, sinks)]
+    ref = gpt_oss_eager(*leaves[:3], causal, leaves[3], q.shape[-1] ** -0.5, keep, p)
+    _check(out, ref, [q, k, v, sinks], leaves, FP32_TOL)
+
+
+def test_sinks_arguments_are_checked():
+    q, k, v, sinks = _inputs(torch.float32, "cpu")
+    with pytest.raises(ValueError, match=r"sinks must have shape \(4,\)"):
+        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=sinks[:2])
+    with pytest.raises(TypeError, match="sinks must be a floating-point tensor"):
+        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=torch.ones(4, dtype=torch.int64))
+    with pytest.raises(TypeError, match="sinks must be a Tensor"):
+        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=[0.0] * 4)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rewrite of gpt-oss's spelling in compiled graphs
+# ---------------------------------------------------------------------------------------------------------------
+def _gpt_oss_layer(last_column=True, cat_dim=-1):
+    """gpt-oss's eager attention (repeat_kv GQA, HF's additive mask), or a variant that is not attention with
+    sinks: the first column dropped instead of the sink's, or the sinks appended along another dim."""
+    def fn(q, k, v, mask, sinks):
+        key, value = repeat_kv(k, 2), repeat_kv(v, 2)
+        s = torch.matmul(q, key.transpose(2, 3)) * 0.25 + mask
+        sink = sinks.reshape(1, -1, 1, 1).expand(q.shape[0], -1, q.shape[-2], -1)
+        if cat_dim != -1:
+            sink = sinks.reshape(1, -1, 1, 1).expand(q.shape[0], -1, 1, s.shape[-1])
+        c = torch.cat([s, sink], dim=cat_dim)
+        c = c - c.max(dim=-1, keepdim=True).values
+        probs = F.softmax(c, dim=-1, dtype=c.dtype)
+        if cat_dim != -1:
+            probs = probs[:, :, :-1]
+        else:
+            probs = probs[..., :-1] if last_column else probs[..., 1:]
+        return torch.matmul(F.dropout(probs, p=0.0, training=False).to(value.dtype), value)
+
+    return fn
+
+
+def _layer_inputs(grad):
+    q = torch.randn(2, 4, 8, 16, requires_grad=grad)
+    k, v = (torch.randn(2, 2, 8, 16, requires_grad=grad) for _ in range(2))
+    mask = torch.zeros(2, 1, 8, 8).masked_fill(torch.ones(8, 8, dtype=torch.bool).triu(1), torch.finfo(torch.float32).min)
+    sinks = torch.randn(4, requires_grad=grad)
+    return q, k, v, mask, sinks
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_gpt_oss_attention_is_rewritten(training):
+    """Inference and training: one attention_fwd (and, in training, one attention_bwd), the values and every
+    gradient (the sinks' included) as eager's."""
+    torch.manual_seed(0)
+    args = _layer_inputs(training)
+    fn = _gpt_oss_layer()
+    with torch.set_grad_enabled(training):
+        out, counters, graphs = compile_and_run(fn, *args)
+        want = fn(*args)
+    assert counters["attention"] == 1
+    assert "attention_fwd" in ops_in("\n".join(graphs)) and ("attention_bwd" in ops_in("\n".join(graphs))) == training
+    torch.testing.assert_close(out, want, **FP32_TOL)
+    if training:
+        dy = torch.randn_like(out)
+        leaves = [args[i] for i in (0, 1, 2, 4)]
+        for got, exp in zip(torch.autograd.grad(out, leaves, dy), torch.autograd.grad(want, leaves, dy)):
+            torch.testing.assert_close(got, exp, **FP32_TOL)
+
+
+@pytest.mark.parametrize("variant", [dict(last_column=False), dict(cat_dim=2)])
+def test_other_concatenations_are_left_alone(variant):
+    """Dropping another column than the sink's, or appending the sinks as a row, is not attention with sinks: the
+    graph keeps eager's math (sinks_supported refuses what the traced pattern's ignored ints decided)."""
+    torch.manual_seed(0)
+    args = _layer_inputs(False)
+    fn = _gpt_oss_layer(**variant)
+    with torch.no_grad():
+        out, counters, _ = compile_and_run(fn, *args)
+        torch.testing.assert_close(out, fn(*args), **FP32_TOL)
+    assert counters["attention"] == 0

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import compile_and_run, ops_in, repeat_kv
+from helpers import compile_and_run, compiled_fullgraph, ops_in, repeat_kv
 
 import inductor_conv
 from inductor_conv.ops.attention import _SEED_HIGH, _torch_dropout_keep
@@ -196,3 +196,17 @@ def test_other_concatenations_are_left_alone(variant):
         out, counters, _ = compile_and_run(fn, *args)
         torch.testing.assert_close(out, fn(*args), **FP32_TOL)
     assert counters["attention"] == 0
+
+
+def test_sinks_op_under_torch_compile():
+    """The public op with sinks traced by Dynamo (its autograd.Function around the custom ops) gives the eager
+    call's output and gradients."""
+    torch.manual_seed(0)
+    q, k, v, sinks = _inputs(torch.float32, "cpu")
+    fn = lambda q, k, v, s: inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True, sinks=s)  # noqa: E731
+    out = compiled_fullgraph(fn)(q, k, v, sinks)
+    want = fn(q, k, v, sinks)
+    torch.testing.assert_close(out, want, **FP32_TOL)
+    dy = torch.randn_like(out)
+    for got, exp in zip(torch.autograd.grad(out, (q, k, v, sinks), dy), torch.autograd.grad(want, (q, k, v, sinks), dy)):
+        torch.testing.assert_close(got, exp, **FP32_TOL)

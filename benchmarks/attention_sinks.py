@@ -1,5 +1,5 @@
 """Attention with sinks (gpt-oss): HF gpt-oss's eager attention compiled by default Inductor and with the plugin,
-the eager op ``inductor_conv.attention(..., sinks=)``, and SDPA without sinks (the same shape's speed reference,
+the eager op ``inductor_conv.attention_with_sinks``, and SDPA without sinks (the same shape's speed reference,
 not the same math), forward+backward wall ms (GPU ms beside it), bf16.
 
     python benchmarks/attention_sinks.py [--quick]
@@ -75,10 +75,10 @@ def main():
                       str(inductor_conv.counters()["attention"]) if plugin else "")
             torch._dynamo.reset()
             if window is None:
-                timed("eager op, is_causal", lambda: inductor_conv.attention(
-                    q, k, v, is_causal=True, enable_gqa=True, sinks=sinks), leaves)
-            timed("eager op, mask tensor", lambda: inductor_conv.attention(
-                q, k, v, mask, enable_gqa=True, sinks=sinks), leaves)
+                timed("eager op, is_causal", lambda: inductor_conv.attention_with_sinks(
+                    q, k, v, sinks, is_causal=True, enable_gqa=True), leaves)
+            timed("eager op, mask tensor", lambda: inductor_conv.attention_with_sinks(
+                q, k, v, sinks, mask, enable_gqa=True), leaves)
             if window is None:
                 timed("SDPA is_causal, no sinks", lambda: F.scaled_dot_product_attention(
                     q, k, v, is_causal=True, enable_gqa=True), (q, k, v))

@@ -12,7 +12,7 @@ our custom ops (``inductor_conv.ops``) -> the partitioner saves only their input
 from inductor_conv import config
 from inductor_conv._counters import counters, reset_counters
 from inductor_conv._enable import disable, enable, enabled, is_enabled
-from inductor_conv.ops.attention import attention, softcapped_attention
+from inductor_conv.ops.attention import attention, attention_with_sinks, softcapped_attention
 from inductor_conv.ops.causal_conv1d import causal_conv1d
 from inductor_conv.ops.causal_conv1d_update import causal_conv1d_update, causal_conv1d_varlen_states
 
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "attention",
+    "attention_with_sinks",
     "causal_conv1d",
     "causal_conv1d_update",
     "causal_conv1d_varlen_states",

@@ -235,6 +235,13 @@ def test_attention_signature_is_pinned():
         ("is_causal", P, False), ("scale", K, None), ("enable_gqa", K, False)]
 
 
+def test_attention_with_sinks_signature_is_sdpas_plus_sinks_and_softcap():
+    """SDPA's arguments with the sinks, required, right after the tensors, and softcap keyword-only."""
+    sdpa = _sdpa_parameters()
+    sinks = ("sinks", P, E)
+    assert _parameters(inductor_conv.attention_with_sinks) == [*sdpa[:3], sinks, *sdpa[3:], ("softcap", K, 0.0)]
+
+
 def test_causal_conv1d_signature_is_daos():
     assert _parameters(inductor_conv.causal_conv1d) == [
         ("x", P, E), ("weight", P, E), ("bias", P, None), ("seq_idx", P, None), ("initial_states", P, None),

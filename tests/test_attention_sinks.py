@@ -1,4 +1,4 @@
-"""Attention sinks (gpt-oss; Note [attention sinks] in ops/attention.py): ``inductor_conv.attention(..., sinks=)``
+"""Attention sinks (gpt-oss; Note [attention sinks] in ops/attention.py): ``inductor_conv.attention_with_sinks``
 against HF gpt-oss's eager formula in float64, the rewrite of that formula in compiled graphs, and what it refuses.
 
 float32 runs the Triton kernels (the interpreter on a CPU, the GPU under ``--gpu``), float64 the torch fallback.
@@ -80,7 +80,7 @@ def test_sinks_match_gpt_oss_eager(case, dtype, device):
         kw["attn_mask"] = mask
     scale = 0.3
     if case == "softcap":
-        out = inductor_conv.softcapped_attention(q, k, v, 1.5, scale=scale, enable_gqa=True, sinks=sinks)
+        out = inductor_conv.attention_with_sinks(q, k, v, sinks, scale=scale, enable_gqa=True, softcap=1.5)
         leaves = [t.detach().double().requires_grad_() for t in (q, k, v, sinks)]
         capped_q = leaves[0]  # cap(scale q kᵀ) is spelled through the scores below
         G = Hq // Hkv
@@ -88,7 +88,7 @@ def test_sinks_match_gpt_oss_eager(case, dtype, device):
         c = torch.cat([s, leaves[3].reshape(1, -1, 1, 1).expand(B, -1, Sq, -1)], dim=-1)
         ref = F.softmax(c, dim=-1)[..., :-1] @ leaves[2].repeat_interleave(G, 1)
     else:
-        out = inductor_conv.attention(q, k, v, scale=scale, enable_gqa=True, sinks=sinks, **kw)
+        out = inductor_conv.attention_with_sinks(q, k, v, sinks, scale=scale, enable_gqa=True, **kw)
         leaves = [t.detach().double().requires_grad_() for t in (q, k, v, sinks)]
         ref_mask = None
         if mask is not None:
@@ -111,7 +111,7 @@ def test_sinks_with_dropout_replay_the_seeded_mask(device):
     torch.manual_seed(0)
     q, k, v, sinks = _inputs(torch.float32, device)
     torch.manual_seed(7)
-    out = inductor_conv.attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=True, sinks=sinks)
+    out = inductor_conv.attention_with_sinks(q, k, v, sinks, dropout_p=p, is_causal=True, enable_gqa=True)
     torch.manual_seed(7)
     seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device)
     B, Hq, Sq, _ = q.shape
@@ -126,11 +126,12 @@ def test_sinks_with_dropout_replay_the_seeded_mask(device):
 def test_sinks_arguments_are_checked():
     q, k, v, sinks = _inputs(torch.float32, "cpu")
     with pytest.raises(ValueError, match=r"sinks must have shape \(4,\)"):
-        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=sinks[:2])
+        inductor_conv.attention_with_sinks(q, k, v, sinks[:2], enable_gqa=True)
     with pytest.raises(TypeError, match="sinks must be a floating-point tensor"):
-        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=torch.ones(4, dtype=torch.int64))
-    with pytest.raises(TypeError, match="sinks must be a Tensor"):
-        inductor_conv.attention(q, k, v, enable_gqa=True, sinks=[0.0] * 4)
+        inductor_conv.attention_with_sinks(q, k, v, torch.ones(4, dtype=torch.int64), enable_gqa=True)
+    for bad in ([0.0] * 4, None):
+        with pytest.raises(TypeError, match="sinks must be a Tensor"):
+            inductor_conv.attention_with_sinks(q, k, v, bad, enable_gqa=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_sinks_op_under_torch_compile():
     call's output and gradients."""
     torch.manual_seed(0)
     q, k, v, sinks = _inputs(torch.float32, "cpu")
-    fn = lambda q, k, v, s: inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True, sinks=s)  # noqa: E731
+    fn = lambda q, k, v, s: inductor_conv.attention_with_sinks(q, k, v, s, is_causal=True, enable_gqa=True)  # noqa: E731
     out = compiled_fullgraph(fn)(q, k, v, sinks)
     want = fn(q, k, v, sinks)
     torch.testing.assert_close(out, want, **FP32_TOL)

@@ -196,13 +196,22 @@ def test_releases_with_equal_traces_share_one_file(tmp_path):
 def test_registration_with_the_shipped_patterns_traces_nothing_and_rewrites(monkeypatch):
     """Both real capabilities register from the shipped files with every cache off and tracing made impossible, and
     the conv patterns so registered rewrite a training graph (forward and gradients against float64 eager)."""
-    def no_tracing(*args, **kwargs):
-        raise AssertionError(f"traced although the shipped patterns hold it: run `{REGENERATE}`")
+    def no_tracing(module):
+        real = module.gen_pattern
+
+        def trace(search, *args, **kwargs):
+            # the sinks forms are the variants Inductor's printer cannot write (the cat's list argument): never
+            # shipped, traced by every process (docs/attention.md, Attention sinks)
+            if "sinks" in search.__name__:
+                return real(search, *args, **kwargs)
+            raise AssertionError(f"traced although the shipped patterns hold it: run `{REGENERATE}`")
+
+        return trace
 
     monkeypatch.setattr(config, "pattern_cache", False)
     patterns = PatternMatcherPass(pass_name="inductor_conv")
     for module in (causal_conv1d_silu, attention):
-        monkeypatch.setattr(module, "gen_pattern", no_tracing)
+        monkeypatch.setattr(module, "gen_pattern", no_tracing(module))
         with fx_graph_cache_disabled():
             module.register.__wrapped__(patterns)  # past functools.cache: a real registration
     monkeypatch.setattr(graph_pass, "PATTERNS", patterns)

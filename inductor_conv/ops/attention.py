@@ -285,7 +285,6 @@ def attention(
     *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
-    sinks: Optional[Tensor] = None,
 ) -> Tensor:
     """Fused attention with the semantics and the signature of ``F.scaled_dot_product_attention``: its argument
     names, order and defaults, scale and enable_gqa keyword-only as in its schema, so every call SDPA accepts works.
@@ -302,18 +301,15 @@ def attention(
         is_causal: key j attends to query i iff j <= i (top-left aligned, like SDPA). Not with attn_mask.
         scale: score scale, default ``1 / sqrt(D)``; zero or negative scales multiply query instead (as SDPA allows).
         enable_gqa: allow Hq = G · Hkv (grouped-query attention); key/value are never repeated per query head.
-        sinks: ``[Hq]`` float, or None (not in SDPA): a learned logit per query head that joins every row's softmax
-            as one more column with no value (gpt-oss's attention sinks; Note [attention sinks]); gets its gradient.
 
     Returns:
-        ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN; with sinks
-        eager gives 0 too).
+        ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
 
     Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
     on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
     output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
     """
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None, sinks)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
 
 
 def softcapped_attention(
@@ -327,7 +323,6 @@ def softcapped_attention(
     *,
     scale: Optional[float] = None,
     enable_gqa: bool = False,
-    sinks: Optional[Tensor] = None,
 ) -> Tensor:
     """``attention`` with logit soft-capping (Gemma 2's ``attn_logit_softcapping``, FlashAttention's ``softcap``):
     the scaled scores become ``softcap * tanh(scale * query keyᵀ / softcap)`` before ``attn_mask`` is added.
@@ -339,6 +334,36 @@ def softcapped_attention(
     Returns:
         ``[B, Hq, Sq, Dv]`` in query's dtype.
     """
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
+
+
+def attention_with_sinks(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    sinks: Tensor,
+    attn_mask: Optional[Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+    softcap: float = 0.0,
+) -> Tensor:
+    """``attention`` with attention sinks (gpt-oss; vLLM's and FlashAttention's ``sinks``): a learned logit per
+    query head joins every row's softmax as one more column that carries no value (Note [attention sinks]).
+
+    Args:
+        sinks: ``[Hq]`` float (any float dtype, query's device); gets its gradient.
+        softcap: logit soft-capping as in ``softcapped_attention`` (0: none); the other arguments as in
+            ``attention`` (SDPA's names).
+
+    Returns:
+        ``[B, Hq, Sq, Dv]`` in query's dtype; a row with no allowed key puts all its weight on the sink: 0, as
+        eager gives.
+    """
+    if sinks is None:
+        raise TypeError("sinks must be a Tensor, got None (use attention without sinks)")
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
 
 

@@ -153,8 +153,8 @@ def attention_bwd(
             mask_grad=mask_grad, deterministic=deterministic, softcap=softcap,
         )
     else:
-        dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad,
-                                       softcap, lse)
+        dq, dk, dv, dmask = _torch_bwd(dout, q, k, v, attn_mask, lse, dropout_p, is_causal, scale, seed, mask_grad,
+                                       softcap)
     if dmask is None:
         dmask = _empty_mask_grad(q)
     return dq, dk, dv, dmask
@@ -602,14 +602,14 @@ def _torch_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.
     return out, lse.float()
 
 
-def _torch_bwd(dout, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, mask_grad, softcap=0.0, lse=None):
+def _torch_bwd(dout, q, k, v, attn_mask, lse, dropout_p, is_causal, scale, seed, mask_grad, softcap=0.0):
     """The flash backward's math, materialised: dS = P∘(dP − rowsum(dO∘O)), GQA heads summed per kv head; with
     soft-capping the scores' gradient is dS∘(1 − tanh²) (the mask's stays dS).  P = exp(S − LSE) with the given
     LSE, as the kernels recompute it (Note [attention backward recomputes P]; a caller's LSE may normalise over more
     than the keys: Note [attention sinks]), O = dropout(P) v from that P."""
     p, lse_keys = probs_ref(q, k, attn_mask, is_causal, scale, softcap)
-    if lse is not None:  # exp(S − LSE) = softmax(S) · exp(LSE_keys − LSE), 0 on rows without a key
-        p = torch.where(p > 0, p * torch.exp(lse_keys - lse.double())[..., None], 0.0)
+    # exp(S − LSE) = softmax(S) · exp(LSE_keys − LSE), 0 on rows without a key
+    p = torch.where(p > 0, p * torch.exp(lse_keys - lse.double())[..., None], 0.0)
     B, Hq, Sq, Sk = p.shape
     G = Hq // k.shape[1]
     keep = _torch_dropout_keep(seed, p.shape, dropout_p, q.device) / (1.0 - dropout_p) if dropout_p > 0 else 1.0

@@ -84,12 +84,23 @@ def apply_early_joint_patterns(graph) -> int:
 
 def pattern_source(pattern) -> str:
     """Python that rebuilds ``pattern`` (a traced search pattern) into the name ``output``: Inductor's own serialiser
-    of its attention patterns (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/), called
-    past its ``functools.cache`` so that it keeps no reference to the pattern."""
+    of its attention patterns (``PatternPrettyPrinter``, torch/_inductor/fx_passes/serialized_patterns/), run as its
+    ``run`` does but without its ``functools.cache`` (which would keep a reference to the pattern), and writing the
+    items of a list argument (``aten.cat``'s tensors, a list of sizes) as patterns: Inductor's printer writes a list
+    as its repr, which is not Python where an item is a pattern (``Ignored()`` prints as ``*``)."""
     from torch._inductor.pattern_matcher import PatternPrettyPrinter
 
-    run = PatternPrettyPrinter.run
-    return getattr(run, "__wrapped__", run)(pattern)
+    class _Printer(PatternPrettyPrinter):
+        def pretty_print(self, obj) -> str:
+            if isinstance(obj, (list, tuple)):
+                items = ", ".join(self.pretty_print(x) for x in obj)
+                return f"[{items}]" if isinstance(obj, list) else f"({items}{',' if len(obj) == 1 else ''})"
+            return super().pretty_print(obj)
+
+    pp = _Printer()
+    out = pattern.pretty_print(pp=pp)
+    lines = [f"{pp.memoized_objs_names[key]} = {pp.memoized_objs_pp[key]}" for key in pp.memoized_objs_names]
+    return "\n".join([*lines, f"output = {out}"])
 
 
 def pattern_namespace() -> dict:

@@ -207,6 +207,14 @@ def share_keyword_args(pattern):
     shared: dict[str, KeywordArg] = {}
     seen: set[int] = set()
 
+    def share(a):  # a KeywordArg by its name's one object, also inside a list argument (aten.cat's tensors)
+        if type(a) is KeywordArg:
+            return shared.setdefault(a.name, a)
+        if isinstance(a, (list, tuple)):
+            items = [share(x) for x in a]
+            return a if all(x is y for x, y in zip(items, a)) else type(a)(items)
+        return a
+
     def visit(p):
         if id(p) in seen:
             return
@@ -214,9 +222,12 @@ def share_keyword_args(pattern):
         if isinstance(p, MultiOutputPattern):
             for out in p.outputs:
                 visit(out)
+        elif isinstance(p, (list, tuple)):
+            for a in p:
+                visit(a)
         elif isinstance(p, CallFunction):
-            args = [shared.setdefault(a.name, a) if type(a) is KeywordArg else a for a in p.args]
-            kwargs = {k: shared.setdefault(a.name, a) if type(a) is KeywordArg else a for k, a in p.kwargs.items()}
+            args = [share(a) for a in p.args]
+            kwargs = {k: share(a) for k, a in p.kwargs.items()}
             if any(a is not b for a, b in zip((*args, *kwargs.values()), (*p.args, *p.kwargs.values()))):
                 p.__init__(p.fns, *args, _users=p.users, **kwargs)
             for a in (*args, *kwargs.values()):
@@ -247,9 +258,8 @@ def _sharing(pattern) -> list[int]:
 
 
 def rebuilding_source(pattern) -> str | None:
-    """``pattern_source``'s Python for ``pattern``, or None where it does not rebuild an equal pattern: Inductor's
-    printer cannot write every pattern (one inside a list argument, as ``aten.index``'s indices, comes out as its
-    repr, which is not Python)."""
+    """``pattern_source``'s Python for ``pattern``, or None where it does not rebuild an equal pattern (with the
+    objects shared as the trace shares them)."""
     try:
         source = pattern_source(pattern)
         namespace = pattern_namespace()

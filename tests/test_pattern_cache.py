@@ -17,7 +17,8 @@ import torch.nn.functional as F
 import inductor_conv
 from inductor_conv import config
 from inductor_conv._compat import CallFunction, Ignored, KeywordArg, PatternMatcherPass, fx_graph_cache_disabled
-from inductor_conv.patterns import attention, causal_conv1d_silu, graph_pass, pattern_cache, serialize
+from inductor_conv.patterns import (attention, causal_conv1d_silu, causal_conv1d_update, graph_pass, pattern_cache,
+                                    serialize)
 from inductor_conv.patterns.pattern_cache import REGENERATE, RELEASE, PatternCache
 
 from helpers import recording_graphs
@@ -128,12 +129,25 @@ def test_a_damaged_disk_file_is_traced_again(shipped_at, damage):
     assert last.loaded == 1 and pattern.pattern_eq(_small_pattern())
 
 
+def test_a_pattern_inside_a_list_argument_is_written():
+    """Inductor's printer writes a list argument as its repr (``*`` for an Ignored(), not Python); pattern_source
+    writes its items (aten.index's indices, aten.cat's tensors), and the rebuilt pattern shares the KeywordArg
+    objects a trace shares, inside the list too."""
+    x = KeywordArg("x")
+    add = CallFunction(aten.add.Tensor, x, Ignored())
+    traced = CallFunction(aten.cat.default, [add, x, CallFunction(aten.index.Tensor, x, [None, add])], Ignored())
+    source = pattern_cache.rebuilding_source(traced)
+    assert source is not None and "[add_Tensor, KeywordArg('x'), index_Tensor]" in source
+    assert "[None, add_Tensor]" in source
+
+
 def test_a_pattern_the_printer_cannot_write_is_traced_and_not_stored(shipped_at, caplog):
-    """Inductor's printer writes a pattern inside a list argument as its repr (``*`` for an Ignored()): that variant
-    is left out of the file (and traced by every process, which the log says), the others are stored."""
+    """Inductor's printer writes an argument that is not a pattern as its repr, which is not always Python (a
+    torch.device prints as ``device(type='cpu')``): that variant is left out of the file (and traced by every
+    process, which the log says), the others are stored."""
     def index_pattern():
         return CallFunction(aten.index.Tensor, KeywordArg("x"),
-                            [None, CallFunction(aten.add.Tensor, KeywordArg("i"), Ignored())])
+                            [None, CallFunction(aten.add.Tensor, KeywordArg("i"), torch.device("cpu"))])
 
     def register_both(trace_small=_small_pattern):
         cache = PatternCache("unit")
@@ -194,24 +208,15 @@ def test_releases_with_equal_traces_share_one_file(tmp_path):
 
 
 def test_registration_with_the_shipped_patterns_traces_nothing_and_rewrites(monkeypatch):
-    """Both real capabilities register from the shipped files with every cache off and tracing made impossible, and
+    """Every capability registers from the shipped files with every cache off and tracing made impossible, and
     the conv patterns so registered rewrite a training graph (forward and gradients against float64 eager)."""
-    def no_tracing(module):
-        real = module.gen_pattern
-
-        def trace(search, *args, **kwargs):
-            # the sinks forms are the variants Inductor's printer cannot write (the cat's list argument): never
-            # shipped, traced by every process (docs/attention.md, Attention sinks)
-            if "sinks" in search.__name__:
-                return real(search, *args, **kwargs)
-            raise AssertionError(f"traced although the shipped patterns hold it: run `{REGENERATE}`")
-
-        return trace
+    def no_tracing(*args, **kwargs):
+        raise AssertionError(f"traced although the shipped patterns hold it: run `{REGENERATE}`")
 
     monkeypatch.setattr(config, "pattern_cache", False)
     patterns = PatternMatcherPass(pass_name="inductor_conv")
-    for module in (causal_conv1d_silu, attention):
-        monkeypatch.setattr(module, "gen_pattern", no_tracing(module))
+    for module in (causal_conv1d_silu, attention, causal_conv1d_update):
+        monkeypatch.setattr(module, "gen_pattern", no_tracing)
         with fx_graph_cache_disabled():
             module.register.__wrapped__(patterns)  # past functools.cache: a real registration
     monkeypatch.setattr(graph_pass, "PATTERNS", patterns)

@@ -2458,7 +2458,215 @@ def _p27():  # 27:softcap_no_mask_repeat_kv_fp32_softmax_training
     return output
 
 
-def _p28():  # 30:bert_no_mask_training
+def _p28():  # 28:gpt_oss_sinks_additive_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, expand_default_3], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_9 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_7, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_9, permute_default_1)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_10, mul_Tensor_4)
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, mul_Tensor_5, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_scatter_default, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default_1 = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default_1, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, add_Tensor_1, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_11 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_11, permute_default_2)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_12, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_11)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_13, Ignored())
+    view_default_14 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_14, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_9)
+    view_default_15 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_16 = CallFunction(aten.view.default, view_default_15, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, view_default_16, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_4, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, add_Tensor_1, Ignored(), Ignored(), Ignored())
+    sum_dim_IntList_5 = CallFunction(aten.sum.dim_IntList, slice_Tensor_2, Ignored(), True)
+    view_default_17 = CallFunction(aten.view.default, sum_dim_IntList_5, Ignored())
+    output = MultiOutputPattern([view_default_8,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      None,
+      view_default_17,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p29():  # 29:sinks_no_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [mul_Tensor_1, expand_default_3], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_9 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_7, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_9, permute_default_1)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_10, mul_Tensor_4)
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, mul_Tensor_5, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_scatter_default, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default_1 = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default_1, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, add_Tensor, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_11 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_11, permute_default_2)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_12, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_11)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_13, Ignored())
+    view_default_14 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_14, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_9)
+    view_default_15 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_16 = CallFunction(aten.view.default, view_default_15, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, view_default_16, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_4, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, add_Tensor, Ignored(), Ignored(), Ignored())
+    sum_dim_IntList_5 = CallFunction(aten.sum.dim_IntList, slice_Tensor_2, Ignored(), True)
+    view_default_17 = CallFunction(aten.view.default, sum_dim_IntList_5, Ignored())
+    output = MultiOutputPattern([view_default_8,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      view_default_17,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p30():  # 30:bert_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2528,7 +2736,7 @@ def _p28():  # 30:bert_no_mask_training
     return output
 
 
-def _p29():  # 31:bert_no_mask_fp32_softmax_training
+def _p31():  # 31:bert_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2597,7 +2805,7 @@ def _p29():  # 31:bert_no_mask_fp32_softmax_training
     return output
 
 
-def _p30():  # 32:bert_additive_mask_training
+def _p32():  # 32:bert_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2669,7 +2877,7 @@ def _p30():  # 32:bert_additive_mask_training
     return output
 
 
-def _p31():  # 33:bert_additive_mask_fp32_softmax_training
+def _p33():  # 33:bert_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2740,7 +2948,7 @@ def _p31():  # 33:bert_additive_mask_fp32_softmax_training
     return output
 
 
-def _p32():  # 34:t5_learned_bias_broadcast_training
+def _p34():  # 34:t5_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2813,7 +3021,7 @@ def _p32():  # 34:t5_learned_bias_broadcast_training
     return output
 
 
-def _p33():  # 35:t5_learned_bias_training
+def _p35():  # 35:t5_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2885,7 +3093,7 @@ def _p33():  # 35:t5_learned_bias_training
     return output
 
 
-def _p34():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
+def _p36():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2957,7 +3165,7 @@ def _p34():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p35():  # 37:t5_learned_bias_fp32_softmax_training
+def _p37():  # 37:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3028,7 +3236,7 @@ def _p35():  # 37:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p36():  # 38:t5_bias_then_mask_broadcast_training
+def _p38():  # 38:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3103,7 +3311,7 @@ def _p36():  # 38:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p37():  # 39:t5_bias_then_mask_training
+def _p39():  # 39:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3177,7 +3385,7 @@ def _p37():  # 39:t5_bias_then_mask_training
     return output
 
 
-def _p38():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p40():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3251,7 +3459,7 @@ def _p38():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p39():  # 41:t5_bias_then_mask_fp32_softmax_training
+def _p41():  # 41:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3324,7 +3532,7 @@ def _p39():  # 41:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p40():  # 42:two_additive_masks_training
+def _p42():  # 42:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3398,7 +3606,7 @@ def _p40():  # 42:two_additive_masks_training
     return output
 
 
-def _p41():  # 43:two_additive_masks_fp32_softmax_training
+def _p43():  # 43:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3471,7 +3679,7 @@ def _p41():  # 43:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p42():  # 44:nanogpt_masked_fill_training
+def _p44():  # 44:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3547,7 +3755,7 @@ def _p42():  # 44:nanogpt_masked_fill_training
     return output
 
 
-def _p43():  # 45:nanogpt_masked_fill_fp32_softmax_training
+def _p45():  # 45:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3622,7 +3830,7 @@ def _p43():  # 45:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p44():  # 46:hf_gpt2_where_training
+def _p46():  # 46:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3698,7 +3906,7 @@ def _p44():  # 46:hf_gpt2_where_training
     return output
 
 
-def _p45():  # 47:hf_gpt2_where_fp32_softmax_training
+def _p47():  # 47:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3773,7 +3981,7 @@ def _p45():  # 47:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p46():  # 48:hf_gpt2_where_padding_training
+def _p48():  # 48:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3851,7 +4059,7 @@ def _p46():  # 48:hf_gpt2_where_padding_training
     return output
 
 
-def _p47():  # 49:hf_gpt2_where_padding_fp32_softmax_training
+def _p49():  # 49:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3928,7 +4136,7 @@ def _p47():  # 49:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p48():  # 50:where_scalar_fill_training
+def _p50():  # 50:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4004,7 +4212,7 @@ def _p48():  # 50:where_scalar_fill_training
     return output
 
 
-def _p49():  # 51:where_scalar_fill_fp32_softmax_training
+def _p51():  # 51:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4079,7 +4287,7 @@ def _p49():  # 51:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p50():  # 52:where_scalar_fill_padding_training
+def _p52():  # 52:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4157,7 +4365,7 @@ def _p50():  # 52:where_scalar_fill_padding_training
     return output
 
 
-def _p51():  # 53:where_scalar_fill_padding_fp32_softmax_training
+def _p53():  # 53:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4234,7 +4442,7 @@ def _p51():  # 53:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p52():  # 54:bmm_3d_training
+def _p54():  # 54:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4285,7 +4493,7 @@ def _p52():  # 54:bmm_3d_training
     return output
 
 
-def _p53():  # 55:bmm_3d_fp32_softmax_training
+def _p55():  # 55:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4335,7 +4543,7 @@ def _p53():  # 55:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p54():  # 56:bmm_3d_additive_mask_training
+def _p56():  # 56:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4388,7 +4596,7 @@ def _p54():  # 56:bmm_3d_additive_mask_training
     return output
 
 
-def _p55():  # 57:bmm_3d_additive_mask_fp32_softmax_training
+def _p57():  # 57:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4440,7 +4648,7 @@ def _p55():  # 57:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p56():  # 58:bmm_3d_learned_bias_broadcast_training
+def _p58():  # 58:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4494,7 +4702,7 @@ def _p56():  # 58:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p57():  # 59:bmm_3d_learned_bias_training
+def _p59():  # 59:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4547,7 +4755,7 @@ def _p57():  # 59:bmm_3d_learned_bias_training
     return output
 
 
-def _p58():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p60():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4600,7 +4808,7 @@ def _p58():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p59():  # 61:bmm_3d_learned_bias_fp32_softmax_training
+def _p61():  # 61:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4652,7 +4860,7 @@ def _p59():  # 61:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p60():  # 62:bmm_3d_masked_fill_training
+def _p62():  # 62:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4709,7 +4917,7 @@ def _p60():  # 62:bmm_3d_masked_fill_training
     return output
 
 
-def _p61():  # 63:bmm_3d_masked_fill_fp32_softmax_training
+def _p63():  # 63:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4765,7 +4973,7 @@ def _p61():  # 63:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p62():  # 64:bmm_3d_where_training
+def _p64():  # 64:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4822,7 +5030,7 @@ def _p62():  # 64:bmm_3d_where_training
     return output
 
 
-def _p63():  # 65:bmm_3d_where_fp32_softmax_training
+def _p65():  # 65:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4878,7 +5086,7 @@ def _p63():  # 65:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p64():  # 66:bmm_3d_where_scalar_fill_training
+def _p66():  # 66:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4935,7 +5143,7 @@ def _p64():  # 66:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p65():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p67():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4991,7 +5199,7 @@ def _p65():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p66():  # 68:gemma2_softcap_additive_mask_training
+def _p68():  # 68:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5075,7 +5283,7 @@ def _p66():  # 68:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p67():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p69():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5158,7 +5366,7 @@ def _p67():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p68():  # 70:softcap_no_mask_training
+def _p70():  # 70:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5240,7 +5448,7 @@ def _p68():  # 70:softcap_no_mask_training
     return output
 
 
-def _p69():  # 71:softcap_no_mask_fp32_softmax_training
+def _p71():  # 71:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5321,7 +5529,191 @@ def _p69():  # 71:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p70():  # 74:bert_no_mask_repeat_kv_inference
+def _p72():  # 72:gpt_oss_sinks_additive_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, expand_default_2], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
+    view_default_6 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_7 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_7, permute_default_1)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_8, mul_Tensor_4)
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, mul_Tensor_5, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_scatter_default, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default_1 = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default_1, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, add_Tensor_1, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_9, permute_default_2)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_10, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_9)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_11, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_7)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, add_Tensor_1, Ignored(), Ignored(), Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, slice_Tensor_2, Ignored(), True)
+    view_default_13 = CallFunction(aten.view.default, sum_dim_IntList_3, Ignored())
+    output = MultiOutputPattern([view_default_6,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_12,
+      None,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p73():  # 73:sinks_no_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [mul_Tensor_1, expand_default_2], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
+    view_default_6 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_7 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_7, permute_default_1)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_8, mul_Tensor_4)
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, mul_Tensor_5, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_scatter_default, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default_1 = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default_1, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, add_Tensor, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_9, permute_default_2)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_10, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_9)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_11, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_7)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, add_Tensor, Ignored(), Ignored(), Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, slice_Tensor_2, Ignored(), True)
+    view_default_13 = CallFunction(aten.view.default, sum_dim_IntList_3, Ignored())
+    output = MultiOutputPattern([view_default_6,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_12,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p74():  # 74:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5360,7 +5752,7 @@ def _p70():  # 74:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p71():  # 75:bert_additive_mask_repeat_kv_inference
+def _p75():  # 75:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5400,7 +5792,7 @@ def _p71():  # 75:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p72():  # 76:two_additive_masks_repeat_kv_inference
+def _p76():  # 76:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5441,7 +5833,7 @@ def _p72():  # 76:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p73():  # 77:nanogpt_masked_fill_repeat_kv_inference
+def _p77():  # 77:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5482,7 +5874,7 @@ def _p73():  # 77:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p74():  # 78:hf_gpt2_where_repeat_kv_inference
+def _p78():  # 78:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5523,7 +5915,7 @@ def _p74():  # 78:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p75():  # 79:hf_gpt2_where_padding_repeat_kv_inference
+def _p79():  # 79:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5565,7 +5957,7 @@ def _p75():  # 79:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p76():  # 80:where_scalar_fill_repeat_kv_inference
+def _p80():  # 80:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5606,7 +5998,7 @@ def _p76():  # 80:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p77():  # 81:where_scalar_fill_padding_repeat_kv_inference
+def _p81():  # 81:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5648,7 +6040,7 @@ def _p77():  # 81:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p78():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p82():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5691,7 +6083,7 @@ def _p78():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p79():  # 83:softcap_no_mask_repeat_kv_inference
+def _p83():  # 83:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5733,7 +6125,102 @@ def _p79():  # 83:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p80():  # 86:bert_no_mask_inference
+def _p84():  # 84:gpt_oss_sinks_additive_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, expand_default_3], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored())
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p85():  # 85:sinks_no_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [mul_Tensor_1, expand_default_3], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored())
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p86():  # 86:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5766,7 +6253,7 @@ def _p80():  # 86:bert_no_mask_inference
     return output
 
 
-def _p81():  # 87:bert_additive_mask_inference
+def _p87():  # 87:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5800,7 +6287,7 @@ def _p81():  # 87:bert_additive_mask_inference
     return output
 
 
-def _p82():  # 88:two_additive_masks_inference
+def _p88():  # 88:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5835,7 +6322,7 @@ def _p82():  # 88:two_additive_masks_inference
     return output
 
 
-def _p83():  # 89:nanogpt_masked_fill_inference
+def _p89():  # 89:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5870,7 +6357,7 @@ def _p83():  # 89:nanogpt_masked_fill_inference
     return output
 
 
-def _p84():  # 90:hf_gpt2_where_inference
+def _p90():  # 90:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5905,7 +6392,7 @@ def _p84():  # 90:hf_gpt2_where_inference
     return output
 
 
-def _p85():  # 91:hf_gpt2_where_padding_inference
+def _p91():  # 91:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5941,7 +6428,7 @@ def _p85():  # 91:hf_gpt2_where_padding_inference
     return output
 
 
-def _p86():  # 92:where_scalar_fill_inference
+def _p92():  # 92:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5976,7 +6463,7 @@ def _p86():  # 92:where_scalar_fill_inference
     return output
 
 
-def _p87():  # 93:where_scalar_fill_padding_inference
+def _p93():  # 93:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6012,7 +6499,7 @@ def _p87():  # 93:where_scalar_fill_padding_inference
     return output
 
 
-def _p88():  # 94:bmm_3d_inference
+def _p94():  # 94:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6032,7 +6519,7 @@ def _p88():  # 94:bmm_3d_inference
     return output
 
 
-def _p89():  # 95:bmm_3d_additive_mask_inference
+def _p95():  # 95:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6053,7 +6540,7 @@ def _p89():  # 95:bmm_3d_additive_mask_inference
     return output
 
 
-def _p90():  # 96:bmm_3d_masked_fill_inference
+def _p96():  # 96:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6075,7 +6562,7 @@ def _p90():  # 96:bmm_3d_masked_fill_inference
     return output
 
 
-def _p91():  # 97:bmm_3d_where_inference
+def _p97():  # 97:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6097,7 +6584,7 @@ def _p91():  # 97:bmm_3d_where_inference
     return output
 
 
-def _p92():  # 98:bmm_3d_where_scalar_fill_inference
+def _p98():  # 98:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6119,7 +6606,7 @@ def _p92():  # 98:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p93():  # 99:gemma2_softcap_additive_mask_inference
+def _p99():  # 99:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6156,7 +6643,7 @@ def _p93():  # 99:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p94():  # 100:softcap_no_mask_inference
+def _p100():  # 100:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6188,6 +6675,89 @@ def _p94():  # 100:softcap_no_mask_inference
     clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
     view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
     bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p101():  # 101:gpt_oss_sinks_additive_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, expand_default_2], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p102():  # 102:sinks_no_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [mul_Tensor_1, expand_default_2], Ignored(), _users=2)
+    max_dim = CallFunction(aten.max.dim, cat_default, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    slice_Tensor = CallFunction(aten.slice.Tensor, convert_element_type_default_1, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, clone_default_2)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
     output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
     return output
 
@@ -6221,71 +6791,79 @@ PATTERNS = {
     '25:gemma2_softcap_additive_mask_repeat_kv_fp32_softmax_training': _p25,
     '26:softcap_no_mask_repeat_kv_training': _p26,
     '27:softcap_no_mask_repeat_kv_fp32_softmax_training': _p27,
-    '30:bert_no_mask_training': _p28,
-    '31:bert_no_mask_fp32_softmax_training': _p29,
-    '32:bert_additive_mask_training': _p30,
-    '33:bert_additive_mask_fp32_softmax_training': _p31,
-    '34:t5_learned_bias_broadcast_training': _p32,
-    '35:t5_learned_bias_training': _p33,
-    '36:t5_learned_bias_fp32_softmax_broadcast_training': _p34,
-    '37:t5_learned_bias_fp32_softmax_training': _p35,
-    '38:t5_bias_then_mask_broadcast_training': _p36,
-    '39:t5_bias_then_mask_training': _p37,
-    '40:t5_bias_then_mask_fp32_softmax_broadcast_training': _p38,
-    '41:t5_bias_then_mask_fp32_softmax_training': _p39,
-    '42:two_additive_masks_training': _p40,
-    '43:two_additive_masks_fp32_softmax_training': _p41,
-    '44:nanogpt_masked_fill_training': _p42,
-    '45:nanogpt_masked_fill_fp32_softmax_training': _p43,
-    '46:hf_gpt2_where_training': _p44,
-    '47:hf_gpt2_where_fp32_softmax_training': _p45,
-    '48:hf_gpt2_where_padding_training': _p46,
-    '49:hf_gpt2_where_padding_fp32_softmax_training': _p47,
-    '50:where_scalar_fill_training': _p48,
-    '51:where_scalar_fill_fp32_softmax_training': _p49,
-    '52:where_scalar_fill_padding_training': _p50,
-    '53:where_scalar_fill_padding_fp32_softmax_training': _p51,
-    '54:bmm_3d_training': _p52,
-    '55:bmm_3d_fp32_softmax_training': _p53,
-    '56:bmm_3d_additive_mask_training': _p54,
-    '57:bmm_3d_additive_mask_fp32_softmax_training': _p55,
-    '58:bmm_3d_learned_bias_broadcast_training': _p56,
-    '59:bmm_3d_learned_bias_training': _p57,
-    '60:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p58,
-    '61:bmm_3d_learned_bias_fp32_softmax_training': _p59,
-    '62:bmm_3d_masked_fill_training': _p60,
-    '63:bmm_3d_masked_fill_fp32_softmax_training': _p61,
-    '64:bmm_3d_where_training': _p62,
-    '65:bmm_3d_where_fp32_softmax_training': _p63,
-    '66:bmm_3d_where_scalar_fill_training': _p64,
-    '67:bmm_3d_where_scalar_fill_fp32_softmax_training': _p65,
-    '68:gemma2_softcap_additive_mask_training': _p66,
-    '69:gemma2_softcap_additive_mask_fp32_softmax_training': _p67,
-    '70:softcap_no_mask_training': _p68,
-    '71:softcap_no_mask_fp32_softmax_training': _p69,
-    '74:bert_no_mask_repeat_kv_inference': _p70,
-    '75:bert_additive_mask_repeat_kv_inference': _p71,
-    '76:two_additive_masks_repeat_kv_inference': _p72,
-    '77:nanogpt_masked_fill_repeat_kv_inference': _p73,
-    '78:hf_gpt2_where_repeat_kv_inference': _p74,
-    '79:hf_gpt2_where_padding_repeat_kv_inference': _p75,
-    '80:where_scalar_fill_repeat_kv_inference': _p76,
-    '81:where_scalar_fill_padding_repeat_kv_inference': _p77,
-    '82:gemma2_softcap_additive_mask_repeat_kv_inference': _p78,
-    '83:softcap_no_mask_repeat_kv_inference': _p79,
-    '86:bert_no_mask_inference': _p80,
-    '87:bert_additive_mask_inference': _p81,
-    '88:two_additive_masks_inference': _p82,
-    '89:nanogpt_masked_fill_inference': _p83,
-    '90:hf_gpt2_where_inference': _p84,
-    '91:hf_gpt2_where_padding_inference': _p85,
-    '92:where_scalar_fill_inference': _p86,
-    '93:where_scalar_fill_padding_inference': _p87,
-    '94:bmm_3d_inference': _p88,
-    '95:bmm_3d_additive_mask_inference': _p89,
-    '96:bmm_3d_masked_fill_inference': _p90,
-    '97:bmm_3d_where_inference': _p91,
-    '98:bmm_3d_where_scalar_fill_inference': _p92,
-    '99:gemma2_softcap_additive_mask_inference': _p93,
-    '100:softcap_no_mask_inference': _p94,
+    '28:gpt_oss_sinks_additive_mask_repeat_kv_training': _p28,
+    '29:sinks_no_mask_repeat_kv_training': _p29,
+    '30:bert_no_mask_training': _p30,
+    '31:bert_no_mask_fp32_softmax_training': _p31,
+    '32:bert_additive_mask_training': _p32,
+    '33:bert_additive_mask_fp32_softmax_training': _p33,
+    '34:t5_learned_bias_broadcast_training': _p34,
+    '35:t5_learned_bias_training': _p35,
+    '36:t5_learned_bias_fp32_softmax_broadcast_training': _p36,
+    '37:t5_learned_bias_fp32_softmax_training': _p37,
+    '38:t5_bias_then_mask_broadcast_training': _p38,
+    '39:t5_bias_then_mask_training': _p39,
+    '40:t5_bias_then_mask_fp32_softmax_broadcast_training': _p40,
+    '41:t5_bias_then_mask_fp32_softmax_training': _p41,
+    '42:two_additive_masks_training': _p42,
+    '43:two_additive_masks_fp32_softmax_training': _p43,
+    '44:nanogpt_masked_fill_training': _p44,
+    '45:nanogpt_masked_fill_fp32_softmax_training': _p45,
+    '46:hf_gpt2_where_training': _p46,
+    '47:hf_gpt2_where_fp32_softmax_training': _p47,
+    '48:hf_gpt2_where_padding_training': _p48,
+    '49:hf_gpt2_where_padding_fp32_softmax_training': _p49,
+    '50:where_scalar_fill_training': _p50,
+    '51:where_scalar_fill_fp32_softmax_training': _p51,
+    '52:where_scalar_fill_padding_training': _p52,
+    '53:where_scalar_fill_padding_fp32_softmax_training': _p53,
+    '54:bmm_3d_training': _p54,
+    '55:bmm_3d_fp32_softmax_training': _p55,
+    '56:bmm_3d_additive_mask_training': _p56,
+    '57:bmm_3d_additive_mask_fp32_softmax_training': _p57,
+    '58:bmm_3d_learned_bias_broadcast_training': _p58,
+    '59:bmm_3d_learned_bias_training': _p59,
+    '60:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p60,
+    '61:bmm_3d_learned_bias_fp32_softmax_training': _p61,
+    '62:bmm_3d_masked_fill_training': _p62,
+    '63:bmm_3d_masked_fill_fp32_softmax_training': _p63,
+    '64:bmm_3d_where_training': _p64,
+    '65:bmm_3d_where_fp32_softmax_training': _p65,
+    '66:bmm_3d_where_scalar_fill_training': _p66,
+    '67:bmm_3d_where_scalar_fill_fp32_softmax_training': _p67,
+    '68:gemma2_softcap_additive_mask_training': _p68,
+    '69:gemma2_softcap_additive_mask_fp32_softmax_training': _p69,
+    '70:softcap_no_mask_training': _p70,
+    '71:softcap_no_mask_fp32_softmax_training': _p71,
+    '72:gpt_oss_sinks_additive_mask_training': _p72,
+    '73:sinks_no_mask_training': _p73,
+    '74:bert_no_mask_repeat_kv_inference': _p74,
+    '75:bert_additive_mask_repeat_kv_inference': _p75,
+    '76:two_additive_masks_repeat_kv_inference': _p76,
+    '77:nanogpt_masked_fill_repeat_kv_inference': _p77,
+    '78:hf_gpt2_where_repeat_kv_inference': _p78,
+    '79:hf_gpt2_where_padding_repeat_kv_inference': _p79,
+    '80:where_scalar_fill_repeat_kv_inference': _p80,
+    '81:where_scalar_fill_padding_repeat_kv_inference': _p81,
+    '82:gemma2_softcap_additive_mask_repeat_kv_inference': _p82,
+    '83:softcap_no_mask_repeat_kv_inference': _p83,
+    '84:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p84,
+    '85:sinks_no_mask_repeat_kv_inference': _p85,
+    '86:bert_no_mask_inference': _p86,
+    '87:bert_additive_mask_inference': _p87,
+    '88:two_additive_masks_inference': _p88,
+    '89:nanogpt_masked_fill_inference': _p89,
+    '90:hf_gpt2_where_inference': _p90,
+    '91:hf_gpt2_where_padding_inference': _p91,
+    '92:where_scalar_fill_inference': _p92,
+    '93:where_scalar_fill_padding_inference': _p93,
+    '94:bmm_3d_inference': _p94,
+    '95:bmm_3d_additive_mask_inference': _p95,
+    '96:bmm_3d_masked_fill_inference': _p96,
+    '97:bmm_3d_where_inference': _p97,
+    '98:bmm_3d_where_scalar_fill_inference': _p98,
+    '99:gemma2_softcap_additive_mask_inference': _p99,
+    '100:softcap_no_mask_inference': _p100,
+    '101:gpt_oss_sinks_additive_mask_inference': _p101,
+    '102:sinks_no_mask_inference': _p102,
 }

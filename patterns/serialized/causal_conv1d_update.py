@@ -426,6 +426,281 @@ def _p27():  # 27:_pattern_cat_weight_3d_none_nobias_float32
     return output
 
 
+def _p28():  # 28:_pattern_roll_weight_2d_silu_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'), _users=2)
+    neg_default = CallFunction(aten.neg.default, add_Tensor_1)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, add_Tensor_1, add_Tensor_2)
+    output = MultiOutputPattern([div_Tensor,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p29():  # 29:_pattern_roll_weight_2d_silu_bfloat16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, convert_element_type_default, add_Tensor_2)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    output = MultiOutputPattern([convert_element_type_default_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p30():  # 30:_pattern_roll_weight_2d_silu_float16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, convert_element_type_default, add_Tensor_2)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    output = MultiOutputPattern([convert_element_type_default_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p31():  # 31:_pattern_roll_weight_2d_silu_nobias_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, sum_dim_IntList)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, sum_dim_IntList, add_Tensor_1)
+    output = MultiOutputPattern([div_Tensor,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p32():  # 32:_pattern_roll_weight_2d_silu_nobias_bfloat16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sum_dim_IntList, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, convert_element_type_default, add_Tensor_1)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    output = MultiOutputPattern([convert_element_type_default_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p33():  # 33:_pattern_roll_weight_2d_silu_nobias_float16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sum_dim_IntList, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default)
+    exp_default = CallFunction(aten.exp.default, neg_default)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, exp_default, Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, convert_element_type_default, add_Tensor_1)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    output = MultiOutputPattern([convert_element_type_default_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p34():  # 34:_pattern_roll_weight_2d_silu_mul_sigmoid_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, add_Tensor_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor_1, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p35():  # 35:_pattern_roll_weight_2d_silu_mul_sigmoid_bfloat16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, add_Tensor_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor_1, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p36():  # 36:_pattern_roll_weight_2d_silu_mul_sigmoid_float16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, add_Tensor_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor_1, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p37():  # 37:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored(), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, sum_dim_IntList)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, sum_dim_IntList, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p38():  # 38:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_bfloat16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored(), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, sum_dim_IntList)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, sum_dim_IntList, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p39():  # 39:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_float16
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored(), _users=2)
+    sigmoid_default = CallFunction(aten.sigmoid.default, sum_dim_IntList)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, sum_dim_IntList, sigmoid_default)
+    output = MultiOutputPattern([mul_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p40():  # 40:_pattern_roll_weight_2d_none_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, sum_dim_IntList, KeywordArg('b'))
+    output = MultiOutputPattern([add_Tensor_1,
+      select_scatter_default
+    ])
+    return output
+
+
+def _p41():  # 41:_pattern_roll_weight_2d_none_nobias_float32
+    iota_default = CallFunction(prims.iota.default, Ignored(), start=Ignored(), step=Ignored(), dtype=Ignored(), device=Ignored(), requires_grad=False)
+    add_Tensor = CallFunction(aten.add.Tensor, iota_default, Ignored())
+    fmod_Scalar = CallFunction(aten.fmod.Scalar, add_Tensor, Ignored())
+    index_Tensor = CallFunction(aten.index.Tensor, KeywordArg('s'), [None, None, fmod_Scalar], _users=2)
+    select_int = CallFunction(aten.select.int, index_Tensor, Ignored(), Ignored())
+    copy_default = CallFunction(aten.copy.default, select_int, KeywordArg('x'))
+    select_scatter_default = CallFunction(aten.select_scatter.default, index_Tensor, copy_default, Ignored(), Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, select_scatter_default, KeywordArg('w'))
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, mul_Tensor, Ignored())
+    output = MultiOutputPattern([sum_dim_IntList,
+      select_scatter_default
+    ])
+    return output
+
+
 PATTERNS = {
     '0:_pattern_cat_weight_2d_silu_float32': _p0,
     '1:_pattern_cat_weight_2d_silu_bfloat16': _p1,
@@ -455,4 +730,18 @@ PATTERNS = {
     '25:_pattern_cat_weight_3d_silu_mul_sigmoid_nobias_float16': _p25,
     '26:_pattern_cat_weight_3d_none_float32': _p26,
     '27:_pattern_cat_weight_3d_none_nobias_float32': _p27,
+    '28:_pattern_roll_weight_2d_silu_float32': _p28,
+    '29:_pattern_roll_weight_2d_silu_bfloat16': _p29,
+    '30:_pattern_roll_weight_2d_silu_float16': _p30,
+    '31:_pattern_roll_weight_2d_silu_nobias_float32': _p31,
+    '32:_pattern_roll_weight_2d_silu_nobias_bfloat16': _p32,
+    '33:_pattern_roll_weight_2d_silu_nobias_float16': _p33,
+    '34:_pattern_roll_weight_2d_silu_mul_sigmoid_float32': _p34,
+    '35:_pattern_roll_weight_2d_silu_mul_sigmoid_bfloat16': _p35,
+    '36:_pattern_roll_weight_2d_silu_mul_sigmoid_float16': _p36,
+    '37:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_float32': _p37,
+    '38:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_bfloat16': _p38,
+    '39:_pattern_roll_weight_2d_silu_mul_sigmoid_nobias_float16': _p39,
+    '40:_pattern_roll_weight_2d_none_float32': _p40,
+    '41:_pattern_roll_weight_2d_none_nobias_float32': _p41,
 }

@@ -10,6 +10,11 @@ gradient's end (``convert(crop(dx_padded))``), and drops a widening cast that is
 is exact: a cast is elementwise and keeps its input's strides, a pad writes a constant (rounded to the narrow dtype
 either way), a crop and a transpose move values without changing them.
 
+HF BLOOM's ``baddbmm`` reads its operands as ``convert(view(clone(q)))`` (the model folded the heads into the batch
+with ``reshape``) and gives their gradients as ``view(convert(bmm(...) * alpha))``: a cast also crosses those reshapes
+(``view``, a contiguous ``clone``: each moves values without changing them, and a cast keeps its input's strides, so
+the view stays valid) when what it feeds, through reshapes only, is a matmul's operand.
+
 Only casts next to an operand of a matmul / convolution or to the result of one are moved, so the rest of a graph
 keeps its spelling.
 """
@@ -29,23 +34,35 @@ _CONVERT = prims.convert_element_type.default
 _TRANSPOSES = (aten.permute.default, aten.transpose.int)
 # Ops that move values without computing new ones (a pad adds a constant): a cast commutes with each.
 _LAYOUT_OPS = (*_TRANSPOSES, aten.constant_pad_nd.default)
+# Reshapes a cast also crosses, between a matmul and its operand or result only (BLOOM's heads folded into the batch).
+_RESHAPES = (aten.view.default, aten.clone.default)
 # The users of a compute op's operand: 4-D matmul operands are expanded first, bmm's are not (bmm's backward
 # transposes them), a convolution's feed it and its backward.
-_OPERAND_USERS = (aten.expand.default, aten.bmm.default, *_TRANSPOSES, aten.convolution.default,
-                  aten.convolution_backward.default)
+_OPERAND_USERS = (aten.expand.default, aten.bmm.default, aten.baddbmm.default, *_TRANSPOSES,
+                  aten.convolution.default, aten.convolution_backward.default)
 
 
 def _is_call(node, targets) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in targets
 
 
+def _feeds_operands(node) -> bool:
+    """Every use of node is a compute op's operand, directly or through reshapes (``view``, ``clone``) only."""
+    return bool(node.users) and all(
+        _is_call(u, _OPERAND_USERS) or (_is_call(u, _RESHAPES) and _feeds_operands(u)) for u in node.users)
+
+
 def _is_compute_result(node) -> bool:
-    """A matmul's result (``bmm``: a 3-D matmul's own, or ``view(bmm)``: a 4-D one's) or a convolution's input
-    gradient (``convolution_backward(...)[0]``)."""
+    """A matmul's result (``bmm``: a 3-D matmul's own, ``view(bmm)``: a 4-D one's; ``bmm * c``, transposed or not:
+    baddbmm's backward scales its operands' gradients by alpha) or a convolution's input gradient
+    (``convolution_backward(...)[0]``)."""
     if _is_call(node, (aten.bmm.default,)):
         return True
     if _is_call(node, (aten.view.default,)):
         return _is_call(node.args[0], (aten.bmm.default,))
+    scaled = node.args[0] if _is_call(node, _TRANSPOSES) else node
+    if _is_call(scaled, (aten.mul.Scalar,)):
+        return _is_call(scaled.args[0], (aten.bmm.default,))
     return (_is_call(node, (_getitem,)) and node.args[1] == 0
             and _is_call(node.args[0], (aten.convolution_backward.default,)))
 
@@ -81,18 +98,31 @@ def round_trip_casts(graph: torch.fx.Graph) -> int:
 
 def casts_outside_layout_ops(graph: torch.fx.Graph) -> int:
     """``convert(layout(x))`` -> ``layout(convert(x))`` when the cast feeds a matmul or convolution (its users are
-    operand users), and ``layout(convert(y))`` -> ``convert(layout(y))`` when y is such an op's result or input
-    gradient and the cast has no other user (Note [autocast respellings]). Returns the number of casts moved."""
+    operand users, or reshapes of them), and ``layout(convert(y))`` -> ``convert(layout(y))`` when y is such an op's
+    result or input gradient and the cast has no other user (Note [autocast respellings]); repeated while a cast
+    moves (a reshape after a transpose: each step moves it across one). Returns the number of moves."""
+    total, moved_up, moved_down = 0, set(), set()
+    while moved := _move_casts_once(graph, moved_up, moved_down):
+        total += moved
+    return total
+
+
+def _move_casts_once(graph: torch.fx.Graph, moved_up: set, moved_down: set) -> int:
+    """One pass over the casts. ``moved_up`` / ``moved_down``: the casts a move has made, towards the operand or
+    towards the gradient's end; a cast moves on only the way it came (the two moves undo each other)."""
     moved = 0
     for cast in list(graph.find_nodes(op="call_function", target=_CONVERT)):
         src = cast.args[0]
-        if _is_call(src, _LAYOUT_OPS) and cast.users and all(_is_call(u, _OPERAND_USERS) for u in cast.users):
+        operand_cast = (_is_call(src, _LAYOUT_OPS) and all(_is_call(u, _OPERAND_USERS) for u in cast.users)) or (
+            _is_call(src, _RESHAPES) and not _is_compute_result(src) and _feeds_operands(cast))
+        if operand_cast and cast not in moved_down:
             # convert(layout(x)) -> layout(convert(x))
             last = cast  # the pair's second node, whose uses the new pair takes over
             x, outer_target, outer_args = src.args[0], src.target, src.args[1:]
             inner_target, inner_args = _CONVERT, cast.args[1:]
             inner_kwargs, outer_kwargs = cast.kwargs, src.kwargs
-        elif _is_compute_result(src) and len(cast.users) == 1 and _is_call(next(iter(cast.users)), _LAYOUT_OPS):
+        elif (_is_compute_result(src) and len(cast.users) == 1
+              and _is_call(next(iter(cast.users)), (*_LAYOUT_OPS, *_RESHAPES)) and cast not in moved_up):
             # layout(convert(y)) -> convert(layout(y))
             last = next(iter(cast.users))
             x, outer_target, outer_args = src, _CONVERT, cast.args[1:]
@@ -110,6 +140,10 @@ def casts_outside_layout_ops(graph: torch.fx.Graph) -> int:
                     node.meta["val"] = node.target(*map_arg(node.args, lambda a: a.meta["val"]), **node.kwargs)
         outer.meta.update({k: v for k, v in last.meta.items() if k != "val"})
         last.replace_all_uses_with(outer)
+        if inner.target is _CONVERT:
+            moved_up.add(inner)
+        else:
+            moved_down.add(outer)
         moved += 1
     if moved:
         graph.eliminate_dead_code()

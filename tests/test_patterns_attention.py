@@ -178,6 +178,41 @@ def test_backward_reuses_the_forwards_views():
     assert merge_repeated_views(inference.graph) == 0
 
 
+def test_casts_cross_reshapes_between_a_matmul_and_its_operands():
+    """BLOOM under autocast: the casts of baddbmm's operands, made after the reshapes that fold the heads into the
+    batch, move before them (to q itself), and the cast of a scaled gradient ``bmm * alpha`` moves after the view back
+    to 4-D; a cast after a reshape that feeds no matmul stays. Values and strides are unchanged."""
+    from inductor_conv.patterns.autocast import casts_outside_layout_ops
+
+    aten, cast = torch.ops.aten, torch.ops.prims.convert_element_type.default
+    bf16, fp32 = torch.bfloat16, torch.float32
+
+    def f(q, k, bias, w):
+        q3 = cast(aten.view.default(aten.clone.default(q, memory_format=torch.contiguous_format), [6, 5, 4]), bf16)
+        kt = cast(aten.permute.default(aten.view.default(k, [6, 5, 4]), [0, 2, 1]), bf16)
+        s = aten.baddbmm.default(cast(bias, bf16), q3, kt, beta=1.0, alpha=0.5)
+        dq = aten.view.default(cast(aten.mul.Scalar(aten.bmm.default(s, q3), 0.5), fp32), [2, 3, 5, 4])
+        other = aten.sin.default(cast(aten.view.default(w, [6]), bf16))  # feeds no matmul
+        return dq, other
+
+    def cast_inputs(gm):
+        return [n.args[0].target if n.args[0].op == "call_function" else n.args[0].op
+                for n in gm.graph.nodes if n.op == "call_function" and n.target is cast]
+
+    q = torch.randn(2, 5, 3, 4).transpose(1, 2)  # (2, 3, 5, 4) with BLOOM's strides: its reshape copies
+    k, bias, w = torch.randn(2, 3, 5, 4), torch.randn(6, 1, 5), torch.randn(2, 3)
+    gm = make_fx(f)(q, k, bias, w)
+    assert casts_outside_layout_ops(gm.graph) == 5
+    gm.recompile()
+    # q's cast before its clone, k's before its view (then the transpose), the bias's unmoved (no reshape before
+    # it), the gradient's after its view, and w's unmoved
+    assert sorted(map(str, cast_inputs(gm))) == sorted(map(str, [
+        "placeholder", "placeholder", "placeholder", aten.view.default, aten.view.default])), cast_inputs(gm)
+    for got, want in zip(gm(q, k, bias, w), f(q, k, bias, w)):
+        assert got.stride() == want.stride() and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
 def test_round_trip_casts_are_removed_only_when_exact():
     """bf16 -> fp32 -> bf16 is the identity and goes; fp32 -> bf16 -> fp32 rounds and bf16 -> fp16 -> bf16 may
     overflow or round: both stay."""

@@ -170,6 +170,20 @@ def _alibi_then_mask(m, q, k, v, mask):  # a fixed per-head linear bias (a buffe
     return merge(torch.matmul(w, v))
 
 
+def _bloom(m, q, k, v, mask):
+    """HF BLOOM: the ALiBi bias as (B·H, 1, S) through ``baddbmm`` on (B·H)-batched scores, viewed as (B, H, S, S)
+    for the mask, fp32 softmax, dropout, viewed back for the bmm with v."""
+    q, k, v = heads(q, k, v)
+    b, h, s, d = q.shape
+    alibi = m.alibi.expand(b, h, 1, s).reshape(b * h, 1, s)
+    w = alibi.baddbmm(batch1=q.reshape(b * h, s, d), batch2=k.reshape(b * h, s, d).transpose(-1, -2), beta=1.0,
+                      alpha=m.scaling)
+    w = w.view(b, h, s, -1) + mask
+    p = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    p = F.dropout(p, p=m.p, training=m.training)
+    return merge(torch.bmm(p.view(b * h, s, -1), v.reshape(b * h, s, d)).view(b, h, s, d))
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -277,6 +291,19 @@ def _hidden_with_empty_row(*shape):
     return build
 
 
+def _causal_left_padding():
+    """HF's causal mask with left padding (B, 1, S, S), 0 / finfo.min: batch 0's first two keys are padding, so its
+    first two query rows see no key (eager's softmax of an all-finfo.min row is uniform). bf16's finfo.min, which
+    float32 holds exactly, so the bf16 cases get HF's bf16 mask (float32's min rounds to -inf in bf16)."""
+
+    def build():
+        keep = torch.ones(S, S, dtype=torch.bool).tril().expand(B, 1, S, S).clone()
+        keep[0, ..., :2] = False
+        return torch.zeros(B, 1, S, S).masked_fill(~keep, torch.finfo(torch.bfloat16).min)
+
+    return build
+
+
 def _right_padding():
     """GPT-2 padding mask (B, 1, 1, S): 0 or finfo.min for the last two keys of batch 0."""
 
@@ -311,6 +338,7 @@ RECOGNISED = {
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
+    "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

@@ -72,6 +72,10 @@ MODELS = {
     # copies, a per-head part and a part one head shares with all; q/k head dim 8 + 8 equal to v's 16 (the op takes
     # one head dim); the layer types keep its linear-attention (KDA) layers out
     "kimi_linear": (_kimi_linear, dict(attention=1, causal_conv1d=0), {}),
+    # BLOOM: ALiBi as a (B·H, 1, S) bias through baddbmm on (B·H)-batched scores, viewed to 4-D for the mask (the
+    # capability patterns/attention_alibi.py), with a padding mask. (Left padding, rows that see no key, is
+    # attention_forms_cases' bloom_alibi_baddbmm: HF BLOOM in float64, the autocast test's reference, gives NaN there.)
+    "bloom": (lambda: _causal_lm("bloom"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

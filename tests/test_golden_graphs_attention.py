@@ -592,6 +592,71 @@ class Graph:
         return (view_6,)
 """)
 
+    def test_bloom_alibi_baddbmm_inference(self):
+        self.assertExpectedInline(recognised("bloom_alibi_baddbmm", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[1, 4, 1, 8]", arg4_1: "f32[3, 1, 8, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        expand: "f32[3, 4, 1, 8]" = torch.ops.aten.expand.default(arg3_1, [3, 4, 1, 8]);  arg3_1 = None
+        clone: "f32[3, 4, 1, 8]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 1, 8]" = torch.ops.aten.view.default(clone, [12, 1, 8]);  clone = None
+        expand_default: "f32[12, 8, 8]" = torch.ops.aten.expand.default(view, [12, 8, 8]);  view = None
+        view_default: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(expand_default, [3, 4, 8, 8]);  expand_default = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(view_default, arg4_1);  view_default = arg4_1 = None
+        expand_default_1: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default_1, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = expand_default_1 = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        clone_default: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(getitem, memory_format = torch.contiguous_format);  getitem = None
+        view_default_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_default, [12, 8, 16]);  clone_default = None
+        view_6: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default_1, [3, 4, 8, 16]);  view_default_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_6, [0, 2, 1, 3]);  view_6 = None
+        clone_5: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_7: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_5, [3, 8, 64]);  clone_5 = None
+        return (view_7,)
+""")
+
+    def test_bloom_alibi_baddbmm_training(self):
+        self.assertExpectedInline(recognised("bloom_alibi_baddbmm", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[1, 4, 1, 8]"; primals_5: "f32[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand: "f32[3, 4, 1, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 1, 8]);  primals_4 = None
+        clone: "f32[3, 4, 1, 8]" = torch.ops.aten.clone.default(expand, memory_format = torch.contiguous_format);  expand = None
+        view: "f32[12, 1, 8]" = torch.ops.aten.view.default(clone, [12, 1, 8]);  clone = None
+        expand_default: "f32[12, 8, 8]" = torch.ops.aten.expand.default(view, [12, 8, 8]);  view = None
+        view_default: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(expand_default, [3, 4, 8, 8]);  expand_default = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(view_default, primals_5);  view_default = primals_5 = None
+        expand_default_1: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default_1, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        clone_default: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(getitem, memory_format = torch.contiguous_format)
+        view_default_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_default, [12, 8, 16]);  clone_default = None
+        view_6: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default_1, [3, 4, 8, 16]);  view_default_1 = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_6, [0, 2, 1, 3]);  view_6 = None
+        clone_5: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_7: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_5, [3, 8, 64]);  clone_5 = None
+        view_8: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_8, [0, 2, 1, 3]);  view_8 = None
+        clone_6: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_9: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_6, [12, 8, 16]);  clone_6 = None
+        view_default_2: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_9, [3, 4, 8, 16]);  view_9 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(view_default_2, permute, permute_1, permute_2, expand_default_1, getitem, getitem_1, 0.0, False, 0.25, None, False, True);  view_default_2 = permute = permute_1 = permute_2 = expand_default_1 = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_7, permute_13, permute_12, permute_11, None, None], self._out_spec)
+""")
+
     def test_bmm_additive_mask_inference(self):
         self.assertExpectedInline(recognised("bmm_additive_mask", train=False), """\
 class Graph:

@@ -1,0 +1,233 @@
+"""Rewrite BLOOM's attention (an ALiBi bias through ``baddbmm``, scores viewed between 3-D and 4-D) into
+``torch.ops.inductor_conv.attention_fwd``.
+
+HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
+
+    q3 = q.reshape(B * H, Sq, D); k3 = k.reshape(B * H, Sk, D).transpose(-1, -2); v3 = v.reshape(B * H, Sk, D)
+    s = alibi.baddbmm(batch1=q3, batch2=k3, beta=1.0, alpha=1 / sqrt(D))    # alibi (B·H, 1, Sk)
+    s = s.view(B, H, Sq, Sk) + attention_mask                              # mask (B, 1, Sq, Sk), 0 / finfo.min
+    p = dropout(softmax(s, dim=-1, dtype=float32).to(q.dtype))
+    o3 = torch.bmm(p.view(B * H, Sq, Sk), v3)                             # (B·H, Sq, D)
+
+The scores are ``alpha·q kᵀ + alibi + mask``: attention with scale ``alpha`` and one additive mask, the sum of the
+ALiBi bias (viewed as (B, H, Sq or 1, Sk)) and the mask. The replacement adds the two (ALiBi varies with (b, h, key),
+the mask with (b, query, key), so their sum is a (B, H, Sq, Sk) tensor in their dtype) and calls the op on the 4-D
+q, k, v; its output, viewed back as (B·H, Sq, D), is the match's. The sum rounds where eager's bf16 scores round
+anyway: a 0 / finfo.min mask adds to ALiBi exactly.
+
+A capability of its own (not a form of ``attention_forms.py``): its search function reshapes 4-D inputs to 3-D and
+its pattern contains ``baddbmm``, so it is registered only when a graph holds one (graph_pass.CAPABILITIES), and
+its shipped patterns have their own file and key (Note [pattern cache]). It shares the attention rewrite's
+widening (``relax``: optional layout copies, dtype converts, dropout and gradients), most of its predicates, its
+counter (``counters()["attention"]``) and its partial-gradient handling (Note [partial gradients] in attention.py).
+
+What the pattern ignores and ``_all_hold`` proves: ``beta == 1`` and a positive finite ``alpha``
+(``baddbmm_scaled_scores``); every reshape in the match splits or merges exactly the (B, H) dims of q, k, v, the
+scores and the probabilities (``reshapes_split_batch_heads``); the ALiBi bias broadcasts to the 3-D scores
+(``alibi_supported``); and the attention rewrite's own checks (softmax over the last dim, kᵀ, the mask, dropout,
+no user outside the match).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+import torch.nn.functional as F
+
+from inductor_conv._compat import (
+    FakeTensorMode,
+    fwd_only,
+    gen_pattern,
+    joint_fwd_bwd,
+    register_replacement,
+    tracing,
+    unset_fake_temporarily,
+)
+from inductor_conv.patterns import attention_checks as checks
+from inductor_conv.patterns.attention import _ACCEPTED, REGISTERED, SENTINELS, _tracing
+from inductor_conv.patterns.attention_checks import _known, _nodes, _same_shape, _shape, _val
+from inductor_conv.patterns.attention_forms import _SEED_HIGH
+from inductor_conv.patterns.attention_relax import relax
+from inductor_conv.patterns.pattern_cache import PatternCache
+from inductor_conv.patterns.rewrite_log import predicate
+
+aten = torch.ops.aten
+
+# baddbmm's alpha joins the attention rewrite's sentinels (attention.SENTINELS): a float equal to it in the trace
+# becomes KeywordArg("alpha"), in the forward's baddbmm and in the backward's ``* alpha`` alike.
+_SENTINELS = {"alpha": 0.337711, "dropout_p": SENTINELS["dropout_p"]}
+ARGNAMES = ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p")
+# Example shapes (as attention.py's): sizes distinct enough that the trace keeps every op.
+_B, _H, _S, _D = 2, 4, 8, 16
+
+
+def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    """HF BLOOM's attention (module docstring); ``upcast``: the softmax in fp32, cast back."""
+    B, H, Sq, D = query.shape
+    Sk = key.shape[-2]
+    q = query.reshape(B * H, Sq, D)
+    k = key.reshape(B * H, Sk, D).transpose(-1, -2)
+    v = value.reshape(B * H, Sk, value.shape[-1])
+    s = alibi.baddbmm(q, k, beta=1.0, alpha=alpha)
+    s = s.view(B, H, Sq, Sk) + mask
+    if upcast:
+        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
+    else:
+        p = F.softmax(s, dim=-1)
+    p = F.dropout(p, dropout_p)  # optional in the relaxed pattern: dropout_p = 0 when the graph has none
+    return torch.bmm(p.view(B * H, Sq, Sk), v)
+
+
+def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    B, H, Sq, _ = query.shape
+    Sk = key.shape[-2]
+    # (B·H, Sq or 1, Sk) -> (B, H, Sq, Sk): the expand broadcasts, the view splits dim 0 (always a view)
+    bias = alibi.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
+    attn_mask = (bias + mask).expand(B, H, Sq, Sk)
+    seed = None
+    if dropout_p > 0.0:
+        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
+    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
+                                                   float(alpha), seed)
+    return out.reshape(B * H, Sq, value.shape[-1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Predicates of this form (the attention rewrite's are in attention_checks.py)
+# ---------------------------------------------------------------------------------------------------------------
+@predicate
+def baddbmm_scaled_scores(match) -> bool:
+    """The scores are ``baddbmm(alibi, q, kᵀ)`` with beta 1 and alpha a positive finite number (the op's scale);
+    another beta scales the bias, which the op cannot express."""
+    alpha = match.kwargs.get("alpha")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0.0 < alpha < math.inf:
+        return False
+    nodes = _nodes(match, aten.baddbmm.default)
+    return len(nodes) == 1 and nodes[0].kwargs.get("beta", 1) == 1 and nodes[0].kwargs.get("alpha") == alpha
+
+
+@predicate
+def reshapes_split_batch_heads(match) -> bool:
+    """q, k and v are (B, H, S, D) with one H (no GQA here), every 3-D reshape in the match is (B·H, x, y) of a
+    4-D (B, H, x, y) and every 4-D one (B, H, x, y) of a 3-D (B·H, x, y): the views merge or split the batch and
+    head dims and nothing else; the softmax runs on (B, H, Sq, Sk) and the output is (B·H, Sq, D_v)."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    if not (q.dim() == k.dim() == v.dim() == 4 and _same_shape(k.shape[:2], q.shape[:2])
+            and _same_shape(v.shape[:3], k.shape[:3])):
+        return False
+    B, H, Sq, _ = q.shape
+    Sk = k.shape[-2]
+    for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+        src, dst = _shape(node.args[0]), _shape(node)
+        if len(src) == 4 and len(dst) == 3:
+            ok = _same_shape(src[:2], (B, H)) and _same_shape(dst, (B * H, *src[2:]))
+        elif len(src) == 3 and len(dst) == 4:
+            ok = _same_shape(dst[:2], (B, H)) and _same_shape(src, (B * H, *dst[2:]))
+        else:
+            ok = _same_shape(src, dst)  # a backward view that keeps the shape
+        if not ok:
+            return False
+    amaxes = _nodes(match, aten.amax.default)
+    out = match.output_nodes()[0]
+    return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), (B, H, Sq, Sk)) for a in amaxes)
+            and _same_shape(_shape(out), (B * H, Sq, v.shape[-1])))
+
+
+@predicate
+def alibi_supported(match) -> bool:
+    """The ALiBi bias is a floating tensor on q's device, 1-3 dims, that broadcasts to the (B·H, Sq, Sk) scores
+    without growing them, and needs no gradient (BLOOM builds it from the attention mask)."""
+    q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
+    if not (isinstance(alibi, torch.Tensor) and alibi.is_floating_point() and alibi.device == q.device
+            and 1 <= alibi.dim() <= 3 and not alibi.requires_grad):
+        return False
+    scores = (q.shape[0] * q.shape[1], q.shape[2], k.shape[-2])
+    return all(_known(a == s) or _known(a == 1) for a, s in zip(reversed(alibi.shape), reversed(scores)))
+
+
+@predicate
+def masks_broadcast_to_scores(match) -> bool:
+    """The mask is a floating tensor on q's device that broadcasts to the (B, H, Sq, Sk) scores without growing
+    them (attention_checks.masks_supported): an additive mask, added to the bias as eager adds it to the scores."""
+    return checks.masks_supported(match) and _val(match, "mask").is_floating_point()
+
+
+def _all_hold(match) -> bool:
+    from inductor_conv.heuristics.attention import template_pays
+
+    predicates = [checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
+                  reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores,
+                  checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
+                  checks.gradients_shaped_like_inputs, checks.no_outside_users, checks.dropout_consistent]
+    if not all(p(match) for p in predicates):
+        return False
+    return template_pays(_val(match, "query").shape[-1], False, dense_mask=True)
+
+
+def _extra_check(match) -> bool:
+    if not _all_hold(match):
+        return False
+    _ACCEPTED.gradients = checks.gradients_present(match)  # for _tracing (Note [partial gradients])
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Variants and registration
+# ---------------------------------------------------------------------------------------------------------------
+def variants():
+    """(name, upcast, training): the fp32 softmax (BLOOM's) and the plain one differ only in half training."""
+    for training in (True, False):
+        for upcast in (True, False) if training else (True,):
+            yield "_".join(filter(None, ("bloom_alibi_baddbmm", upcast and "fp32_softmax",
+                                         "training" if training else "inference"))), upcast, training
+
+
+def _example_inputs(training: bool) -> list:
+    """float16 (the trace gets half graphs' converts), q/k/v transposed views (B, S, H, D) -> (B, H, S, D) (it gets
+    the reshapes' copies; ``relax`` makes both optional), BLOOM's bias and mask shapes; no sentinel scalars."""
+    half = torch.float16
+
+    def heads():
+        return torch.empty(_B, _S, _H, _D, dtype=half).transpose(1, 2).requires_grad_(training)
+
+    return [heads(), heads(), heads(), torch.empty(_B * _H, 1, _S, dtype=half),
+            torch.empty(_B, 1, _S, _S, dtype=half)]
+
+
+def _bound(fn, upcast: bool):
+    def bound(query, key, value, alibi, mask, alpha, dropout_p):
+        return fn(query, key, value, alibi, mask, alpha, dropout_p, upcast=upcast)
+
+    bound.__name__ = f"{fn.__name__}{'_fp32_softmax' if upcast else ''}"
+    return bound
+
+
+@functools.cache
+def register(pass_dict) -> None:
+    """Trace every variant once (or rebuild it from the shipped file) and register it into ``pass_dict``; as
+    attention.register."""
+    cache = PatternCache("attention_alibi")
+    with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
+        for i, (name, upcast, training) in enumerate(variants()):
+            search = _bound(alibi_baddbmm_search, upcast)
+            replace = _bound(alibi_baddbmm_replacement, upcast)
+            trace_fn = joint_fwd_bwd if training else fwd_only
+            example_inputs = _example_inputs(training)
+            traced = cache.pattern(f"{i}:{name}",
+                                   lambda: gen_pattern(search, example_inputs, trace_fn, _SENTINELS))
+            pattern = relax(traced)
+            registered = register_replacement(
+                search,
+                replace,
+                example_inputs,
+                _tracing(trace_fn, replace),
+                pass_dict,
+                extra_check=_extra_check,
+                scalar_workaround=_SENTINELS,
+                search_fn_pattern=pattern,
+                skip_duplicates=True,
+            )
+            if registered:
+                REGISTERED[id(pattern)] = name
+    cache.save()

@@ -1,0 +1,97 @@
+"""HF BLOOM's attention, ALiBi through ``baddbmm`` on scores viewed between 3-D and 4-D (patterns/attention_alibi.py).
+
+The recognised case ``bloom_alibi_baddbmm`` also runs with every other form in test_patterns_attention.py (static and
+dynamic shapes, bf16, autocast) and its graphs are pinned in test_golden_graphs_attention.py; the HF model runs in
+test_hf_models.py. Here: dropout replayed from one keep mask in the forward and the backward (against a float64
+reconstruction), and the spellings the rewrite must leave alone, each still computing eager's values.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from attention_forms_cases import B, D, H, P_DROP, S, Attention, _bloom, _causal_left_padding, heads, merge, one_hot_probe
+from attention_forms_checks import run_and_compare
+from helpers import compile_and_run, ops_in
+
+
+
+def _bloom_like(beta=1.0, return_weights=False):
+    """_bloom with another baddbmm beta, or returning the probabilities as well (BLOOM's layer returns them)."""
+
+    def spelling(m, q, k, v, mask):
+        q, k, v = heads(q, k, v)
+        b, h, s, d = q.shape
+        alibi = m.alibi.expand(b, h, 1, s).reshape(b * h, 1, s) if m.bias is None else m.bias
+        w = alibi.baddbmm(q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(-1, -2), beta=beta,
+                          alpha=m.scaling)
+        p = F.softmax(w.view(b, h, s, -1) + mask, dim=-1, dtype=torch.float32).to(q.dtype)
+        o = merge(torch.bmm(p.view(b * h, s, -1), v.reshape(b * h, s, d)).view(b, h, s, d))
+        return (o, p) if return_weights else o
+
+    return spelling
+
+
+def _inputs():
+    torch.manual_seed(0)
+    return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), _causal_left_padding()()]
+
+
+def test_dropout_replays_one_keep_mask_forward_and_backward():
+    """v = one-hot rows (one_hot_probe), so O[..., :S] is the dropped, rescaled P itself: the keep mask read from it
+    must give, with float64 math, the output and the gradients of q, k and v (dS = P ∘ (dP' − rowsum(dP' ∘ P)),
+    dP' = keep ∘ dO vᵀ / (1 − p))."""
+    model = Attention(_bloom, p=P_DROP).train()
+    q, k, v = (x.requires_grad_() for x in one_hot_probe())
+    mask = _causal_left_padding()()
+    torch.manual_seed(123)
+    out, counts, graphs = compile_and_run(model, q, k, v, mask)
+    text = "".join(graphs)
+    assert counts["attention"] == 1 and ops_in(text) == ["attention_fwd", "attention_bwd"], text
+    assert f", {P_DROP}, False, " in text and "aten.randint.low" in text, text
+
+    qh, kh, vh = (x.detach().double().transpose(1, 2) for x in (q, k, v))
+    scale = 1 / math.sqrt(D)
+    alibi = model.alibi.double().expand(B, H, 1, S)
+    p = torch.softmax(qh @ kh.transpose(-2, -1) * scale + alibi + mask.double(), dim=-1)
+    kept = out.view(B, S, H, D).transpose(1, 2)[..., :S].double()
+    keep = kept != 0
+    visible = p > 1e-6  # where P is 0 (masked keys) the output cannot show the keep mask
+    # about 500 Bernoulli(1 - p) draws: std 0.022, so ±0.12 is > 5 sigma
+    assert abs(keep[visible].double().mean().item() - (1 - P_DROP)) < 0.12
+    torch.testing.assert_close(kept, p * keep / (1 - P_DROP), atol=1e-5, rtol=1e-5)
+
+    dy = torch.randn_like(out)
+    dq, dk, dv = torch.autograd.grad(out, (q, k, v), dy)
+    dyh = dy.double().view(B, S, H, D).transpose(1, 2)
+    dp = (dyh @ vh.transpose(-2, -1)) * keep / (1 - P_DROP)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    want = {"q": ds @ kh * scale, "k": ds.transpose(-2, -1) @ qh * scale,
+            "v": (p * keep / (1 - P_DROP)).transpose(-2, -1) @ dyh}
+    for got, name in ((dq, "q"), (dk, "k"), (dv, "v")):
+        torch.testing.assert_close(got.transpose(1, 2).double(), want[name], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_baddbmm_beta_other_than_one_is_left_alone(train):
+    # beta scales the bias: alpha·q kᵀ + beta·alibi is not the op's scores plus one mask the replacement builds
+    counts, graphs = run_and_compare(Attention(_bloom_like(beta=0.5)), _inputs(), train=train, dynamic=False)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))
+
+
+def test_probabilities_returned_are_left_alone():
+    model, args = Attention(_bloom_like(return_weights=True)), _inputs()
+    (out, weights), counts, graphs = compile_and_run(model, *args)
+    want_out, want_weights = model(*args)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))
+    torch.testing.assert_close(out, want_out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(weights, want_weights, atol=1e-5, rtol=1e-5)
+
+
+def test_learned_bias_is_left_alone():
+    # a bias that is trained gets its gradient from dS, which the op does not return
+    model = Attention(_bloom_like(), bias_shape=(B * H, 1, S))
+    counts, graphs = run_and_compare(model, _inputs(), train=True, dynamic=False)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))

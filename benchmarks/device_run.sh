@@ -3,7 +3,7 @@
 # its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
-# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap decode
+# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap sinks alibi decode
 # conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
@@ -19,7 +19,7 @@ ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
-STEPS=" ${STEPS:-tests overhead models conv attention masks softcap decode conv_update distributed demo} "
+STEPS=" ${STEPS:-tests overhead models conv attention masks softcap sinks alibi decode conv_update distributed demo} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
@@ -34,7 +34,8 @@ step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes,
 GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py tests/test_kernels_attention.py tests/test_mla.py
   tests/test_attention_decode.py tests/test_causal_conv1d_update.py tests/test_gpu_cudagraphs.py
   tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
-  tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py"
+  tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py
+  tests/test_attention_sinks.py"
 want tests && TAIL=30 step tests "${TESTS_LIMIT:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
   --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
@@ -49,6 +50,8 @@ want masks && TAIL=60 step masks "${MASKS_LIMIT:-240}" python3 benchmarks/attent
   ${MASKS_ARGS---quick}
 want softcap && TAIL=20 step softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/attention_softcap.py \
   ${SOFTCAP_ARGS---quick}
+want sinks && TAIL=20 step sinks "${SINKS_LIMIT:-120}" python3 benchmarks/attention_sinks.py ${SINKS_ARGS---quick}
+want alibi && TAIL=20 step alibi "${ALIBI_LIMIT:-120}" python3 benchmarks/attention_alibi.py ${ALIBI_ARGS---quick}
 want decode && TAIL=40 step decode "${DECODE_LIMIT:-120}" python3 benchmarks/attention_decode.py \
   --out "$OUT/decode.md" ${DECODE_ARGS:-}
 want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 benchmarks/conv_update.py \

@@ -1,14 +1,17 @@
-"""BLOOM's attention (ALiBi through baddbmm, patterns/attention_alibi.py): HF BLOOM's eager attention compiled by
-default Inductor and with the plugin, and SDPA given the same bias as a float mask (the eager alternative a user has:
-no fused ALiBi in SDPA), forward+backward wall ms (GPU ms beside it) and peak GiB, bf16.
+"""Attention with ALiBi as HF BLOOM (baddbmm) and HF MPT (a bias buffer, then masked_fill) write it
+(patterns/attention_alibi.py): the eager attention compiled by default Inductor and with the plugin, and SDPA given
+the same bias as a float mask (the eager alternative a user has: no fused ALiBi in SDPA), forward+backward wall ms
+(GPU ms beside it) and peak GiB, bf16.
 
     python benchmarks/attention_alibi.py [--quick]
 
-Shapes: bloom-560m's heads (16, head dim 64) and bloom-7b1's (32, head dim 128), HF's causal mask and ALiBi built
-once outside the layer (what each decoder layer of the model receives), dropout 0 (BLOOM's default) and 0.1.
+Shapes: bloom-560m's heads (16, head dim 64) and bloom-7b1's / mpt-7b's (32, head dim 128), HF's causal mask and
+ALiBi built once outside the layer (what each decoder layer of the model receives), dropout 0 (the models' default)
+and 0.1.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -31,6 +34,14 @@ def bloom_attention(q, k, v, alibi, mask, p):
     return torch.bmm(probs.view(B * H, S, -1), v.reshape(B * H, S, D))
 
 
+def mpt_attention(q, k, v, alibi, hidden, p):
+    """HF MPT's MptAttention.forward between the projections (transformers 5): alibi (H, 1, S), hidden bool."""
+    s = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5 + alibi
+    s = s.masked_fill(hidden, torch.finfo(q.dtype).min)
+    probs = F.dropout(F.softmax(s.float(), dim=-1).to(v.dtype), p=p, training=True)
+    return torch.matmul(probs, v)
+
+
 def bloom_alibi_and_mask(B, H, S, dtype):
     """HF's build_alibi_tensor (no padding: positions 0..S-1) and its causal mask, 0 / finfo.min."""
     base = 2 ** (-(2 ** -(math.log2(H) - 3)))
@@ -44,16 +55,21 @@ def bloom_alibi_and_mask(B, H, S, dtype):
 
 def main():
     args = parse_args(__doc__)
-    lines = ["| B H S D | p | impl | fwd+bwd ms | GPU ms | peak GiB | rewrites |", "|---|---|---|---|---|---|---|"]
+    lines = ["| model | B H S D | p | impl | fwd+bwd ms | GPU ms | peak GiB | rewrites |",
+             "|---|---|---|---|---|---|---|---|"]
     for B, H, S, D in pick(CASES, args):
         q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
-                   for _ in range(3))  # BLOOM's layout: heads split from one projection, then transposed
+                   for _ in range(3))  # the models' layout: heads split from one projection, then transposed
         alibi, mask = bloom_alibi_and_mask(B, H, S, torch.bfloat16)
-        do = torch.randn(B * H, S, D, device="cuda", dtype=torch.bfloat16)
-        for p in DROPOUTS:
+        hidden = mask != 0
+        bias = alibi.view(B, H, 1, S) + mask  # the float mask SDPA needs, made once outside the timing
+        models = {"BLOOM": (bloom_attention, (alibi, mask), lambda o: o.view(B, H, S, D)),
+                  "MPT": (mpt_attention, (alibi.view(B, H, 1, S)[0], hidden), lambda o: o)}
+        do = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+        for (model, (attention, inputs, as_4d)), p in itertools.product(models.items(), DROPOUTS):
             def timed(name, fn, rewrites=""):
                 def step():
-                    torch.autograd.grad(fn(), (q, k, v), do)
+                    torch.autograd.grad(as_4d(fn()), (q, k, v), do)
 
                 try:
                     torch.cuda.reset_peak_memory_stats()
@@ -62,24 +78,20 @@ def main():
                     row = f"{wall:.3f} | {gpu:.3f} | {peak:.2f}"
                 except Exception as e:  # a failing variant is a row, not the end of the run
                     row = f"failed: {type(e).__name__}: {str(e)[:80]} | - | -"
-                line = f"| {B} {H} {S} {D} | {p} | {name} | {row} | {rewrites} |"
+                line = f"| {model} | {B} {H} {S} {D} | {p} | {name} | {row} | {rewrites} |"
                 print(line, flush=True)
                 lines.append(line)
 
             for plugin in (False, True):
-                fn = compile_with_plugin(bloom_attention, plugin=plugin)
-                fn(q, k, v, alibi, mask, p)
+                fn = compile_with_plugin(attention, plugin=plugin)
+                fn(q, k, v, *inputs, p)
                 name = "compiled, plugin" if plugin else "compiled, default Inductor"
-                timed(name, lambda: fn(q, k, v, alibi, mask, p),
+                timed(name, lambda: fn(q, k, v, *inputs, p),
                       str(inductor_conv.counters()["attention"]) if plugin else "")
             torch._dynamo.reset()
-            bias = alibi.view(B, H, 1, S) + mask  # the float mask SDPA needs, made once outside the timing
-
-            def sdpa():
-                o = F.scaled_dot_product_attention(q, k, v, bias, dropout_p=p)
-                return o.reshape(B * H, S, D)
-
-            timed("SDPA, ALiBi + mask as a float mask", sdpa)
+            if model == "BLOOM":
+                timed("SDPA, ALiBi + mask as a float mask",
+                      lambda: F.scaled_dot_product_attention(q, k, v, bias, dropout_p=p))
     write_table(lines, args.out)
 
 

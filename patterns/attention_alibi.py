@@ -1,4 +1,4 @@
-"""Rewrite BLOOM's attention (an ALiBi bias through ``baddbmm``, scores viewed between 3-D and 4-D) into
+"""Rewrite attention with an ALiBi bias in the spellings of HF BLOOM and MPT into
 ``torch.ops.inductor_conv.attention_fwd``.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
@@ -15,22 +15,36 @@ the mask with (b, query, key), so their sum is a (B, H, Sq, Sk) tensor in their 
 q, k, v; its output, viewed back as (B·H, Sq, D), is the match's. The sum rounds where eager's bf16 scores round
 anyway: a 0 / finfo.min mask adds to ALiBi exactly.
 
-A capability of its own (not a form of ``attention_forms.py``): its search function reshapes 4-D inputs to 3-D and
-its pattern contains ``baddbmm``, so it is registered only when a graph holds one (graph_pass.CAPABILITIES), and
-its shipped patterns have their own file and key (Note [pattern cache]). It shares the attention rewrite's
-widening (``relax``: optional layout copies, dtype converts, dropout and gradients), most of its predicates, its
+HF MPT (``MptAttention.forward``; mpt-7b, mpt-30b) adds its ALiBi buffer (H, 1, Sk) to the scaled 4-D scores and then
+hides keys with ``masked_fill(mask, finfo.min)`` (a bool mask, True = hidden)::
+
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale + position_bias
+    p = dropout(softmax(s.masked_fill(mask, finfo.min).float(), dim=-1).to(v.dtype))
+    o = torch.matmul(p, v)
+
+The op's mask is the bias where a key is visible and -inf where hidden. A row whose keys are all hidden gets, as in
+eager, a uniform softmax and no gradient to its scores: its q is zeroed and its mask row is 0 (Note [finite fill] in
+attention_forms.py, which this extends to a bias).
+
+A capability of its own (not forms of ``attention_forms.py``): BLOOM's search function reshapes 4-D inputs to 3-D and
+holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note [pattern cache]), so
+adding them left the attention table's shipped patterns valid. It shares the attention rewrite's widening
+(``relax``: optional layout copies, dtype converts, dropout, scale spellings and gradients), its predicates, its
 counter (``counters()["attention"]``) and its partial-gradient handling (Note [partial gradients] in attention.py).
 
-What the pattern ignores and ``_all_hold`` proves: ``beta == 1`` and a positive finite ``alpha``
-(``baddbmm_scaled_scores``); every reshape in the match splits or merges exactly the (B, H) dims of q, k, v, the
-scores and the probabilities (``reshapes_split_batch_heads``); the ALiBi bias broadcasts to the 3-D scores
-(``alibi_supported``); and the attention rewrite's own checks (softmax over the last dim, kᵀ, the mask, dropout,
-no user outside the match).
+What the patterns ignore and the checks prove, besides the attention rewrite's own (softmax over the last dim, kᵀ,
+dropout, the fill, no user outside the match): for BLOOM ``beta == 1`` and a positive finite ``alpha``
+(``baddbmm_scaled_scores``), every reshape in the match splits or merges exactly the (B, H) dims of q, k, v, the
+scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcasts to the 3-D scores
+(``alibi_supported``); for MPT the bias is a float tensor and the mask a bool one, each broadcasting to the scores
+(``bias_and_hidden_supported``). A bias that requires grad is left alone (its gradient would come from dS).
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -47,7 +61,7 @@ from inductor_conv._compat import (
 from inductor_conv.patterns import attention_checks as checks
 from inductor_conv.patterns.attention import _ACCEPTED, REGISTERED, SENTINELS, _tracing
 from inductor_conv.patterns.attention_checks import _known, _nodes, _same_shape, _shape, _val
-from inductor_conv.patterns.attention_forms import _SEED_HIGH
+from inductor_conv.patterns.attention_forms import SCALE_MUL, _SEED_HIGH, _apply_scale, _op_scale
 from inductor_conv.patterns.attention_relax import relax
 from inductor_conv.patterns.pattern_cache import PatternCache
 from inductor_conv.patterns.rewrite_log import predicate
@@ -56,8 +70,7 @@ aten = torch.ops.aten
 
 # baddbmm's alpha joins the attention rewrite's sentinels (attention.SENTINELS): a float equal to it in the trace
 # becomes KeywordArg("alpha"), in the forward's baddbmm and in the backward's ``* alpha`` alike.
-_SENTINELS = {"alpha": 0.337711, "dropout_p": SENTINELS["dropout_p"]}
-ARGNAMES = ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p")
+_SENTINELS = {"alpha": 0.337711, **SENTINELS}
 # Example shapes (as attention.py's): sizes distinct enough that the trace keeps every op.
 _B, _H, _S, _D = 2, 4, 8, 16
 
@@ -91,6 +104,37 @@ def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, 
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
                                                    float(alpha), seed)
     return out.reshape(B * H, Sq, value.shape[-1])
+
+
+def alibi_masked_fill_search(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *, upcast: bool):
+    """HF MPT's attention (module docstring)."""
+    s = _apply_scale(torch.matmul(query, key.transpose(-1, -2)), scale, scale_kind) + bias
+    s = s.masked_fill(hidden, fill)
+    if upcast:
+        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
+    else:
+        p = F.softmax(s, dim=-1)
+    p = F.dropout(p, dropout_p)
+    return torch.matmul(p, value)
+
+
+def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *,
+                                  upcast: bool):
+    query, op_scale = _op_scale(query, scale, scale_kind)
+    keep = ~hidden
+    attn_mask = torch.where(keep, bias, -math.inf)
+    if fill != -math.inf:  # Note [finite fill]: a row eager fills entirely is uniform, and passes no gradient to s
+        empty = ~keep.any(dim=-1, keepdim=True)
+        query = torch.where(empty, 0.0, query).to(query.dtype)
+        attn_mask = torch.where(empty, 0.0, attn_mask)
+    B, H, Sq, _ = query.shape
+    attn_mask = attn_mask.expand(B, H, Sq, key.shape[-2])
+    seed = None
+    if dropout_p > 0.0:
+        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
+    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
+                                                   float(op_scale), seed)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -153,52 +197,118 @@ def masks_broadcast_to_scores(match) -> bool:
     return checks.masks_supported(match) and _val(match, "mask").is_floating_point()
 
 
-def _all_hold(match) -> bool:
+def _broadcasts(m, shape) -> bool:
+    """m has at most len(shape) dims, each equal to shape's or 1 (it broadcasts to shape without growing it)."""
+    return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
+                                              for a, s in zip(reversed(m.shape), reversed(shape)))
+
+
+@predicate
+def bias_and_hidden_supported(match) -> bool:
+    """MPT: the bias is a floating tensor and the mask a bool one, both on q's device, each broadcasting to the
+    (B, H, Sq, Sk) scores without growing them; the bias needs no gradient (MPT's is a buffer)."""
+    q, k, bias, hidden = (_val(match, n) for n in ("query", "key", "bias", "hidden"))
+    scores = (*q.shape[:-1], k.shape[-2])
+    return (isinstance(bias, torch.Tensor) and bias.is_floating_point() and not bias.requires_grad
+            and isinstance(hidden, torch.Tensor) and hidden.dtype == torch.bool
+            and bias.device == hidden.device == q.device and _broadcasts(bias, scores) and _broadcasts(hidden, scores))
+
+
+# The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
+_COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
+           checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
+           checks.gradients_shaped_like_inputs, checks.no_outside_users)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forms, variants and registration
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AlibiForm:
+    name: str
+    search: object
+    replacement: object
+    argnames: tuple[str, ...]  # tensors, then bound scalars, then the sentinel scalars (as attention_forms.argnames)
+    predicates: tuple  # besides _COMMON and dropout_consistent
+    bias_shape: tuple  # of the example bias (the trace ignores it: the bias needs no gradient)
+    mask_dtype: torch.dtype  # of the example mask
+    # Training traces with a half bias and, where the model's bias can stay float32 in a half model (MPT builds its
+    # ALiBi in float32; autocast), with a float32 one: the scores are then float32 from the bias on, and the
+    # backward's cast to half sits after the masked_fill's where, not before it.
+    float32_bias: bool = False
+
+
+FORMS = (
+    AlibiForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement,
+              ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
+              (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
+              (_B * _H, 1, _S), torch.float16),
+    AlibiForm("mpt_alibi_masked_fill", alibi_masked_fill_search, alibi_masked_fill_replacement,
+              ("query", "key", "value", "bias", "hidden", "scale", "scale_kind", "fill", "dropout_p"),
+              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,
+               bias_and_hidden_supported, checks.fill_supported),
+              (_H, 1, _S), torch.bool, float32_bias=True),
+)
+
+
+def _all_hold(match, form: AlibiForm) -> bool:
     from inductor_conv.heuristics.attention import template_pays
 
-    predicates = [checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
-                  reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores,
-                  checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
-                  checks.gradients_shaped_like_inputs, checks.no_outside_users, checks.dropout_consistent]
-    if not all(p(match) for p in predicates):
+    if not all(p(match) for p in (*_COMMON, *form.predicates, checks.dropout_consistent)):
         return False
     return template_pays(_val(match, "query").shape[-1], False, dense_mask=True)
 
 
-def _extra_check(match) -> bool:
-    if not _all_hold(match):
-        return False
-    _ACCEPTED.gradients = checks.gradients_present(match)  # for _tracing (Note [partial gradients])
-    return True
+def _extra_check(form: AlibiForm):
+    def check(match) -> bool:
+        if not _all_hold(match, form):
+            return False
+        _ACCEPTED.gradients = checks.gradients_present(match)  # for _tracing (Note [partial gradients])
+        return True
+
+    return check
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Variants and registration
-# ---------------------------------------------------------------------------------------------------------------
 def variants():
-    """(name, upcast, training): the fp32 softmax (BLOOM's) and the plain one differ only in half training."""
-    for training in (True, False):
-        for upcast in (True, False) if training else (True,):
-            yield "_".join(filter(None, ("bloom_alibi_baddbmm", upcast and "fp32_softmax",
-                                         "training" if training else "inference"))), upcast, training
+    """(name, form, upcast, bias dtype, training): the fp32 softmax (both models') and the plain one, a half and a
+    float32 bias, differ only in half training (converts are optional in the relaxed pattern)."""
+    half = torch.float16
+    for form in FORMS:
+        for training in (True, False):
+            for upcast in (True, False) if training else (True,):
+                # float32 scores need the fp32 softmax's cast back before P @ v (a model without it cannot run)
+                wide = training and upcast and form.float32_bias
+                for bias_dtype in (half, torch.float32) if wide else (half,):
+                    name = "_".join(filter(None, (form.name, upcast and "fp32_softmax",
+                                                  bias_dtype != half and "fp32_bias",
+                                                  "training" if training else "inference")))
+                    yield name, form, upcast, bias_dtype, training
 
 
-def _example_inputs(training: bool) -> list:
+def _example_inputs(form: AlibiForm, training: bool, bias_dtype: torch.dtype) -> list:
     """float16 (the trace gets half graphs' converts), q/k/v transposed views (B, S, H, D) -> (B, H, S, D) (it gets
-    the reshapes' copies; ``relax`` makes both optional), BLOOM's bias and mask shapes; no sentinel scalars."""
+    the layout copies; ``relax`` makes both optional), the models' bias and mask shapes, a 0-d scale (relax finds
+    its KeywordArg); the sentinel scalars left out."""
     half = torch.float16
 
     def heads():
         return torch.empty(_B, _S, _H, _D, dtype=half).transpose(1, 2).requires_grad_(training)
 
-    return [heads(), heads(), heads(), torch.empty(_B * _H, 1, _S, dtype=half),
-            torch.empty(_B, 1, _S, _S, dtype=half)]
+    values = {"query": heads(), "key": heads(), "value": heads(), "scale": torch.tensor(2.0, dtype=half),
+              "scale_kind": SCALE_MUL, "mask": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype),
+              "hidden": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype)}
+    values["alibi"] = values["bias"] = torch.empty(form.bias_shape, dtype=bias_dtype)
+    return [values[n] for n in form.argnames if n not in _SENTINELS]
 
 
-def _bound(fn, upcast: bool):
-    def bound(query, key, value, alibi, mask, alpha, dropout_p):
-        return fn(query, key, value, alibi, mask, alpha, dropout_p, upcast=upcast)
+def _signature_fn(fn, form: AlibiForm, upcast: bool):
+    """``fn(..., upcast=upcast)`` with the form's argument names as its signature (register_replacement reads it)."""
 
+    def bound(*args):
+        return fn(*args, upcast=upcast)
+
+    bound.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                             for n in form.argnames])
     bound.__name__ = f"{fn.__name__}{'_fp32_softmax' if upcast else ''}"
     return bound
 
@@ -209,13 +319,13 @@ def register(pass_dict) -> None:
     attention.register."""
     cache = PatternCache("attention_alibi")
     with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for i, (name, upcast, training) in enumerate(variants()):
-            search = _bound(alibi_baddbmm_search, upcast)
-            replace = _bound(alibi_baddbmm_replacement, upcast)
+        for i, (name, form, upcast, bias_dtype, training) in enumerate(variants()):
+            search = _signature_fn(form.search, form, upcast)
+            replace = _signature_fn(form.replacement, form, upcast)
             trace_fn = joint_fwd_bwd if training else fwd_only
-            example_inputs = _example_inputs(training)
-            traced = cache.pattern(f"{i}:{name}",
-                                   lambda: gen_pattern(search, example_inputs, trace_fn, _SENTINELS))
+            example_inputs = _example_inputs(form, training, bias_dtype)
+            sentinels = {k: v for k, v in _SENTINELS.items() if k in form.argnames}
+            traced = cache.pattern(f"{i}:{name}", lambda: gen_pattern(search, example_inputs, trace_fn, sentinels))
             pattern = relax(traced)
             registered = register_replacement(
                 search,
@@ -223,8 +333,8 @@ def register(pass_dict) -> None:
                 example_inputs,
                 _tracing(trace_fn, replace),
                 pass_dict,
-                extra_check=_extra_check,
-                scalar_workaround=_SENTINELS,
+                extra_check=_extra_check(form),
+                scalar_workaround=sentinels,
                 search_fn_pattern=pattern,
                 skip_duplicates=True,
             )

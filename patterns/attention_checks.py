@@ -224,12 +224,17 @@ def masks_supported(match) -> bool:
 
 @predicate
 def fill_supported(match) -> bool:
-    """masked_fill/where fill with -inf or finfo(q dtype).min (Note [finite fill] in attention_forms.py). Another
-    finite fill is a score that may still get probability (exp(fill - max) > 0), which a mask cannot express."""
+    """masked_fill/where fill with -inf or finfo(q dtype).min, or float32's finfo.min where the filled scores are
+    float32 (a model's float32 mask under autocast; Note [finite fill] in attention_forms.py). Another finite fill
+    is a score that may still get probability (exp(fill - max) > 0), which a mask cannot express."""
     fill = match.kwargs.get("fill")
     if not isinstance(fill, (int, float)):
         return False
-    return fill == -math.inf or fill == torch.finfo(_val(match, "query").dtype).min
+    if fill == -math.inf or fill == torch.finfo(_val(match, "query").dtype).min:
+        return True
+    filled = _nodes(match, aten.where.self, aten.masked_fill.Scalar, aten.masked_fill.Tensor)
+    return fill == torch.finfo(torch.float32).min and bool(filled) and all(
+        node.meta["val"].dtype == torch.float32 for node in filled)
 
 
 @predicate

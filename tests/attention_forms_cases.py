@@ -184,6 +184,22 @@ def _bloom(m, q, k, v, mask):
     return merge(torch.bmm(p.view(b * h, s, -1), v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
+def _mpt(fill=None):
+    def spelling(m, q, k, v, hidden):
+        """HF MPT: the ALiBi buffer as (H, 1, S) added to the scaled scores, then ``masked_fill(hidden, fill)`` (a bool
+        mask, True = hidden; finfo(q.dtype).min by default), the softmax of ``.float()`` scores, dropout. (The
+        scores are widened to at least float32 rather than cast to it: the same graph for float32 and half models, and
+        the float64 reference keeps its own finfo.min, where float32 would turn it into -inf.)"""
+        q, k, v = heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.alibi[0]
+        s = s.masked_fill(hidden, torch.finfo(q.dtype).min if fill is None else fill)
+        s = s.to(torch.promote_types(s.dtype, torch.float32))
+        p = F.dropout(F.softmax(s, dim=-1).to(v.dtype), p=m.p, training=m.training)
+        return merge(torch.matmul(p, v))
+
+    return spelling
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -339,6 +355,8 @@ RECOGNISED = {
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),
+    "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

@@ -76,6 +76,9 @@ MODELS = {
     # capability patterns/attention_alibi.py), with a padding mask. (Left padding, rows that see no key, is
     # attention_forms_cases' bloom_alibi_baddbmm: HF BLOOM in float64, the autocast test's reference, gives NaN there.)
     "bloom": (lambda: _causal_lm("bloom"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # MPT: an ALiBi buffer (H, 1, S) added to the scaled scores, then masked_fill(bool mask, finfo.min)
+    "mpt": (lambda: _causal_lm("mpt", d_model=64, n_heads=4, n_layers=1, expansion_ratio=2, max_seq_len=64),
+            dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -1,9 +1,11 @@
-"""HF BLOOM's attention, ALiBi through ``baddbmm`` on scores viewed between 3-D and 4-D (patterns/attention_alibi.py).
+"""Attention with an ALiBi bias as HF BLOOM (``baddbmm`` on scores viewed between 3-D and 4-D) and HF MPT (a bias
+buffer, then ``masked_fill``) write it: patterns/attention_alibi.py.
 
-The recognised case ``bloom_alibi_baddbmm`` also runs with every other form in test_patterns_attention.py (static and
-dynamic shapes, bf16, autocast) and its graphs are pinned in test_golden_graphs_attention.py; the HF model runs in
-test_hf_models.py. Here: dropout replayed from one keep mask in the forward and the backward (against a float64
-reconstruction), and the spellings the rewrite must leave alone, each still computing eager's values.
+The recognised cases ``bloom_alibi_baddbmm`` and ``mpt_alibi_masked_fill`` also run with every other form in
+test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are pinned in
+test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one keep mask in
+the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must leave alone,
+each still computing eager's values.
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from attention_forms_cases import B, D, H, P_DROP, S, Attention, _bloom, _causal_left_padding, heads, merge, one_hot_probe
+from attention_forms_cases import (
+    B, D, H, P_DROP, S, Attention, _bloom, _causal_left_padding, _hidden, _mpt, heads, merge, one_hot_probe,
+)
 from attention_forms_checks import run_and_compare
 from helpers import compile_and_run, ops_in
 
@@ -39,13 +43,29 @@ def _inputs():
     return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), _causal_left_padding()()]
 
 
-def test_dropout_replays_one_keep_mask_forward_and_backward():
+def _bloom_scores(model, q, k, mask):
+    """BLOOM's scores in float64: q kᵀ / √D + ALiBi + the additive mask."""
+    return q @ k.transpose(-2, -1) / math.sqrt(D) + model.alibi.double().expand(B, H, 1, S) + mask.double()
+
+
+def _mpt_scores(model, q, k, hidden):
+    """MPT's scores in float64: q kᵀ / √D + ALiBi, hidden keys at float32's finfo.min."""
+    s = q @ k.transpose(-2, -1) / math.sqrt(D) + model.alibi.double()[0]
+    return s.masked_fill(hidden, torch.finfo(torch.float32).min)
+
+
+DROPOUT = {"bloom": (_bloom, _causal_left_padding(), _bloom_scores), "mpt": (_mpt(), _hidden(B, 1, S, S), _mpt_scores)}
+
+
+@pytest.mark.parametrize("spelling", list(DROPOUT))
+def test_dropout_replays_one_keep_mask_forward_and_backward(spelling):
     """v = one-hot rows (one_hot_probe), so O[..., :S] is the dropped, rescaled P itself: the keep mask read from it
     must give, with float64 math, the output and the gradients of q, k and v (dS = P ∘ (dP' − rowsum(dP' ∘ P)),
     dP' = keep ∘ dO vᵀ / (1 − p))."""
-    model = Attention(_bloom, p=P_DROP).train()
+    forward, build_mask, scores = DROPOUT[spelling]
+    model = Attention(forward, p=P_DROP).train()
     q, k, v = (x.requires_grad_() for x in one_hot_probe())
-    mask = _causal_left_padding()()
+    mask = build_mask()
     torch.manual_seed(123)
     out, counts, graphs = compile_and_run(model, q, k, v, mask)
     text = "".join(graphs)
@@ -54,13 +74,12 @@ def test_dropout_replays_one_keep_mask_forward_and_backward():
 
     qh, kh, vh = (x.detach().double().transpose(1, 2) for x in (q, k, v))
     scale = 1 / math.sqrt(D)
-    alibi = model.alibi.double().expand(B, H, 1, S)
-    p = torch.softmax(qh @ kh.transpose(-2, -1) * scale + alibi + mask.double(), dim=-1)
+    p = torch.softmax(scores(model, qh, kh, mask), dim=-1)
     kept = out.view(B, S, H, D).transpose(1, 2)[..., :S].double()
     keep = kept != 0
     visible = p > 1e-6  # where P is 0 (masked keys) the output cannot show the keep mask
-    # about 500 Bernoulli(1 - p) draws: std 0.022, so ±0.12 is > 5 sigma
-    assert abs(keep[visible].double().mean().item() - (1 - P_DROP)) < 0.12
+    # a few hundred Bernoulli(1 - p) draws: std <= 0.03, so ±0.15 is > 5 sigma
+    assert abs(keep[visible].double().mean().item() - (1 - P_DROP)) < 0.15
     torch.testing.assert_close(kept, p * keep / (1 - P_DROP), atol=1e-5, rtol=1e-5)
 
     dy = torch.randn_like(out)
@@ -94,4 +113,26 @@ def test_learned_bias_is_left_alone():
     # a bias that is trained gets its gradient from dS, which the op does not return
     model = Attention(_bloom_like(), bias_shape=(B * H, 1, S))
     counts, graphs = run_and_compare(model, _inputs(), train=True, dynamic=False)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))
+
+
+def _mpt_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), _hidden(B, 1, S, S)()]
+
+
+def test_mpt_fill_other_than_min_is_left_alone():
+    # a finite fill above finfo.min is a score that can still get probability: no mask expresses it
+    counts, graphs = run_and_compare(Attention(_mpt(-1e4)), _mpt_inputs(), train=False, dynamic=False)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))
+
+
+def test_mpt_learned_bias_is_left_alone():
+    def learned(m, q, k, v, hidden):  # MPT's spelling with a trained (H, 1, S) bias
+        q, k, v = heads(q, k, v)
+        s = (torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.bias).masked_fill(hidden, torch.finfo(q.dtype).min)
+        return merge(torch.matmul(F.softmax(s.float(), dim=-1).to(v.dtype), v))
+
+    counts, graphs = run_and_compare(Attention(learned, bias_shape=(H, 1, S)), _mpt_inputs(), train=True,
+                                     dynamic=False)
     assert counts["attention"] == 0 and not ops_in("".join(graphs))

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_alibi'
 TORCH = ('2.13',)  # the torch releases whose trace this is
-KEY = '2-b3d5998116eb93aca283a9f9'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-13635b9bd0b3c1b615ce532e'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -166,8 +166,266 @@ def _p2():  # 2:bloom_alibi_baddbmm_fp32_softmax_inference
     return output
 
 
+def _p3():  # 3:mpt_alibi_masked_fill_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('bias'))
+    where_self = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default, add_Tensor)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_3)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default_1, convert_element_type_default_4)
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, where_self_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_6, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p4():  # 4:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('bias'))
+    where_self = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default, add_Tensor, _users=2)
+    amax_default = CallFunction(aten.amax.default, where_self, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, where_self, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_1, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_3)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default_1, fma_default)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, where_self_1, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_6, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p5():  # 5:mpt_alibi_masked_fill_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('bias'))
+    where_self = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default, add_Tensor)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_3)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default_1, convert_element_type_default_5)
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, where_self_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_6, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p6():  # 6:mpt_alibi_masked_fill_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('bias'))
+    where_self = CallFunction(aten.where.self, KeywordArg('hidden'), scalar_tensor_default, add_Tensor)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
 PATTERNS = {
     '0:bloom_alibi_baddbmm_fp32_softmax_training': _p0,
     '1:bloom_alibi_baddbmm_training': _p1,
     '2:bloom_alibi_baddbmm_fp32_softmax_inference': _p2,
+    '3:mpt_alibi_masked_fill_fp32_softmax_training': _p3,
+    '4:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training': _p4,
+    '5:mpt_alibi_masked_fill_training': _p5,
+    '6:mpt_alibi_masked_fill_fp32_softmax_inference': _p6,
 }

@@ -53,16 +53,18 @@ def _feeds_operands(node) -> bool:
 
 
 def _is_compute_result(node) -> bool:
-    """A matmul's result (``bmm``: a 3-D matmul's own, ``view(bmm)``: a 4-D one's; ``bmm * c``, transposed or not:
-    baddbmm's backward scales its operands' gradients by alpha) or a convolution's input gradient
+    """A matmul's result (``bmm``: a 3-D matmul's own, ``view(bmm)``: a 4-D one's; ``bmm`` or ``bmm * c``
+    transposed: a gradient of kᵀ, scaled by alpha in baddbmm's backward) or a convolution's input gradient
     (``convolution_backward(...)[0]``)."""
     if _is_call(node, (aten.bmm.default,)):
         return True
     if _is_call(node, (aten.view.default,)):
         return _is_call(node.args[0], (aten.bmm.default,))
-    scaled = node.args[0] if _is_call(node, _TRANSPOSES) else node
-    if _is_call(scaled, (aten.mul.Scalar,)):
-        return _is_call(scaled.args[0], (aten.bmm.default,))
+    inner = node.args[0] if _is_call(node, _TRANSPOSES) else node
+    if _is_call(inner, (aten.mul.Scalar,)):
+        inner = inner.args[0]
+    if inner is not node and _is_call(inner, (aten.bmm.default,)):
+        return True
     return (_is_call(node, (_getitem,)) and node.args[1] == 0
             and _is_call(node.args[0], (aten.convolution_backward.default,)))
 

@@ -200,6 +200,23 @@ def _mpt(fill=None):
     return spelling
 
 
+def _xglm(m, q, k, v, mask):
+    """HF XGLM: q scaled by its projection, heads folded into the batch, the mask added on a 4-D view of the bmm
+    scores and clamped at finfo.min, softmax (in fp32 for fp16), two views (for the weights it can return),
+    dropout."""
+    q, k, v = heads(q * m.scaling, k, v)
+    b, h, s, d = q.shape
+    w = torch.bmm(q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2)).view(b, h, s, s) + mask
+    # (XGLM's full has the default dtype: float32 cannot hold the float64 reference's finfo.min)
+    w = torch.max(w, torch.full((), torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)).view(b * h, s, s)
+    if w.dtype == torch.float16:
+        p = F.softmax(w, dim=-1, dtype=torch.float32).to(torch.float16)
+    else:
+        p = F.softmax(w, dim=-1)
+    p = F.dropout(p.view(b, h, s, s).view(b * h, s, s), p=m.p, training=m.training)
+    return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -357,6 +374,7 @@ RECOGNISED = {
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
+    "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

@@ -73,12 +73,17 @@ MODELS = {
     # one head dim); the layer types keep its linear-attention (KDA) layers out
     "kimi_linear": (_kimi_linear, dict(attention=1, causal_conv1d=0), {}),
     # BLOOM: ALiBi as a (B·H, 1, S) bias through baddbmm on (B·H)-batched scores, viewed to 4-D for the mask (the
-    # capability patterns/attention_alibi.py), with a padding mask. (Left padding, rows that see no key, is
+    # capability patterns/attention_model_forms.py), with a padding mask. (Left padding, rows that see no key, is
     # attention_forms_cases' bloom_alibi_baddbmm: HF BLOOM in float64, the autocast test's reference, gives NaN there.)
     "bloom": (lambda: _causal_lm("bloom"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # MPT: an ALiBi buffer (H, 1, S) added to the scaled scores, then masked_fill(bool mask, finfo.min)
     "mpt": (lambda: _causal_lm("mpt", d_model=64, n_heads=4, n_layers=1, expansion_ratio=2, max_seq_len=64),
             dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # XGLM: heads folded into the batch, the mask added on a 4-D view of the bmm scores and clamped at finfo.min
+    # (its dropouts are float attributes, which build_model cannot switch off: the config does)
+    "xglm": (lambda: _causal_lm("xglm", d_model=64, num_layers=1, attention_heads=4, ffn_dim=128, dropout=0.0,
+                                attention_dropout=0.0, activation_dropout=0.0),
+             dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -54,7 +54,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
-           ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True)]
+           ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_recognised_dynamic(name, train, monkeypatch):
 
 
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
-        ("mpt_alibi_masked_fill", True)]
+        ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -96,7 +96,7 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("t5_learned_bias", True), ("t5_v5_bias_then_padding", True), ("hf_gpt2", True),
             ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True), ("bmm_masked_fill", True),
             ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True), ("bloom_alibi_baddbmm", True),
-            ("mpt_alibi_masked_fill", True)]
+            ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -282,7 +282,7 @@ def test_layouts_without_copies(layout, train):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["hf_llama_repeat_kv", "hf_gpt2", "nanogpt", "bloom_alibi_baddbmm",
-                                  "mpt_alibi_masked_fill"])
+                                  "mpt_alibi_masked_fill", "xglm_clamped_bmm"])
 def test_recognised_on_cuda_bf16(name):
     """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
     model, args = make_case(name, torch.bfloat16)

@@ -1,5 +1,5 @@
-"""Rewrite attention with an ALiBi bias in the spellings of HF BLOOM and MPT into
-``torch.ops.inductor_conv.attention_fwd``.
+"""Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
+cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's and MPT's ALiBi, XGLM's 3-D scores viewed to 4-D.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -26,9 +26,22 @@ The op's mask is the bias where a key is visible and -inf where hidden. A row wh
 eager, a uniform softmax and no gradient to its scores: its q is zeroed and its mask row is 0 (Note [finite fill] in
 attention_forms.py, which this extends to a bias).
 
-A capability of its own (not forms of ``attention_forms.py``): BLOOM's search function reshapes 4-D inputs to 3-D and
-holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note [pattern cache]), so
-adding them left the attention table's shipped patterns valid. It shares the attention rewrite's widening
+HF XGLM (``XGLMAttention.forward``; xglm-564M ... xglm-7.5B) folds the heads into the batch as BLOOM does, with q
+already scaled by its projection, and adds the mask on a 4-D view of the scores, clamped::
+
+    s = torch.bmm(q3, k3.transpose(1, 2)).view(B, H, Sq, Sk) + attention_mask
+    s = torch.max(s, torch.full((), finfo(s.dtype).min)).view(B * H, Sq, Sk)
+    p = dropout(softmax(s, dim=-1).view(B, H, Sq, Sk).view(B * H, Sq, Sk))      # fp32 softmax for fp16
+    o3 = torch.bmm(p, v3)
+
+That is attention with scale 1 and the additive mask. The clamp only turns scores below finfo.min (a -inf mask entry,
+an fp16 sum that overflowed) into finfo.min; the op adds the mask in float32, where a finfo.min entry stays at least
+as far below the row's other scores, so a hidden key keeps probability 0, as the clamped one does. (A row with every
+key hidden differs only for a float16 mask: eager's clamp makes it uniform, the op gives the softmax of its scores.)
+
+A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
+to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
+[pattern cache]), so adding them left the attention table's shipped patterns valid. It shares the attention rewrite's widening
 (``relax``: optional layout copies, dtype converts, dropout, scale spellings and gradients), its predicates, its
 counter (``counters()["attention"]``) and its partial-gradient handling (Note [partial gradients] in attention.py).
 
@@ -37,7 +50,8 @@ dropout, the fill, no user outside the match): for BLOOM ``beta == 1`` and a pos
 (``baddbmm_scaled_scores``), every reshape in the match splits or merges exactly the (B, H) dims of q, k, v, the
 scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcasts to the 3-D scores
 (``alibi_supported``); for MPT the bias is a float tensor and the mask a bool one, each broadcasting to the scores
-(``bias_and_hidden_supported``). A bias that requires grad is left alone (its gradient would come from dS).
+(``bias_and_hidden_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
+(``clamp_at_finfo_min``). A bias that requires grad is left alone (its gradient would come from dS).
 """
 from __future__ import annotations
 
@@ -75,6 +89,18 @@ _SENTINELS = {"alpha": 0.337711, **SENTINELS}
 _B, _H, _S, _D = 2, 4, 8, 16
 
 
+def _probabilities(s, dtype, upcast: bool, dropout_p):
+    """softmax over the keys (``upcast``: in fp32, cast back to ``dtype``), then dropout (optional in the relaxed
+    pattern: dropout_p = 0 when the graph has none)."""
+    p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype) if upcast else F.softmax(s, dim=-1)
+    return F.dropout(p, dropout_p)
+
+
+def _seed(dropout_p, device):
+    """The op's dropout seed (ops/attention.py), drawn only when there is dropout."""
+    return torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device) if dropout_p > 0.0 else None
+
+
 def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
     """HF BLOOM's attention (module docstring); ``upcast``: the softmax in fp32, cast back."""
     B, H, Sq, D = query.shape
@@ -83,12 +109,7 @@ def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, up
     k = key.reshape(B * H, Sk, D).transpose(-1, -2)
     v = value.reshape(B * H, Sk, value.shape[-1])
     s = alibi.baddbmm(q, k, beta=1.0, alpha=alpha)
-    s = s.view(B, H, Sq, Sk) + mask
-    if upcast:
-        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
-    else:
-        p = F.softmax(s, dim=-1)
-    p = F.dropout(p, dropout_p)  # optional in the relaxed pattern: dropout_p = 0 when the graph has none
+    p = _probabilities(s.view(B, H, Sq, Sk) + mask, query.dtype, upcast, dropout_p)
     return torch.bmm(p.view(B * H, Sq, Sk), v)
 
 
@@ -98,24 +119,15 @@ def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, 
     # (B·H, Sq or 1, Sk) -> (B, H, Sq, Sk): the expand broadcasts, the view splits dim 0 (always a view)
     bias = alibi.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
     attn_mask = (bias + mask).expand(B, H, Sq, Sk)
-    seed = None
-    if dropout_p > 0.0:
-        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(alpha), seed)
+                                                   float(alpha), _seed(dropout_p, query.device))
     return out.reshape(B * H, Sq, value.shape[-1])
 
 
 def alibi_masked_fill_search(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *, upcast: bool):
     """HF MPT's attention (module docstring)."""
     s = _apply_scale(torch.matmul(query, key.transpose(-1, -2)), scale, scale_kind) + bias
-    s = s.masked_fill(hidden, fill)
-    if upcast:
-        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
-    else:
-        p = F.softmax(s, dim=-1)
-    p = F.dropout(p, dropout_p)
-    return torch.matmul(p, value)
+    return torch.matmul(_probabilities(s.masked_fill(hidden, fill), query.dtype, upcast, dropout_p), value)
 
 
 def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *,
@@ -129,17 +141,42 @@ def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_
         attn_mask = torch.where(empty, 0.0, attn_mask)
     B, H, Sq, _ = query.shape
     attn_mask = attn_mask.expand(B, H, Sq, key.shape[-2])
-    seed = None
-    if dropout_p > 0.0:
-        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(op_scale), seed)
+                                                   float(op_scale), _seed(dropout_p, query.device))
     return out
+
+
+def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool):
+    """HF XGLM's attention (module docstring)."""
+    B, H, Sq, D = query.shape
+    Sk = key.shape[-2]
+    q = query.reshape(B * H, Sq, D)
+    k = key.reshape(B * H, Sk, D)
+    v = value.reshape(B * H, Sk, value.shape[-1])
+    s = torch.bmm(q, k.transpose(1, 2)).view(B, H, Sq, Sk) + mask
+    s = torch.max(s, torch.full((), fill, dtype=s.dtype, device=s.device)).view(B * H, Sq, Sk)
+    # (XGLM views p to 4-D and back, for the weights it may return: the pass removes that no-op pair before matching)
+    p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype) if upcast else F.softmax(s, dim=-1)
+    return torch.bmm(F.dropout(p, dropout_p), v)
+
+
+def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):
+    B, H, Sq, _ = query.shape
+    attn_mask = mask.expand(B, H, Sq, key.shape[-2])
+    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False, 1.0,
+                                                   _seed(dropout_p, query.device))
+    return out.reshape(B * H, Sq, value.shape[-1])
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Predicates of this form (the attention rewrite's are in attention_checks.py)
 # ---------------------------------------------------------------------------------------------------------------
+def _broadcasts(m, shape) -> bool:
+    """m has at most len(shape) dims, each equal to shape's or 1 (it broadcasts to shape without growing it)."""
+    return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
+                                              for a, s in zip(reversed(m.shape), reversed(shape)))
+
+
 @predicate
 def baddbmm_scaled_scores(match) -> bool:
     """The scores are ``baddbmm(alibi, q, kᵀ)`` with beta 1 and alpha a positive finite number (the op's scale);
@@ -155,7 +192,8 @@ def baddbmm_scaled_scores(match) -> bool:
 def reshapes_split_batch_heads(match) -> bool:
     """q, k and v are (B, H, S, D) with one H (no GQA here), every 3-D reshape in the match is (B·H, x, y) of a
     4-D (B, H, x, y) and every 4-D one (B, H, x, y) of a 3-D (B·H, x, y): the views merge or split the batch and
-    head dims and nothing else; the softmax runs on (B, H, Sq, Sk) and the output is (B·H, Sq, D_v)."""
+    head dims and nothing else; the softmax runs on (B, H, Sq, Sk) or (B·H, Sq, Sk) and the output is
+    (B·H, Sq, D_v)."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     if not (q.dim() == k.dim() == v.dim() == 4 and _same_shape(k.shape[:2], q.shape[:2])
             and _same_shape(v.shape[:3], k.shape[:3])):
@@ -174,7 +212,8 @@ def reshapes_split_batch_heads(match) -> bool:
             return False
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
-    return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), (B, H, Sq, Sk)) for a in amaxes)
+    scores = ((B, H, Sq, Sk), (B * H, Sq, Sk))  # BLOOM's softmax runs on the 4-D view, XGLM's on the 3-D one
+    return (bool(amaxes) and all(any(_same_shape(_shape(a.args[0]), s) for s in scores) for a in amaxes)
             and _same_shape(_shape(out), (B * H, Sq, v.shape[-1])))
 
 
@@ -183,11 +222,9 @@ def alibi_supported(match) -> bool:
     """The ALiBi bias is a floating tensor on q's device, 1-3 dims, that broadcasts to the (B·H, Sq, Sk) scores
     without growing them, and needs no gradient (BLOOM builds it from the attention mask)."""
     q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
-    if not (isinstance(alibi, torch.Tensor) and alibi.is_floating_point() and alibi.device == q.device
-            and 1 <= alibi.dim() <= 3 and not alibi.requires_grad):
-        return False
     scores = (q.shape[0] * q.shape[1], q.shape[2], k.shape[-2])
-    return all(_known(a == s) or _known(a == 1) for a, s in zip(reversed(alibi.shape), reversed(scores)))
+    return (isinstance(alibi, torch.Tensor) and alibi.is_floating_point() and alibi.device == q.device
+            and not alibi.requires_grad and _broadcasts(alibi, scores))
 
 
 @predicate
@@ -195,12 +232,6 @@ def masks_broadcast_to_scores(match) -> bool:
     """The mask is a floating tensor on q's device that broadcasts to the (B, H, Sq, Sk) scores without growing
     them (attention_checks.masks_supported): an additive mask, added to the bias as eager adds it to the scores."""
     return checks.masks_supported(match) and _val(match, "mask").is_floating_point()
-
-
-def _broadcasts(m, shape) -> bool:
-    """m has at most len(shape) dims, each equal to shape's or 1 (it broadcasts to shape without growing it)."""
-    return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
-                                              for a, s in zip(reversed(m.shape), reversed(shape)))
 
 
 @predicate
@@ -214,6 +245,16 @@ def bias_and_hidden_supported(match) -> bool:
             and bias.device == hidden.device == q.device and _broadcasts(bias, scores) and _broadcasts(hidden, scores))
 
 
+@predicate
+def clamp_at_finfo_min(match) -> bool:
+    """XGLM's clamp ``max(s, full((), c))`` has c = finfo(scores dtype).min: a clamp at a higher value would lift
+    hidden keys' scores to where they still get probability."""
+    fill = match.kwargs.get("fill")
+    maxima = _nodes(match, aten.maximum.default)
+    return (isinstance(fill, float) and len(maxima) == 1
+            and fill == torch.finfo(maxima[0].meta["val"].dtype).min)
+
+
 # The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
 _COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
            checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
@@ -224,7 +265,7 @@ _COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consisten
 # Forms, variants and registration
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class AlibiForm:
+class ModelForm:
     name: str
     search: object
     replacement: object
@@ -232,26 +273,30 @@ class AlibiForm:
     predicates: tuple  # besides _COMMON and dropout_consistent
     bias_shape: tuple  # of the example bias (the trace ignores it: the bias needs no gradient)
     mask_dtype: torch.dtype  # of the example mask
-    # Training traces with a half bias and, where the model's bias can stay float32 in a half model (MPT builds its
-    # ALiBi in float32; autocast), with a float32 one: the scores are then float32 from the bias on, and the
-    # backward's cast to half sits after the masked_fill's where, not before it.
-    float32_bias: bool = False
+    # The input ("bias", "mask") that a half model may add in float32 (MPT builds its ALiBi in float32; a float32
+    # mask under autocast): training is traced with it half and float32. Float32, it makes the scores float32 from
+    # the addition on, so the backward's cast to half sits after the masked_fill's or clamp's backward, not before.
+    float32_input: str | None = None
 
 
 FORMS = (
-    AlibiForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement,
+    ModelForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement,
               ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
               (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
               (_B * _H, 1, _S), torch.float16),
-    AlibiForm("mpt_alibi_masked_fill", alibi_masked_fill_search, alibi_masked_fill_replacement,
+    ModelForm("mpt_alibi_masked_fill", alibi_masked_fill_search, alibi_masked_fill_replacement,
               ("query", "key", "value", "bias", "hidden", "scale", "scale_kind", "fill", "dropout_p"),
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,
                bias_and_hidden_supported, checks.fill_supported),
-              (_H, 1, _S), torch.bool, float32_bias=True),
+              (_H, 1, _S), torch.bool, float32_input="bias"),
+    ModelForm("xglm_clamped_bmm", clamped_bmm_search, clamped_bmm_replacement,
+              ("query", "key", "value", "mask", "fill", "dropout_p"),
+              (reshapes_split_batch_heads, masks_broadcast_to_scores, clamp_at_finfo_min),
+              (), torch.float16, float32_input="mask"),
 )
 
 
-def _all_hold(match, form: AlibiForm) -> bool:
+def _all_hold(match, form: ModelForm) -> bool:
     from inductor_conv.heuristics.attention import template_pays
 
     if not all(p(match) for p in (*_COMMON, *form.predicates, checks.dropout_consistent)):
@@ -259,7 +304,7 @@ def _all_hold(match, form: AlibiForm) -> bool:
     return template_pays(_val(match, "query").shape[-1], False, dense_mask=True)
 
 
-def _extra_check(form: AlibiForm):
+def _extra_check(form: ModelForm):
     def check(match) -> bool:
         if not _all_hold(match, form):
             return False
@@ -270,25 +315,24 @@ def _extra_check(form: AlibiForm):
 
 
 def variants():
-    """(name, form, upcast, bias dtype, training): the fp32 softmax (both models') and the plain one, a half and a
-    float32 bias, differ only in half training (converts are optional in the relaxed pattern)."""
-    half = torch.float16
+    """(name, form, upcast, float32 input or None, training): the fp32 softmax (the models') and the plain one, a half
+    and a float32 bias or mask, differ only in half training (converts are optional in the relaxed pattern)."""
     for form in FORMS:
         for training in (True, False):
             for upcast in (True, False) if training else (True,):
                 # float32 scores need the fp32 softmax's cast back before P @ v (a model without it cannot run)
-                wide = training and upcast and form.float32_bias
-                for bias_dtype in (half, torch.float32) if wide else (half,):
+                wide = training and upcast and form.float32_input
+                for float32_input in (None, form.float32_input) if wide else (None,):
                     name = "_".join(filter(None, (form.name, upcast and "fp32_softmax",
-                                                  bias_dtype != half and "fp32_bias",
+                                                  float32_input and f"fp32_{float32_input}",
                                                   "training" if training else "inference")))
-                    yield name, form, upcast, bias_dtype, training
+                    yield name, form, upcast, float32_input, training
 
 
-def _example_inputs(form: AlibiForm, training: bool, bias_dtype: torch.dtype) -> list:
-    """float16 (the trace gets half graphs' converts), q/k/v transposed views (B, S, H, D) -> (B, H, S, D) (it gets
-    the layout copies; ``relax`` makes both optional), the models' bias and mask shapes, a 0-d scale (relax finds
-    its KeywordArg); the sentinel scalars left out."""
+def _example_inputs(form: ModelForm, training: bool, float32_input: str | None) -> list:
+    """float16 (the trace gets half graphs' converts) but ``float32_input``, q/k/v transposed views (B, S, H, D) ->
+    (B, H, S, D) (it gets the layout copies; ``relax`` makes both optional), the models' bias and mask shapes, a 0-d
+    scale (relax finds its KeywordArg); the sentinel scalars left out."""
     half = torch.float16
 
     def heads():
@@ -297,11 +341,13 @@ def _example_inputs(form: AlibiForm, training: bool, bias_dtype: torch.dtype) ->
     values = {"query": heads(), "key": heads(), "value": heads(), "scale": torch.tensor(2.0, dtype=half),
               "scale_kind": SCALE_MUL, "mask": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype),
               "hidden": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype)}
-    values["alibi"] = values["bias"] = torch.empty(form.bias_shape, dtype=bias_dtype)
+    values["alibi"] = values["bias"] = torch.empty(form.bias_shape, dtype=half)
+    if float32_input:
+        values[float32_input] = values[float32_input].float()
     return [values[n] for n in form.argnames if n not in _SENTINELS]
 
 
-def _signature_fn(fn, form: AlibiForm, upcast: bool):
+def _signature_fn(fn, form: ModelForm, upcast: bool):
     """``fn(..., upcast=upcast)`` with the form's argument names as its signature (register_replacement reads it)."""
 
     def bound(*args):
@@ -317,13 +363,13 @@ def _signature_fn(fn, form: AlibiForm, upcast: bool):
 def register(pass_dict) -> None:
     """Trace every variant once (or rebuild it from the shipped file) and register it into ``pass_dict``; as
     attention.register."""
-    cache = PatternCache("attention_alibi")
+    cache = PatternCache("attention_model_forms")
     with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for i, (name, form, upcast, bias_dtype, training) in enumerate(variants()):
+        for i, (name, form, upcast, float32_input, training) in enumerate(variants()):
             search = _signature_fn(form.search, form, upcast)
             replace = _signature_fn(form.replacement, form, upcast)
             trace_fn = joint_fwd_bwd if training else fwd_only
-            example_inputs = _example_inputs(form, training, bias_dtype)
+            example_inputs = _example_inputs(form, training, float32_input)
             sentinels = {k: v for k, v in _SENTINELS.items() if k in form.argnames}
             traced = cache.pattern(f"{i}:{name}", lambda: gen_pattern(search, example_inputs, trace_fn, sentinels))
             pattern = relax(traced)

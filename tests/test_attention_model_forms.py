@@ -1,7 +1,7 @@
-"""Attention with an ALiBi bias as HF BLOOM (``baddbmm`` on scores viewed between 3-D and 4-D) and HF MPT (a bias
-buffer, then ``masked_fill``) write it: patterns/attention_alibi.py.
+"""Attention as single HF model families write it (patterns/attention_model_forms.py): BLOOM's ALiBi (``baddbmm`` on
+scores viewed between 3-D and 4-D), MPT's (a bias buffer, then ``masked_fill``), XGLM's clamped 3-D scores.
 
-The recognised cases ``bloom_alibi_baddbmm`` and ``mpt_alibi_masked_fill`` also run with every other form in
+The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill`` and ``xglm_clamped_bmm`` also run with every other form in
 test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are pinned in
 test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one keep mask in
 the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must leave alone,
@@ -135,4 +135,16 @@ def test_mpt_learned_bias_is_left_alone():
 
     counts, graphs = run_and_compare(Attention(learned, bias_shape=(H, 1, S)), _mpt_inputs(), train=True,
                                      dynamic=False)
+    assert counts["attention"] == 0 and not ops_in("".join(graphs))
+
+
+def test_xglm_clamp_above_finfo_min_is_left_alone():
+    def clamped(m, q, k, v, mask):  # XGLM's spelling clamped at -1e4: hidden keys would get probability back
+        q, k, v = heads(q * m.scaling, k, v)
+        b, h, s, d = q.shape
+        w = torch.bmm(q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2)).view(b, h, s, s) + mask
+        w = torch.max(w, torch.full((), -1e4, dtype=w.dtype)).view(b * h, s, s)
+        return merge(torch.bmm(F.softmax(w, dim=-1), v.reshape(b * h, s, d)).view(b, h, s, d))
+
+    counts, graphs = run_and_compare(Attention(clamped), _inputs(), train=False, dynamic=False)
     assert counts["attention"] == 0 and not ops_in("".join(graphs))

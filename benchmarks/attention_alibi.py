@@ -1,7 +1,7 @@
 """Attention with ALiBi as HF BLOOM (baddbmm) and HF MPT (a bias buffer, then masked_fill) write it
-(patterns/attention_model_forms.py): the eager attention compiled by default Inductor and with the plugin, and SDPA given
-the same bias as a float mask (the eager alternative a user has: no fused ALiBi in SDPA), forward+backward wall ms
-(GPU ms beside it) and peak GiB, bf16.
+(patterns/attention_model_forms.py): the eager attention compiled by default Inductor and with the plugin, and SDPA
+given the same bias as a float mask (the eager alternative a user has: no fused ALiBi in SDPA), forward+backward wall
+ms (GPU ms beside it) and peak GiB, bf16.
 
     python benchmarks/attention_alibi.py [--quick]
 

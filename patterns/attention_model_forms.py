@@ -41,9 +41,10 @@ key hidden differs only for a float16 mask: eager's clamp makes it uniform, the 
 
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
-[pattern cache]), so adding them left the attention table's shipped patterns valid. It shares the attention rewrite's widening
-(``relax``: optional layout copies, dtype converts, dropout, scale spellings and gradients), its predicates, its
-counter (``counters()["attention"]``) and its partial-gradient handling (Note [partial gradients] in attention.py).
+[pattern cache]), so adding them left the attention table's shipped patterns valid. It shares the attention
+rewrite's widening (``relax``: optional layout copies, dtype converts, dropout, scale spellings and gradients), its
+predicates, its counter (``counters()["attention"]``) and its partial-gradient handling (Note [partial gradients] in
+attention.py).
 
 What the patterns ignore and the checks prove, besides the attention rewrite's own (softmax over the last dim, kᵀ,
 dropout, the fill, no user outside the match): for BLOOM ``beta == 1`` and a positive finite ``alpha``
@@ -156,8 +157,7 @@ def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool
     s = torch.bmm(q, k.transpose(1, 2)).view(B, H, Sq, Sk) + mask
     s = torch.max(s, torch.full((), fill, dtype=s.dtype, device=s.device)).view(B * H, Sq, Sk)
     # (XGLM views p to 4-D and back, for the weights it may return: the pass removes that no-op pair before matching)
-    p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype) if upcast else F.softmax(s, dim=-1)
-    return torch.bmm(F.dropout(p, dropout_p), v)
+    return torch.bmm(_probabilities(s, query.dtype, upcast, dropout_p), v)
 
 
 def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):

@@ -1,11 +1,11 @@
 """Attention as single HF model families write it (patterns/attention_model_forms.py): BLOOM's ALiBi (``baddbmm`` on
 scores viewed between 3-D and 4-D), MPT's (a bias buffer, then ``masked_fill``), XGLM's clamped 3-D scores.
 
-The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill`` and ``xglm_clamped_bmm`` also run with every other form in
-test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are pinned in
-test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one keep mask in
-the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must leave alone,
-each still computing eager's values.
+The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill`` and ``xglm_clamped_bmm`` also run with every
+other form in test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are
+pinned in test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one
+keep mask in the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must
+leave alone, each still computing eager's values.
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ every source file that can change a rewrite, plus the config values the rewrites
 from __future__ import annotations
 
 import importlib
+import operator
 import pathlib
 
 import torch
@@ -32,6 +33,7 @@ from inductor_conv._compat import (
     remove_noop_ops,
     set_joint_custom_pre_pass,
     stable_topological_sort,
+    unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
@@ -98,6 +100,34 @@ def merge_repeated_views(graph) -> int:
     return merged
 
 
+def scalar_constants_as_full(graph) -> int:
+    """Replace ``lift_fresh_copy`` of a 0-d floating constant (``torch.tensor(c, dtype=..., device=...)`` in model code:
+    HF GPT-Neo's ``mask_value``) by ``full([], c)`` of its dtype and device, the spelling GPT-2's
+    ``torch.full([], min)`` gives and the patterns were traced in. Exact: the constant's value read back as a Python
+    float is the same number, and ``full`` makes the same 0-d tensor. Returns the number of constants replaced."""
+    module, replaced = graph.owning_module, 0
+    for node in list(graph.find_nodes(op="call_function", target=torch.ops.aten.lift_fresh_copy.default)):
+        src = node.args[0]
+        if src.op != "get_attr" or module is None:
+            continue
+        try:
+            value = operator.attrgetter(src.target)(module)
+        except AttributeError:
+            continue
+        if not (type(value) is torch.Tensor and value.dim() == 0 and value.is_floating_point()):
+            continue  # a fake, symbolic or non-scalar constant: left as it is
+        with unset_fake_temporarily():  # the pass runs under the compile's fake mode; the constant is real
+            number = value.item()
+        with graph.inserting_before(node):
+            full = graph.call_function(torch.ops.aten.full.default, ([], number),
+                                       {"dtype": value.dtype, "device": value.device, "pin_memory": False})
+        full.meta.update(node.meta)
+        node.replace_all_uses_with(full)
+        graph.erase_node(node)
+        replaced += 1
+    return replaced
+
+
 def _register_for(graph) -> bool:
     """Register the search/replace pairs of each enabled capability whose anchor op is in the graph, and say whether
     there was one. Tracing a capability's patterns takes seconds, so a process pays for it only once it compiles a
@@ -159,8 +189,8 @@ class InductorConvPass(CustomGraphPass):
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
-        # spellings the patterns were not traced in (views the backward repeats, causal_conv1d_silu.normalize,
-        # autocast.normalize).
+        # spellings the patterns were not traced in (views the backward repeats, 0-d constants, causal_conv1d_silu's
+        # and autocast's normalize).
         from inductor_conv.patterns.autocast import normalize as normalize_autocast
         from inductor_conv.patterns.causal_conv1d_silu import normalize
 
@@ -168,6 +198,7 @@ class InductorConvPass(CustomGraphPass):
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
         merge_repeated_views(graph)
+        scalar_constants_as_full(graph)
         normalize(graph)
         normalize_autocast(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default

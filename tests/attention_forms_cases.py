@@ -217,6 +217,16 @@ def _xglm(m, q, k, v, mask):
     return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
+def _gpt_neo(m, q, k, v, mask):
+    """HF GPT-Neo: no scale, the causal buffer's ``where`` with a ``torch.tensor`` constant for the fill (a 0-d
+    constant in the graph, where GPT-2 has ``full``), then the padding mask."""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2))
+    fill = torch.tensor(torch.finfo(s.dtype).min, dtype=s.dtype, device=s.device)
+    s = torch.where(m.causal_bool[:, :, :S, :S], s, fill) + mask
+    return merge(torch.matmul(F.softmax(s, dim=-1).to(v.dtype), v))
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -375,6 +385,7 @@ RECOGNISED = {
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),
+    "gpt_neo_tensor_fill": (_gpt_neo, {}, _right_padding(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

@@ -84,6 +84,11 @@ MODELS = {
     "xglm": (lambda: _causal_lm("xglm", d_model=64, num_layers=1, attention_heads=4, ffn_dim=128, dropout=0.0,
                                 attention_dropout=0.0, activation_dropout=0.0),
              dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # GPT-Neo: no scale, the fill a torch.tensor constant (graph_pass.scalar_constants_as_full), a global and a local
+    # (window 8 of 16 positions) layer
+    "gpt_neo": (lambda: _causal_lm("gpt_neo", num_hidden_layers=2, attention_types=[[["global", "local"], 1]],
+                                   window_size=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                dict(attention=2, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -54,7 +54,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
-           ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True)]
+           ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
+           ("gpt_neo_tensor_fill", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -214,6 +215,28 @@ def test_casts_cross_reshapes_between_a_matmul_and_its_operands():
     for got, want in zip(gm(q, k, bias, w), f(q, k, bias, w)):
         assert got.stride() == want.stride() and got.dtype == want.dtype
         torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
+def test_scalar_constants_become_full():
+    """GPT-Neo's ``torch.tensor(finfo.min, dtype, device)`` fill: a 0-d floating constant becomes ``full([], c)`` of
+    the same value, dtype and device; a constant with elements is left as it is."""
+    from inductor_conv.patterns.graph_pass import scalar_constants_as_full
+
+    aten = torch.ops.aten
+
+    def f(s, keep):
+        fill = torch.tensor(torch.finfo(torch.float32).min, dtype=torch.float32)
+        table = torch.tensor([1.5, -2.0])
+        return torch.where(keep, s, fill) + table
+
+    s, keep = torch.randn(3, 2), torch.rand(3, 2) > 0.5
+    gm = make_fx(f)(s, keep)
+    assert scalar_constants_as_full(gm.graph) == 1
+    gm.recompile()
+    (full,) = gm.graph.find_nodes(op="call_function", target=aten.full.default)
+    assert full.args == ([], torch.finfo(torch.float32).min) and full.kwargs["dtype"] == torch.float32
+    assert len(gm.graph.find_nodes(op="call_function", target=aten.lift_fresh_copy.default)) == 1  # the table
+    torch.testing.assert_close(gm(s, keep), f(s, keep), atol=0, rtol=0)
 
 
 def test_round_trip_casts_are_removed_only_when_exact():

@@ -98,6 +98,23 @@ def test_llama_generate_with_kv_cache():
     assert torch.equal(got, want)
 
 
+@pytest.mark.parametrize("name", ["bloom", "mpt", "xglm", "gpt_neo"])
+def test_generate_with_kv_cache_model_forms(name):
+    """The same for the single-model spellings (patterns/attention_model_forms.py, GPT-Neo's constant fill): the
+    decode steps slice BLOOM's and MPT's ALiBi to the cached keys, and the greedy tokens are eager's."""
+    model = build_model(name, train=False)
+    model.generation_config.pad_token_id = 0
+    ids = torch.randint(3, VOCAB, (BATCH, 8), generator=torch.Generator().manual_seed(1))
+    want = model.generate(ids, max_new_tokens=4, do_sample=False)
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
+        model.forward = torch.compile(model.forward)
+        got = model.generate(ids, max_new_tokens=4, do_sample=False)
+    assert inductor_conv.counters()["attention"] >= 2  # prefill and decode graphs
+    assert torch.equal(got, want)
+
+
 def test_llama_output_attentions_is_left_alone():
     """output_attentions=True returns the attention weights: the pattern is left alone, eager values kept."""
     model = build_model("llama", train=False)

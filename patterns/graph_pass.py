@@ -46,7 +46,7 @@ GRAPH_OBSERVERS: list = []
 CAPABILITIES = (
     ("inductor_conv.patterns.causal_conv1d_silu", "causal_conv1d", (torch.ops.aten.convolution.default,)),
     ("inductor_conv.patterns.attention", "attention", (torch.ops.aten.bmm.default,)),
-    # HF BLOOM (baddbmm) and MPT (a 4-D matmul: bmm)
+    # HF BLOOM (baddbmm), MPT (a 4-D matmul) and XGLM (3-D bmm scores): bmm
     ("inductor_conv.patterns.attention_model_forms", "attention",
      (torch.ops.aten.baddbmm.default, torch.ops.aten.bmm.default)),
     # a decode step writes its cache back: the graph ends with copy_(conv_state, new state)

@@ -212,14 +212,17 @@ def masks_supported(match) -> bool:
         if name not in match.kwargs:
             continue
         m = _val(match, name)
-        if not isinstance(m, torch.Tensor) or m.device != q.device or not 1 <= m.dim() <= len(scores):
+        if not isinstance(m, torch.Tensor) or m.device != q.device or not broadcasts_to(m, scores):
             return False
         if not (m.dtype == torch.bool or m.is_floating_point()):
             return False
-        for ms, s in zip(reversed(m.shape), reversed(scores)):
-            if not (_known(ms == s) or _known(ms == 1)):
-                return False
     return True
+
+
+def broadcasts_to(m: torch.Tensor, shape) -> bool:
+    """m has 1 to len(shape) dims, each equal to shape's or 1: it broadcasts to shape without growing it."""
+    return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
+                                              for a, s in zip(reversed(m.shape), reversed(shape)))
 
 
 @predicate

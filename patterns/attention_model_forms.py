@@ -73,10 +73,11 @@ from inductor_conv._compat import (
     tracing,
     unset_fake_temporarily,
 )
+from inductor_conv.ops.attention import dropout_seed
 from inductor_conv.patterns import attention_checks as checks
 from inductor_conv.patterns.attention import _ACCEPTED, REGISTERED, SENTINELS, _tracing
-from inductor_conv.patterns.attention_checks import _known, _nodes, _same_shape, _shape, _val
-from inductor_conv.patterns.attention_forms import SCALE_MUL, _SEED_HIGH, _apply_scale, _op_scale
+from inductor_conv.patterns.attention_checks import _nodes, _same_shape, _shape, _val
+from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale
 from inductor_conv.patterns.attention_relax import relax
 from inductor_conv.patterns.pattern_cache import PatternCache
 from inductor_conv.patterns.rewrite_log import predicate
@@ -95,11 +96,6 @@ def _probabilities(s, dtype, upcast: bool, dropout_p):
     pattern: dropout_p = 0 when the graph has none)."""
     p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype) if upcast else F.softmax(s, dim=-1)
     return F.dropout(p, dropout_p)
-
-
-def _seed(dropout_p, device):
-    """The op's dropout seed (ops/attention.py), drawn only when there is dropout."""
-    return torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device) if dropout_p > 0.0 else None
 
 
 def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
@@ -121,7 +117,7 @@ def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, 
     bias = alibi.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
     attn_mask = (bias + mask).expand(B, H, Sq, Sk)
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(alpha), _seed(dropout_p, query.device))
+                                                   float(alpha), dropout_seed(dropout_p, query.device))
     return out.reshape(B * H, Sq, value.shape[-1])
 
 
@@ -143,7 +139,7 @@ def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_
     B, H, Sq, _ = query.shape
     attn_mask = attn_mask.expand(B, H, Sq, key.shape[-2])
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(op_scale), _seed(dropout_p, query.device))
+                                                   float(op_scale), dropout_seed(dropout_p, query.device))
     return out
 
 
@@ -164,19 +160,13 @@ def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast:
     B, H, Sq, _ = query.shape
     attn_mask = mask.expand(B, H, Sq, key.shape[-2])
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False, 1.0,
-                                                   _seed(dropout_p, query.device))
+                                                   dropout_seed(dropout_p, query.device))
     return out.reshape(B * H, Sq, value.shape[-1])
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Predicates of this form (the attention rewrite's are in attention_checks.py)
 # ---------------------------------------------------------------------------------------------------------------
-def _broadcasts(m, shape) -> bool:
-    """m has at most len(shape) dims, each equal to shape's or 1 (it broadcasts to shape without growing it)."""
-    return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
-                                              for a, s in zip(reversed(m.shape), reversed(shape)))
-
-
 @predicate
 def baddbmm_scaled_scores(match) -> bool:
     """The scores are ``baddbmm(alibi, q, kᵀ)`` with beta 1 and alpha a positive finite number (the op's scale);
@@ -224,7 +214,7 @@ def alibi_supported(match) -> bool:
     q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
     scores = (q.shape[0] * q.shape[1], q.shape[2], k.shape[-2])
     return (isinstance(alibi, torch.Tensor) and alibi.is_floating_point() and alibi.device == q.device
-            and not alibi.requires_grad and _broadcasts(alibi, scores))
+            and not alibi.requires_grad and checks.broadcasts_to(alibi, scores))
 
 
 @predicate
@@ -242,7 +232,7 @@ def bias_and_hidden_supported(match) -> bool:
     scores = (*q.shape[:-1], k.shape[-2])
     return (isinstance(bias, torch.Tensor) and bias.is_floating_point() and not bias.requires_grad
             and isinstance(hidden, torch.Tensor) and hidden.dtype == torch.bool
-            and bias.device == hidden.device == q.device and _broadcasts(bias, scores) and _broadcasts(hidden, scores))
+            and bias.device == hidden.device == q.device and checks.broadcasts_to(bias, scores) and checks.broadcasts_to(hidden, scores))
 
 
 @predicate

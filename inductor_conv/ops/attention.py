@@ -367,6 +367,12 @@ def attention_with_sinks(
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
 
 
+def dropout_seed(dropout_p: float, device) -> Optional[Tensor]:
+    """The seed the op's dropout replays its keep mask from (int64 (1,) on ``device``), drawn only when there is
+    dropout; None otherwise."""
+    return torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device) if dropout_p > 0.0 else None
+
+
 def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks=None):
     _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
     B, Hq, Sq, D = q.shape
@@ -377,9 +383,7 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
         q, scale = q * scale, 1.0
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0, nothing is copied
-    seed = None
-    if dropout_p > 0.0:
-        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=q.device)
+    seed = dropout_seed(dropout_p, q.device)
     if sinks is not None:  # through the custom ops, on every path (Note [attention sinks])
         return sink_attention(q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap)
     if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py

@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import math
 
 import pytest
 import torch
-from attention_forms_cases import MASK_GRAD, P_DROP, Attention, bert, make_case, make_left_alone, one_hot_probe
+from attention_forms_cases import (
+    B, D, H, MASK_GRAD, P_DROP, S, Attention, bert, make_case, make_left_alone, one_hot_probe,
+)
 from helpers import assert_as_close_as_eager, compile_and_run, ops_in
 
 from inductor_conv._compat import inductor_config
@@ -161,3 +164,26 @@ def compiled_dropout(train, spelling=bert, dynamic=False):
         torch.manual_seed(123)
         out, counts, graphs = compile_and_run(model, q, k, v, dynamic=dynamic)
     return model, (q, k, v), out, counts, graphs
+
+
+def check_dropout_replay(out, q, k, v, p, keep_tolerance):
+    """The dropout probe's output (one_hot_probe's one-hot v: O[..., :S] is the dropped, rescaled P itself) read back
+    as the keep mask must give, with the float64 probabilities ``p`` (B, H, S, S): a kept fraction within
+    ``keep_tolerance`` of 1 − P_DROP over the entries P lets show (P > 0; a masked key cannot show its draw), the
+    output itself, and the gradients of q, k and v (dS = P ∘ (dP' − rowsum(dP' ∘ P)), dP' = keep ∘ dO vᵀ / (1 − p)).
+    q, k, v: the (B, S, H, D) leaves ``out`` was computed from."""
+    kept = out.view(B, S, H, D).transpose(1, 2)[..., :S].double()  # (B, H, Sq, Sk) = keep ∘ P / (1 - p)
+    keep = kept != 0
+    assert abs(keep[p > 0].double().mean().item() - (1 - P_DROP)) < keep_tolerance
+    torch.testing.assert_close(kept, p * keep / (1 - P_DROP), atol=1e-5, rtol=1e-5)
+    qh, kh, vh = (x.detach().double().transpose(1, 2) for x in (q, k, v))
+    dy = torch.randn_like(out)
+    dq, dk, dv = torch.autograd.grad(out, (q, k, v), dy)
+    dyh = dy.double().view(B, S, H, D).transpose(1, 2)
+    scale = 1 / math.sqrt(D)
+    dp = (dyh @ vh.transpose(-2, -1)) * keep / (1 - P_DROP)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    want = {"q": ds @ kh * scale, "k": ds.transpose(-2, -1) @ qh * scale,
+            "v": (p * keep / (1 - P_DROP)).transpose(-2, -1) @ dyh}
+    for got, name in ((dq, "q"), (dk, "k"), (dv, "v")):
+        torch.testing.assert_close(got.transpose(1, 2).double(), want[name], atol=1e-5, rtol=1e-5)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from attention_forms_cases import (
     B, D, H, P_DROP, S, Attention, _bloom, _causal_left_padding, _hidden, _mpt, heads, merge, one_hot_probe,
 )
-from attention_forms_checks import run_and_compare
+from attention_forms_checks import check_dropout_replay, run_and_compare
 from helpers import compile_and_run, ops_in
 
 
@@ -59,9 +59,8 @@ DROPOUT = {"bloom": (_bloom, _causal_left_padding(), _bloom_scores), "mpt": (_mp
 
 @pytest.mark.parametrize("spelling", list(DROPOUT))
 def test_dropout_replays_one_keep_mask_forward_and_backward(spelling):
-    """v = one-hot rows (one_hot_probe), so O[..., :S] is the dropped, rescaled P itself: the keep mask read from it
-    must give, with float64 math, the output and the gradients of q, k and v (dS = P ∘ (dP' − rowsum(dP' ∘ P)),
-    dP' = keep ∘ dO vᵀ / (1 − p))."""
+    """One keep mask, read from the dropout probe's output, gives the output and the gradients of q, k and v with
+    float64 math (attention_forms_checks.check_dropout_replay)."""
     forward, build_mask, scores = DROPOUT[spelling]
     model = Attention(forward, p=P_DROP).train()
     q, k, v = (x.requires_grad_() for x in one_hot_probe())
@@ -72,25 +71,9 @@ def test_dropout_replays_one_keep_mask_forward_and_backward(spelling):
     assert counts["attention"] == 1 and ops_in(text) == ["attention_fwd", "attention_bwd"], text
     assert f", {P_DROP}, False, " in text and "aten.randint.low" in text, text
 
-    qh, kh, vh = (x.detach().double().transpose(1, 2) for x in (q, k, v))
-    scale = 1 / math.sqrt(D)
-    p = torch.softmax(scores(model, qh, kh, mask), dim=-1)
-    kept = out.view(B, S, H, D).transpose(1, 2)[..., :S].double()
-    keep = kept != 0
-    visible = p > 1e-6  # where P is 0 (masked keys) the output cannot show the keep mask
+    qh, kh = (x.detach().double().transpose(1, 2) for x in (q, k))
     # a few hundred Bernoulli(1 - p) draws: std <= 0.03, so ±0.15 is > 5 sigma
-    assert abs(keep[visible].double().mean().item() - (1 - P_DROP)) < 0.15
-    torch.testing.assert_close(kept, p * keep / (1 - P_DROP), atol=1e-5, rtol=1e-5)
-
-    dy = torch.randn_like(out)
-    dq, dk, dv = torch.autograd.grad(out, (q, k, v), dy)
-    dyh = dy.double().view(B, S, H, D).transpose(1, 2)
-    dp = (dyh @ vh.transpose(-2, -1)) * keep / (1 - P_DROP)
-    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
-    want = {"q": ds @ kh * scale, "k": ds.transpose(-2, -1) @ qh * scale,
-            "v": (p * keep / (1 - P_DROP)).transpose(-2, -1) @ dyh}
-    for got, name in ((dq, "q"), (dk, "k"), (dv, "v")):
-        torch.testing.assert_close(got.transpose(1, 2).double(), want[name], atol=1e-5, rtol=1e-5)
+    check_dropout_replay(out, q, k, v, torch.softmax(scores(model, qh, kh, mask), dim=-1), keep_tolerance=0.15)
 
 
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])

@@ -26,6 +26,8 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import torch
 
@@ -142,9 +144,12 @@ def variants():
 _ACCEPTED = threading.local()
 
 
-def _extra_check(form: Form):
+def _extra_check(holds: Callable):
+    """``register_replacement``'s extra_check: ``holds(match)``, recording the gradients present in an accepted match
+    for the replacement's trace (``_tracing``) that follows it."""
+
     def check(match) -> bool:
-        if not checks.all_hold(match, form):
+        if not holds(match):
             return False
         _ACCEPTED.gradients = checks.gradients_present(match)
         return True
@@ -178,36 +183,62 @@ def _tracing(trace_fn, replace_fn):
     return trace
 
 
-@functools.cache
-def register(pass_dict) -> None:
-    """Trace every variant once and register it into ``pass_dict`` (a few seconds, once per process).
+class Registration(NamedTuple):
+    """One traced pattern: its search and replacement functions (same signature), whether it is a training
+    (joint forward + backward) pattern, the example inputs of its trace, the sentinel scalars it binds, and the
+    predicate a match must satisfy (``holds(match)``) to be replaced."""
+    name: str
+    search: Callable
+    replace: Callable
+    training: bool
+    example_inputs: list
+    sentinels: dict
+    holds: Callable
 
-    Traced under a fresh fake mode (like Inductor's ``init_once_fakemode``) and outside inference mode
-    (``register_replacement`` skips training patterns inside it).
+
+def register_all(pass_dict, capability: str, registrations: Callable[[], Iterable[Registration]]) -> None:
+    """Trace every registration once (or rebuild it from the shipped file: Note [pattern cache]), widen it with
+    ``relax`` and register it into ``pass_dict`` as a pre-traced ``search_fn_pattern`` whose extra_check is the
+    registration's ``holds``.
+
+    Traced under a fresh fake mode (like Inductor's ``init_once_fakemode``; ``registrations()`` runs under it, so its
+    example inputs are fake) and outside inference mode (``register_replacement`` skips training patterns inside it).
     """
-    cache = PatternCache("attention")  # Note [pattern cache]: traced once per machine, not per process
+    cache = PatternCache(capability)  # Note [pattern cache]: traced once per machine, not per process
     with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for i, (name, form, training, bias_shape) in enumerate(variants()):
-            search, replace = _signature_fn(attention_search, form), _signature_fn(attention_replacement, form)
-            trace_fn = joint_fwd_bwd if training else fwd_only
-            example_inputs = _example_inputs(form, training, bias_shape)
-            sentinels = {k: v for k, v in SENTINELS.items() if k in argnames(form)}
-            traced = cache.pattern(f"{i}:{name}", lambda: gen_pattern(search, example_inputs, trace_fn, sentinels))
+        for i, r in enumerate(registrations()):
+            trace_fn = joint_fwd_bwd if r.training else fwd_only
+            traced = cache.pattern(f"{i}:{r.name}",
+                                   lambda: gen_pattern(r.search, r.example_inputs, trace_fn, r.sentinels))
             pattern = relax(traced)
             registered = register_replacement(
-                search,
-                replace,
-                example_inputs,
-                _tracing(trace_fn, replace),
+                r.search,
+                r.replace,
+                r.example_inputs,
+                _tracing(trace_fn, r.replace),
                 pass_dict,
-                extra_check=_extra_check(form),
-                scalar_workaround=sentinels,
+                extra_check=_extra_check(r.holds),
+                scalar_workaround=r.sentinels,
                 search_fn_pattern=pattern,
                 skip_duplicates=True,
             )
             if registered:
-                REGISTERED[id(pattern)] = name
+                REGISTERED[id(pattern)] = r.name
     cache.save()
+
+
+def _registrations():
+    for name, form, training, bias_shape in variants():
+        yield Registration(name, _signature_fn(attention_search, form), _signature_fn(attention_replacement, form),
+                           training, _example_inputs(form, training, bias_shape),
+                           {k: v for k, v in SENTINELS.items() if k in argnames(form)},
+                           functools.partial(checks.all_hold, form=form))
+
+
+@functools.cache
+def register(pass_dict) -> None:
+    """Trace every variant once and register it into ``pass_dict`` (a few seconds, once per process)."""
+    register_all(pass_dict, "attention", _registrations)
 
 
 # id(registered search pattern) -> variant name, for debugging and tests.

@@ -22,14 +22,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from inductor_conv.ops.attention import sink_attention, softcap_kwargs
+from inductor_conv.ops.attention import dropout_seed, sink_attention, softcap_kwargs
 
 
 SCALE_NONE, SCALE_MUL, SCALE_DIV = 0.0, 1.0, 2.0
-
-# The dropout keep mask is a pure function of a seed drawn here, as in inductor_conv.attention (ops/attention.py).
-_SEED_HIGH = 2**31 - 1
-
 
 @dataclass(frozen=True)
 class Form:
@@ -191,6 +187,18 @@ def _softmax_with_sinks(s, sinks):
     return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
 
 
+def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None):
+    """softmax over the keys (with ``sinks``: _softmax_with_sinks; ``upcast``: in fp32, cast back to ``dtype``), then
+    dropout (optional in the relaxed pattern: dropout_p = 0 when the graph has none)."""
+    if sinks is not None:
+        p = _softmax_with_sinks(s, sinks)
+    elif upcast:
+        p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype)
+    else:
+        p = F.softmax(s, dim=-1)
+    return F.dropout(p, dropout_p)
+
+
 def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale_kind, q_scale, q_scale_kind,
                      softcap, dropout_p, *, form: Form):
     """Eager attention as the models write it; the arguments a form does not use are never read."""
@@ -206,13 +214,7 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
     if form.softcap:
         s = _softcap(s, softcap)
     s = MASKS[form.mask].search(s, mask, fill, padding)
-    if form.sinks:
-        p = _softmax_with_sinks(s, sinks)
-    elif form.upcast:
-        p = F.softmax(s, dim=-1, dtype=torch.float32).to(query.dtype)
-    else:
-        p = F.softmax(s, dim=-1)
-    p = F.dropout(p, dropout_p)  # optional in the relaxed pattern: dropout_p = 0 when the graph has none
+    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None)
     return torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
 
 
@@ -239,9 +241,7 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
     B, Hq, Sq, _ = query.shape
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
-    seed = None
-    if dropout_p > 0.0:
-        seed = torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=query.device)
+    seed = dropout_seed(dropout_p, query.device)
     if form.sinks:
         return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False,
                               float(op_scale * op_q_scale), seed, softcap if form.softcap else 0.0)

@@ -62,24 +62,12 @@ import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
-from inductor_conv._compat import (
-    FakeTensorMode,
-    fwd_only,
-    gen_pattern,
-    joint_fwd_bwd,
-    register_replacement,
-    tracing,
-    unset_fake_temporarily,
-)
 from inductor_conv.ops.attention import dropout_seed
 from inductor_conv.patterns import attention_checks as checks
-from inductor_conv.patterns.attention import _ACCEPTED, REGISTERED, SENTINELS, _tracing
+from inductor_conv.patterns.attention import SENTINELS, Registration, register_all
 from inductor_conv.patterns.attention_checks import _nodes, _same_shape, _shape, _val
-from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale
-from inductor_conv.patterns.attention_relax import relax
-from inductor_conv.patterns.pattern_cache import PatternCache
+from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale, probabilities
 from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
@@ -91,13 +79,6 @@ _SENTINELS = {"alpha": 0.337711, **SENTINELS}
 _B, _H, _S, _D = 2, 4, 8, 16
 
 
-def _probabilities(s, dtype, upcast: bool, dropout_p):
-    """softmax over the keys (``upcast``: in fp32, cast back to ``dtype``), then dropout (optional in the relaxed
-    pattern: dropout_p = 0 when the graph has none)."""
-    p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype) if upcast else F.softmax(s, dim=-1)
-    return F.dropout(p, dropout_p)
-
-
 def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
     """HF BLOOM's attention (module docstring); ``upcast``: the softmax in fp32, cast back."""
     B, H, Sq, D = query.shape
@@ -106,7 +87,7 @@ def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, up
     k = key.reshape(B * H, Sk, D).transpose(-1, -2)
     v = value.reshape(B * H, Sk, value.shape[-1])
     s = alibi.baddbmm(q, k, beta=1.0, alpha=alpha)
-    p = _probabilities(s.view(B, H, Sq, Sk) + mask, query.dtype, upcast, dropout_p)
+    p = probabilities(s.view(B, H, Sq, Sk) + mask, query.dtype, upcast, dropout_p)
     return torch.bmm(p.view(B * H, Sq, Sk), v)
 
 
@@ -124,7 +105,7 @@ def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, 
 def alibi_masked_fill_search(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *, upcast: bool):
     """HF MPT's attention (module docstring)."""
     s = _apply_scale(torch.matmul(query, key.transpose(-1, -2)), scale, scale_kind) + bias
-    return torch.matmul(_probabilities(s.masked_fill(hidden, fill), query.dtype, upcast, dropout_p), value)
+    return torch.matmul(probabilities(s.masked_fill(hidden, fill), query.dtype, upcast, dropout_p), value)
 
 
 def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *,
@@ -153,7 +134,7 @@ def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool
     s = torch.bmm(q, k.transpose(1, 2)).view(B, H, Sq, Sk) + mask
     s = torch.max(s, torch.full((), fill, dtype=s.dtype, device=s.device)).view(B * H, Sq, Sk)
     # (XGLM views p to 4-D and back, for the weights it may return: the pass removes that no-op pair before matching)
-    return torch.bmm(_probabilities(s, query.dtype, upcast, dropout_p), v)
+    return torch.bmm(probabilities(s, query.dtype, upcast, dropout_p), v)
 
 
 def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):
@@ -294,16 +275,6 @@ def _all_hold(match, form: ModelForm) -> bool:
     return template_pays(_val(match, "query").shape[-1], False, dense_mask=True)
 
 
-def _extra_check(form: ModelForm):
-    def check(match) -> bool:
-        if not _all_hold(match, form):
-            return False
-        _ACCEPTED.gradients = checks.gradients_present(match)  # for _tracing (Note [partial gradients])
-        return True
-
-    return check
-
-
 def variants():
     """(name, form, upcast, float32 input or None, training): the fp32 softmax (the models') and the plain one, a half
     and a float32 bias or mask, differ only in half training (converts are optional in the relaxed pattern)."""
@@ -349,31 +320,15 @@ def _signature_fn(fn, form: ModelForm, upcast: bool):
     return bound
 
 
+def _registrations():
+    for name, form, upcast, float32_input, training in variants():
+        yield Registration(name, _signature_fn(form.search, form, upcast), _signature_fn(form.replacement, form, upcast),
+                           training, _example_inputs(form, training, float32_input),
+                           {k: v for k, v in _SENTINELS.items() if k in form.argnames},
+                           functools.partial(_all_hold, form=form))
+
+
 @functools.cache
 def register(pass_dict) -> None:
-    """Trace every variant once (or rebuild it from the shipped file) and register it into ``pass_dict``; as
-    attention.register."""
-    cache = PatternCache("attention_model_forms")
-    with tracing(None), unset_fake_temporarily(), FakeTensorMode(), torch.inference_mode(False):
-        for i, (name, form, upcast, float32_input, training) in enumerate(variants()):
-            search = _signature_fn(form.search, form, upcast)
-            replace = _signature_fn(form.replacement, form, upcast)
-            trace_fn = joint_fwd_bwd if training else fwd_only
-            example_inputs = _example_inputs(form, training, float32_input)
-            sentinels = {k: v for k, v in _SENTINELS.items() if k in form.argnames}
-            traced = cache.pattern(f"{i}:{name}", lambda: gen_pattern(search, example_inputs, trace_fn, sentinels))
-            pattern = relax(traced)
-            registered = register_replacement(
-                search,
-                replace,
-                example_inputs,
-                _tracing(trace_fn, replace),
-                pass_dict,
-                extra_check=_extra_check(form),
-                scalar_workaround=sentinels,
-                search_fn_pattern=pattern,
-                skip_duplicates=True,
-            )
-            if registered:
-                REGISTERED[id(pattern)] = name
-    cache.save()
+    """Trace every variant once (or rebuild it from the shipped file) and register it into ``pass_dict``."""
+    register_all(pass_dict, "attention_model_forms", _registrations)

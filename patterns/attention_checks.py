@@ -67,13 +67,36 @@ def device_enabled(match) -> bool:
     return isinstance(q, torch.Tensor) and q.device.type in config.device_types
 
 
+# Ops that move or repeat elements without changing a value.
+_LAYOUT_OPS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.permute.default,
+               aten.transpose.int, aten.expand.default, aten.clone.default, aten.unsqueeze.default,
+               aten.squeeze.dim, aten.alias.default)
+
+
+def upcast_from(node, dtype) -> bool:
+    """``node`` is ``x.to(torch.float32)`` of an ``x`` in ``dtype``, seen through layout ops: each of its values is
+    exactly a value of ``dtype`` (float16 and bfloat16 embed exactly in float32)."""
+    while isinstance(node, torch.fx.Node) and node.op == "call_function":
+        if node.target is prims.convert_element_type.default:
+            source = node.args[0]
+            return isinstance(source, torch.fx.Node) and getattr(source.meta.get("val"), "dtype", None) == dtype
+        if node.target not in _LAYOUT_OPS:
+            return False
+        node = node.args[0]
+    return False
+
+
 @predicate
 def qkv_consistent(match) -> bool:
-    """q, k, v share a supported dtype and one device (the op and kernels assume it)."""
+    """q, k, v share a supported dtype and one device (the op and kernels assume it), or q and k are float32 upcasts
+    of values in v's half dtype, which the replacement casts back exactly (Note [float32 scores])."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
         return False
-    return q.dtype in _QKV_DTYPES and q.dtype == k.dtype == v.dtype and q.device == k.device == v.device
+    if not (q.dtype in _QKV_DTYPES and q.dtype == k.dtype and q.device == k.device == v.device):
+        return False
+    return q.dtype == v.dtype or (q.dtype == torch.float32 and v.dtype in (torch.float16, torch.bfloat16) and all(
+        upcast_from(match.kwargs[n], v.dtype) for n in ("query", "key")))
 
 
 # ---------------------------------------------------------------------------------------------------------------

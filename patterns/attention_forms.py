@@ -241,15 +241,35 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
     B, Hq, Sq, _ = query.shape
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
-    seed = dropout_seed(dropout_p, query.device)
+    scale = float(op_scale * op_q_scale)
+    softcap = softcap if form.softcap else 0.0
     if form.sinks:
-        return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False,
-                              float(op_scale * op_q_scale), seed, softcap if form.softcap else 0.0)
-    out, _ = torch.ops.inductor_conv.attention_fwd(
-        query, key, value, attn_mask, float(dropout_p), False, float(op_scale * op_q_scale), seed,
-        **softcap_kwargs(softcap if form.softcap else 0.0),
-    )
+        query, key = query.to(value.dtype), key.to(value.dtype)  # Note [float32 scores]
+        return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False, scale,
+                              dropout_seed(dropout_p, query.device), softcap)
+    out = attention_op(query, key, value, attn_mask, dropout_p, scale, softcap)
     return out.squeeze(0) if form.scores == "bmm" else out
+
+
+# Note [float32 scores]
+# GPT-Neo, GPT-J and CodeGen compute their scores in float32 from half q and k (``query.to(torch.float32)``,
+# ``key.to(torch.float32)``), take the softmax in float32 and cast the probabilities to v's half dtype before
+# ``@ v``. float16 and bfloat16 values are exactly float32 values, so those scores are the products of the half q
+# and k summed in float32, which is what the kernels compute from the half q and k (their dots accumulate in float32),
+# up to the order of the sum. ``qkv_consistent`` proves that the matched q and k are such upcasts, and the replacement
+# casts them back to v's dtype (exact) and calls the op in half. Their gradients come back in half, are cast to
+# float32 where the match returns them, and the graph's own casts take them to half again. The backward rounds dS to
+# half before dS·K, as every half attention backward does (FlashAttention's, SDPA's), where eager multiplies float32
+# dS by float32 K.
+def attention_op(query, key, value, attn_mask, dropout_p, scale, softcap=0.0):
+    """The op's output as a replacement calls it: q and k in v's dtype (Note [float32 scores]; the identity when
+    they are), not causal (a causal mask is inferred after the rewrite, attention_causal.py), the dropout seed
+    drawn."""
+    query, key = query.to(value.dtype), key.to(value.dtype)
+    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
+                                                   float(scale), dropout_seed(dropout_p, query.device),
+                                                   **softcap_kwargs(softcap))
+    return out
 
 
 def argnames(form: Form) -> tuple[str, ...]:

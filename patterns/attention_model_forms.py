@@ -63,11 +63,10 @@ from dataclasses import dataclass
 
 import torch
 
-from inductor_conv.ops.attention import dropout_seed
 from inductor_conv.patterns import attention_checks as checks
 from inductor_conv.patterns.attention import SENTINELS, Registration, register_all
 from inductor_conv.patterns.attention_checks import _nodes, _same_shape, _shape, _val
-from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale, probabilities
+from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale, attention_op, probabilities
 from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
@@ -97,8 +96,7 @@ def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, 
     # (B·H, Sq or 1, Sk) -> (B, H, Sq, Sk): the expand broadcasts, the view splits dim 0 (always a view)
     bias = alibi.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
     attn_mask = (bias + mask).expand(B, H, Sq, Sk)
-    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(alpha), dropout_seed(dropout_p, query.device))
+    out = attention_op(query, key, value, attn_mask, dropout_p, float(alpha))
     return out.reshape(B * H, Sq, value.shape[-1])
 
 
@@ -119,9 +117,7 @@ def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_
         attn_mask = torch.where(empty, 0.0, attn_mask)
     B, H, Sq, _ = query.shape
     attn_mask = attn_mask.expand(B, H, Sq, key.shape[-2])
-    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(op_scale), dropout_seed(dropout_p, query.device))
-    return out
+    return attention_op(query, key, value, attn_mask, dropout_p, float(op_scale))
 
 
 def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool):
@@ -140,8 +136,7 @@ def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool
 def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):
     B, H, Sq, _ = query.shape
     attn_mask = mask.expand(B, H, Sq, key.shape[-2])
-    out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False, 1.0,
-                                                   dropout_seed(dropout_p, query.device))
+    out = attention_op(query, key, value, attn_mask, dropout_p, 1.0)
     return out.reshape(B * H, Sq, value.shape[-1])
 
 

@@ -69,6 +69,15 @@ def _is_compute_result(node) -> bool:
             and _is_call(node.args[0], (aten.convolution_backward.default,)))
 
 
+def _computed_by_matmul(node) -> bool:
+    """node is a compute op's result or input gradient, seen through layout ops: a gradient on its way back to its
+    input's layout, whose cast is the gradient of an upcast (GPT-Neo's ``key.to(torch.float32).transpose(-1, -2)``
+    gives ``convert(permute(dkᵀ))`` read by the heads' permute), not an operand's."""
+    while _is_call(node, _LAYOUT_OPS):
+        node = node.args[0]
+    return _is_compute_result(node)
+
+
 def normalize(graph: torch.fx.Graph) -> None:
     """Note [autocast respellings]."""
     round_trip_casts(graph)
@@ -115,7 +124,8 @@ def _move_casts_once(graph: torch.fx.Graph, moved_up: set, moved_down: set) -> i
     moved = 0
     for cast in list(graph.find_nodes(op="call_function", target=_CONVERT)):
         src = cast.args[0]
-        operand_cast = (_is_call(src, _LAYOUT_OPS) and all(_is_call(u, _OPERAND_USERS) for u in cast.users)) or (
+        operand_cast = (_is_call(src, _LAYOUT_OPS) and not _computed_by_matmul(src)
+                        and all(_is_call(u, _OPERAND_USERS) for u in cast.users)) or (
             _is_call(src, _RESHAPES) and not _is_compute_result(src) and _feeds_operands(cast))
         if operand_cast and cast not in moved_down:
             # convert(layout(x)) -> layout(convert(x))

@@ -217,10 +217,14 @@ def _xglm(m, q, k, v, mask):
     return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
-def _gpt_neo(m, q, k, v, mask):
-    """HF GPT-Neo: no scale, the causal buffer's ``where`` with a ``torch.tensor`` constant for the fill (a 0-d
-    constant in the graph, where GPT-2 has ``full``), then the padding mask."""
+def gpt_neo(m, q, k, v, mask, upcast=True):
+    """HF GPT-Neo: q and k upcast to float32 (real casts in half, Note [float32 scores]; ``upcast=False``: the same
+    attention with half scores), no scale, the causal buffer's ``where`` with a ``torch.tensor`` constant for the
+    fill (a 0-d constant in the graph, where GPT-2 has ``full``), then the padding mask; the probabilities cast to
+    v's dtype."""
     q, k, v = heads(q, k, v)
+    if upcast:
+        q, k = q.to(torch.float32), k.to(torch.float32)
     s = torch.matmul(q, k.transpose(-1, -2))
     fill = torch.tensor(torch.finfo(s.dtype).min, dtype=s.dtype, device=s.device)
     s = torch.where(m.causal_bool[:, :, :S, :S], s, fill) + mask
@@ -385,7 +389,7 @@ RECOGNISED = {
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),
-    "gpt_neo_tensor_fill": (_gpt_neo, {}, _right_padding(), H),
+    "gpt_neo_tensor_fill": (gpt_neo, {}, _right_padding(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

@@ -89,6 +89,12 @@ MODELS = {
     "gpt_neo": (lambda: _causal_lm("gpt_neo", num_hidden_layers=2, attention_types=[[["global", "local"], 1]],
                                    window_size=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
                 dict(attention=2, causal_conv1d=0), dict(padding="right")),
+    # GPT-J and CodeGen: q and k upcast to float32 for the scores (Note [float32 scores] in attention_forms.py; real
+    # casts in half precision), partial rotary embeddings, a 0-d tensor divisor
+    "gptj": (lambda: _causal_lm("gptj", rotary_dim=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+             dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    "codegen": (lambda: _causal_lm("codegen", rotary_dim=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

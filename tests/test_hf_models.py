@@ -83,6 +83,28 @@ def test_model_under_autocast(name, device):
     assert_as_close_as_eager([got, *got_grads], [want, *want_grads], [ref, *ref_grads], name)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["gpt_neo", "gptj", "codegen"])
+def test_model_in_bf16_with_float32_scores(name, device):
+    """bf16 weights, training: these models upcast q and k to compute their scores in float32, which the rewrite
+    computes in bf16 as HF's flash-attention path for them does (Note [float32 scores] in attention_forms.py).
+    Outputs and gradients are as close to a float64 run as eager bf16's are (helpers.assert_as_close_as_eager)."""
+    _, expected, extra = MODELS[name]
+    model = build_model(name, train=True, device=device)
+    model64 = copy.deepcopy(model).double()
+    model = model.to(torch.bfloat16)
+    inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)
+    want, want_grads = run_model(model, inputs, train=True, compiled=False)
+    ref, ref_grads = run_model(model64, inputs, train=True, compiled=False)
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
+        got, got_grads = run_model(model, inputs, train=True, compiled=True)
+    assert inductor_conv.counters() == expected
+    assert got.dtype == want.dtype == torch.bfloat16
+    assert_as_close_as_eager([got, *got_grads], [want, *want_grads], [ref, *ref_grads], name)
+
+
 @pytest.mark.parametrize("name", ["llama", "bloom", "mpt", "xglm", "gpt_neo"])
 def test_generate_with_kv_cache(name):
     """model.generate with a compiled forward: the prefill (Sq = Sk) and the decode steps (one query against the

@@ -18,6 +18,8 @@ with tests/test_golden_graphs_attention.py in attention_forms_checks.py.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import re
 from types import SimpleNamespace
@@ -26,14 +28,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 from attention_forms_cases import (
-    LEFT_ALONE, MASK_GRAD, P_DROP, RECOGNISED, B, D, H, HKV, S, Attention, additive, bert, gemma2, heads, llama,
+    LEFT_ALONE, MASK_GRAD, P_DROP, RECOGNISED, B, D, H, HKV, S, Attention, additive, bert, gemma2, gpt_neo, heads,
+    llama,
     make_case, make_left_alone, merge, nanogpt, one_hot_probe, t5,
 )
 from attention_forms_checks import (
     GOLDEN, GOLDEN_FROZEN, GOLDEN_LEFT_ALONE, GOLDEN_RECOGNISED, TOL, check_dropout_replay, check_frozen,
     check_left_alone, check_recognised, compiled_dropout, run_and_compare,
 )
-from helpers import compile_and_run, op_arg_shapes, ops_in, recording_graphs, repeat_kv
+from helpers import assert_as_close_as_eager, compile_and_run, op_arg_shapes, ops_in, recording_graphs, repeat_kv
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import inductor_conv
@@ -81,7 +84,7 @@ def test_recognised_dynamic(name, train, monkeypatch):
 
 
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
-        ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True)]
+        ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -460,6 +463,30 @@ def test_t5_float_type_as_softmax_in_bf16():
     assert counts["attention"] == 1, graphs
     ref = _t5_spelling(*(t.double() for t in (q, k, v, bias)))
     torch.testing.assert_close(out.double(), ref, atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_float32_scores_from_half_q_and_k(device):
+    """GPT-Neo's spelling in bf16 (Note [float32 scores]): the scores in float32 from upcast q and k. The rewrite
+    computes that attention in bf16, as HF's own flash-attention path for GPT-Neo and GPT-J does, so it is compared
+    as FlashAttention's tests compare: against float64, within a few times the error of the same attention computed
+    by eager PyTorch in bf16 (helpers.assert_as_close_as_eager; eager's float32 scores themselves are more exact
+    than either, its dQ and dK several times so)."""
+    torch.manual_seed(11)
+    model, args = make_case("gpt_neo_tensor_fill", torch.bfloat16, seed=11)
+    half = Attention(functools.partial(gpt_neo, upcast=False)).to(torch.bfloat16)
+    model, half = model.to(device), half.to(device)
+    args = [a.to(device) for a in args]
+    ref = copy.deepcopy(model).double()
+    qkv = [a.clone().requires_grad_() for a in args[:3]]
+    out, counts, graphs = compile_and_run(model, *qkv, args[3], device_types=(device,))
+    assert counts["attention"] == 1 and ops_in("".join(graphs)) == ["attention_fwd", "attention_bwd"], graphs
+    dy = torch.randn_like(out)
+    qkv64, qkv_half = [a.double().requires_grad_() for a in args[:3]], [a.clone().requires_grad_() for a in args[:3]]
+    want, got_half = ref(*qkv64, args[3].double()), half(*qkv_half, args[3])
+    assert_as_close_as_eager([out, *torch.autograd.grad(out, qkv, dy)],
+                             [got_half, *torch.autograd.grad(got_half, qkv_half, dy)],
+                             [want, *torch.autograd.grad(want, qkv64, dy.double())], what="gpt_neo bf16")
 
 
 # ---------------------------------------------------------------------------------------------------------------

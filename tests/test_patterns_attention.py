@@ -220,6 +220,33 @@ def test_casts_cross_reshapes_between_a_matmul_and_its_operands():
         torch.testing.assert_close(got, want, atol=0, rtol=0)
 
 
+def test_cast_of_a_transposed_gradient_stays():
+    """GPT-Neo in bf16 upcasts k and then transposes it, so dK comes back as ``permute(convert(permute(dkᵀ)))``:
+    the cast reads a matmul's gradient (through the transpose back), it is not an operand's cast, and it stays
+    where the attention pattern leaves it outside the match. An operand's cast after a transpose still moves."""
+    from inductor_conv.patterns.autocast import casts_outside_layout_ops
+
+    aten, cast = torch.ops.aten, torch.ops.prims.convert_element_type.default
+
+    def f(s, q, k):
+        dk_t = aten.view.default(aten.bmm.default(s, q), [2, 3, 4, 5])  # (B, H, D, S): the gradient of kᵀ
+        dk = aten.permute.default(cast(aten.permute.default(dk_t, [0, 1, 3, 2]), torch.bfloat16), [0, 2, 1, 3])
+        kt = cast(aten.permute.default(k, [0, 2, 1]), torch.bfloat16)  # an operand's cast: moves to k
+        return dk, aten.bmm.default(kt, cast(s, torch.bfloat16))
+
+    s, q, k = torch.randn(6, 4, 5), torch.randn(6, 5, 5), torch.randn(6, 4, 5)
+    gm = make_fx(f)(s, q, k)
+    assert casts_outside_layout_ops(gm.graph) == 1
+    gm.recompile()
+    sources = [n.args[0] for n in gm.graph.nodes if n.op == "call_function" and n.target is cast
+               and n.args[1] == torch.bfloat16]
+    assert sorted(str(x.target if x.op == "call_function" else x.op) for x in sources) == sorted(
+        [str(aten.permute.default), "placeholder", "placeholder"]), gm.code
+    for got, want in zip(gm(s, q, k), f(s, q, k)):
+        assert got.stride() == want.stride() and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
 def test_scalar_constants_become_full():
     """GPT-Neo's ``torch.tensor(finfo.min, dtype, device)`` fill: a 0-d floating constant becomes ``full([], c)`` of
     the same value, dtype and device; a constant with elements is left as it is."""

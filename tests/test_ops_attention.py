@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from helpers import compiled_fullgraph
 
 import inductor_conv
+from inductor_conv import _compat
 from inductor_conv.reference.attention import attention_ref
 
 # fp32 kernels (fp32 dot products of length D <= 256, sums over <= 129 keys of O(1) terms, an fp32 online softmax)
@@ -409,6 +410,8 @@ def test_empty_dims_give_sdpas_result(dims, how):
     The mask's gradient is empty here (B·H·Sq·Sk = 0): ours is that empty tensor, SDPA's shortcut leaves the mask
     out of its graph (None)."""
     B, Hq, Hkv, Sq, Sk = EMPTY[dims]
+    if Hkv == 0 and _compat.TORCH_VERSION < (2, 13):
+        pytest.skip("torch 2.11's SDPA, the reference here, divides by the zero KV heads (SIGFPE ends the process)")
     dtype = torch.float64 if how == "fallback" else torch.float32
     torch._dynamo.reset()  # each case compiles the lambda below afresh: stay under Dynamo's recompile limit
     q, k, v = _qkv(B=B, Hq=Hq, Hkv=Hkv, Sq=Sq, Sk=Sk, dtype=dtype, requires_grad=True)

@@ -35,7 +35,11 @@ BASE = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=1, num_attention
 # Per-type keys the base config lacks or names otherwise.
 EXTRA = {"gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
          "xglm": dict(d_model=64, num_layers=1, attention_heads=4, ffn_dim=128),
-         "opt": dict(ffn_dim=128, word_embed_proj_dim=64)}
+         "opt": dict(ffn_dim=128, word_embed_proj_dim=64),
+         # hybrids: a Mamba-2 layer (short conv) and an attention layer
+         "bamba": dict(num_hidden_layers=2, attn_layer_indices=[1], mamba_n_heads=4, mamba_d_head=32,
+                       mamba_n_groups=1, mamba_d_state=8),
+         "jamba": dict(num_hidden_layers=2, attn_layer_period=2, attn_layer_offset=1, num_experts=1)}
 
 
 def build(model_type: str, dtype: torch.dtype, train: bool):

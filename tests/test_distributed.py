@@ -34,6 +34,7 @@ from torch.utils.checkpoint import checkpoint
 
 import inductor_conv
 from helpers import assert_as_close_as_eager
+from inductor_conv import _compat
 from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config
 
 transformers = pytest.importorskip("transformers")
@@ -256,7 +257,10 @@ def _dtensors_and_collectives(run: _Rank) -> dict:
             out[f"dtensor/eager/{what}"] = f"{type(e).__name__}: {e}"
     out["attention/eager"] = forward_backward(_hand_written_attention, [t.clone().requires_grad_() for t in qkv])
     _reset()
-    out["dtensor/compiled"] = forward_backward(torch.compile(_hand_written_attention), as_dtensors(qkv))
+    try:
+        out["dtensor/compiled"] = forward_backward(torch.compile(_hand_written_attention), as_dtensors(qkv))
+    except Exception as e:  # noqa: BLE001 - torch 2.11's DTensor cannot trace it (test_dtensor_inputs)
+        out["dtensor/compiled"] = f"{type(e).__name__}: {e}"
     out["dtensor/compiled/counters"] = inductor_conv.counters()
     # the collective sums the two ranks' identical scores: eager's result with the scores doubled
     out["collective/eager"] = forward_backward(_all_reduced_attention, [t.clone().requires_grad_() for t in qkv])
@@ -385,6 +389,11 @@ def test_dtensor_inputs(ranks):
             message = res[f"dtensor/eager/{op}"]
             assert message.startswith("NotImplementedError") and f"inductor_conv.{op}" in message, message
             assert "sharding strategy" in message, message
+        if isinstance(res["dtensor/compiled"], str) and "Sharding propagation failed" in res["dtensor/compiled"]:
+            # torch 2.11's DTensor: the 4-D matmul's view to 3-D flattens the sharded head dim, which its sharding
+            # propagation refuses while Dynamo traces (2.13 keeps the shard)
+            assert _compat.TORCH_VERSION < (2, 13), res["dtensor/compiled"]
+            pytest.skip("torch 2.11's DTensor refuses the 4-D matmul of head-sharded tensors while Dynamo traces it")
         assert res["dtensor/compiled/counters"] == dict(attention=1, causal_conv1d=0)
         for got, want in zip(res["dtensor/compiled"], res["attention/eager"], strict=True):
             torch.testing.assert_close(got, want, **TOL)

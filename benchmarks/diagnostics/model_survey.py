@@ -44,8 +44,8 @@ EXTRA = {"gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": d
 
 def build(model_type: str, dtype: torch.dtype, train: bool):
     config = transformers.AutoConfig.for_model(model_type, **(BASE | EXTRA.get(model_type, {})))
-    for name in ("attention_dropout", "attn_pdrop", "hidden_dropout", "resid_pdrop", "embd_pdrop", "dropout"):
-        if isinstance(getattr(config, name, None), float):
+    for name, value in config.to_dict().items():  # dropout and router noise off: random in training
+        if ("drop" in name or "jitter" in name) and isinstance(value, float):
             setattr(config, name, 0.0)
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")

@@ -462,7 +462,10 @@ class _SinkAttention(torch.autograd.Function):
         out, lse = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed,
                                                          **softcap_kwargs(softcap))
         lse_sink = torch.logaddexp(lse, sinks.float()[:, None])  # (B, Hq, Sq) with (Hq, 1)
-        out = (out.float() * _sink_ratio(lse, lse_sink)[..., None]).to(out.dtype)
+        scaled = out.float() * _sink_ratio(lse, lse_sink)[..., None]
+        # Cast only where the dtypes differ: torch 2.11's Dynamo gives an autograd.Function whose forward returns a
+        # no-op ``.to`` zero gradients (its backward is traced with a zero dout); 2.13 does not.
+        out = scaled if scaled.dtype == out.dtype else scaled.to(out.dtype)
         ctx.save_for_backward(q, k, v, attn_mask, out, lse_sink, seed, sinks)
         ctx.args = (dropout_p, is_causal, scale, softcap)
         ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()

@@ -23,6 +23,7 @@ compute at least one gradient (``checks.computes_a_gradient``): attention withou
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import threading
@@ -129,9 +130,11 @@ def variants():
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
                     (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
-                for upcast in (False, True) if training and not form.sinks else (False,):
+                # gpt-oss and MiMo take the softmax in the scores' dtype
+                plain_only = form.sinks or form.max_subtracted
+                for upcast in (False, True) if training and not plain_only else (False,):
                     for bias_shape in bias_shapes if learned else (None,):
-                        f = Form(form.name, form.mask, form.scores, gqa, upcast, form.softcap, form.sinks)
+                        f = dataclasses.replace(form, gqa=gqa, upcast=upcast)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
                             bias_shape and bias_shape[0] == 1 and "broadcast",

@@ -129,8 +129,10 @@ def scores_and_output_shaped(match) -> bool:
     """The softmax input is (B, Hq, Sq, Sk) and the matched output (B, Hq, Sq, D_v): the reshapes around the two
     bmm's are the matmul decomposition of q kᵀ and P v, whatever sizes the pattern ignored."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
-    # with sinks the softmax runs over the keys and one sink column (sinks_supported)
-    scores = (*q.shape[:-1], k.shape[-2] + 1 if "sinks" in match.kwargs else k.shape[-2])
+    # with gpt-oss's sinks the softmax runs over the keys and one sink column (sinks_supported); Granite-SWA's
+    # apply theirs after the softmax (lse_sinks_supported)
+    sink_column = "sinks" in match.kwargs and bool(_nodes(match, aten.cat.default))
+    scores = (*q.shape[:-1], k.shape[-2] + 1 if sink_column else k.shape[-2])
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
     return (bool(amaxes) and all(_same_shape(_shape(a.args[0]), scores) for a in amaxes)
@@ -139,13 +141,18 @@ def scores_and_output_shaped(match) -> bool:
 
 @predicate
 def softmax_over_last_dim(match) -> bool:
-    """The max and the normaliser sum of the (decomposed) softmax reduce the last dim, keeping it."""
+    """The max and the normaliser sum of the (decomposed) softmax reduce the last dim, keeping it (a logsumexp's
+    sum reduces it for its log)."""
     for amax in _nodes(match, aten.amax.default):
         if not (_is_last_dim(amax.args[1], len(_shape(amax.args[0]))) and amax.args[2] is True):
             return False
     for total in _nodes(match, aten.sum.dim_IntList):
         if _is_call(total.args[0], aten.exp.default):
-            if not (_is_last_dim(total.args[1], len(_shape(total.args[0]))) and total.args[2] is True):
+            keepdim = total.args[2] if len(total.args) > 2 else total.kwargs.get("keepdim", False)
+            if not _is_last_dim(total.args[1], len(_shape(total.args[0]))):
+                return False
+            # a logsumexp's sum (Granite-SWA's sinks) drops the dim for its log; the softmax's keeps it
+            if not (keepdim is True or all(_is_call(u, aten.log.default) for u in total.users)):
                 return False
     return True
 
@@ -276,7 +283,8 @@ def sinks_supported(match) -> bool:
     """gpt-oss's sinks (Note [attention sinks] in ops/attention.py): a (Hq,) float tensor on q's device, viewed as
     (1, Hq, 1, 1) and expanded to (B, Hq, Sq, 1), appended to the (B, Hq, Sq, Sk) scores along the last dim; the
     subtracted row max and every slice run along the last dim (step 1), and the slice that keeps Sk columns starts
-    at 0: the probabilities dropped are the sink's column, one sink per head, whatever the pattern ignored."""
+    at 0: the probabilities dropped are the sink's column, one sink per head, whatever the pattern ignored.
+    (row_max_over_last_dim checks the subtracted max.)"""
     q, k, sinks = _val(match, "query"), _val(match, "key"), _val(match, "sinks")
     B, Hq, Sq = q.shape[:3]
     Sk = k.shape[-2]
@@ -290,9 +298,6 @@ def sinks_supported(match) -> bool:
     if not (_is_call(sink, aten.expand.default) and _same_shape(_shape(sink), (B, Hq, Sq, 1))
             and _same_shape(_shape(sink.args[0]), (1, Hq, 1, 1)) and sink.args[0].args[0] is match.kwargs["sinks"]):
         return False
-    for node in _nodes(match, aten.max.dim):
-        if node.args[1] not in (-1, 3) or node.args[2] is not True:
-            return False
     for node in _nodes(match, aten.slice.Tensor):
         dim, start, end, step = (list(node.args[1:]) + [0, None, 1][len(node.args) - 2:])[:4]
         if dim not in (-1, 3) or step != 1:
@@ -362,6 +367,44 @@ def template_pays(match) -> bool:
     return pays(d, softcap, dense_mask=not causal)
 
 
+@predicate
+def row_max_over_last_dim(match) -> bool:
+    """The row max subtracted from the scores before the softmax (gpt-oss, MiMo-V2-Flash) reduces the last dim,
+    keeping it: a shift of each row, which the softmax ignores."""
+    for node in _nodes(match, aten.max.dim):
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        if not (_is_last_dim([node.args[1]], len(_shape(node.args[0]))) and keepdim is True):
+            return False
+    return True
+
+
+@predicate
+def lse_sinks_supported(match) -> bool:
+    """Granite-SWA's sinks scale each output row by sigmoid(LSE - sink): the sinks a (Hq,) float tensor on q's device
+    viewed as (1, Hq, 1), LSE the logsumexp of the masked scores over the last dim (its decomposition: the row max,
+    an infinity test against it, zero where it holds, the max squeezed from the last dim), the factor unsqueezed
+    along the last dim of the output, whatever the pattern ignored."""
+    q, sinks = _val(match, "query"), _val(match, "sinks")
+    Hq = q.shape[1]
+    if not (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == Hq)
+            and sinks.is_floating_point() and sinks.device == q.device):
+        return False
+    views = [n for n in _nodes(match, aten.view.default) if n.args[0] is match.kwargs["sinks"]]
+    if len(views) != 1 or not _same_shape(_shape(views[0]), (1, Hq, 1)):
+        return False
+    if any(n.args[1] != math.inf for n in _nodes(match, aten.eq.Scalar)):
+        return False
+    if any(n.args[0] != 0 for n in _nodes(match, aten.scalar_tensor.default)):
+        return False
+    for node in _nodes(match, aten.squeeze.dims):
+        if not _is_last_dim(node.args[1], len(_shape(node.args[0]))):
+            return False
+    for node in _nodes(match, aten.unsqueeze.default):  # the forward's: the factor along the output's last dim
+        if _is_call(node.args[0], aten.sigmoid.default) and node.args[1] not in (-1, len(_shape(node)) - 1):
+            return False
+    return True
+
+
 def _is_call(node, target) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == target
 
@@ -380,5 +423,9 @@ def all_hold(match, form) -> bool:
         checks.append(softcap_supported)
     if form.sinks:
         checks.append(sinks_supported)
+    if form.lse_sinks:
+        checks.append(lse_sinks_supported)
+    if form.sinks or form.max_subtracted:
+        checks.append(row_max_over_last_dim)
     checks += [dropout_consistent, template_pays]
     return all(check(match) for check in checks)

@@ -38,6 +38,15 @@ class Form:
     upcast: bool = False  # softmax in fp32, cast back (HF Llama, T5); differs from plain softmax only in half training
     softcap: bool = False  # the scaled scores soft-capped, tanh(s / cap) * cap, before the mask (HF Gemma 2)
     sinks: bool = False  # a learned logit per query head joins the softmax as a column, then dropped (HF gpt-oss)
+    # the same sinks applied after the softmax: the output scaled by sigmoid(logsumexp(s) - sink) (HF Granite-SWA)
+    lse_sinks: bool = False
+    # the row max subtracted from the scores before the softmax, which that leaves unchanged (HF MiMo-V2-Flash's
+    # full-attention layers; its sliding layers subtract it with gpt-oss's sinks)
+    max_subtracted: bool = False
+
+    @property
+    def takes_sinks(self) -> bool:
+        return self.sinks or self.lse_sinks
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -187,6 +196,14 @@ def _softmax_with_sinks(s, sinks):
     return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
 
 
+def _lse_sink_scale(s, sinks):
+    """HF Granite-SWA: ``sigmoid(logsumexp(s) - sink)`` per row in float32, the factor by which a sink logit in the
+    softmax's denominator shrinks the row's output: exp(LSE) / (exp(LSE) + exp(sink)) (Note [attention sinks] in
+    ops/attention.py)."""
+    lse = torch.logsumexp(s, dim=-1)
+    return (lse - sinks.view(1, -1, 1)).to(torch.float32).sigmoid()
+
+
 def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None):
     """softmax over the keys (with ``sinks``: _softmax_with_sinks; ``upcast``: in fp32, cast back to ``dtype``), then
     dropout (optional in the relaxed pattern: dropout_p = 0 when the graph has none)."""
@@ -214,8 +231,15 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
     if form.softcap:
         s = _softcap(s, softcap)
     s = MASKS[form.mask].search(s, mask, fill, padding)
+    if form.lse_sinks:
+        sink_scale = _lse_sink_scale(s, sinks)
+    if form.max_subtracted:
+        s = s - s.max(dim=-1, keepdim=True).values
     p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None)
-    return torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
+    out = torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
+    if form.lse_sinks:
+        out = out * sink_scale.unsqueeze(-1).to(out.dtype)
+    return out
 
 
 def _op_scale(query, scale, kind):
@@ -243,7 +267,7 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
         attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
     scale = float(op_scale * op_q_scale)
     softcap = softcap if form.softcap else 0.0
-    if form.sinks:
+    if form.takes_sinks:
         query, key = query.to(value.dtype), key.to(value.dtype)  # Note [float32 scores]
         return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False, scale,
                               dropout_seed(dropout_p, query.device), softcap)
@@ -276,7 +300,7 @@ def argnames(form: Form) -> tuple[str, ...]:
     """The pattern inputs of a form, in signature order: tensors, then the scalars the relaxed pattern binds, then
     the sentinel scalars (fill, dropout_p) last, where older ``register_replacement``s expect them (they index
     requires_grad by example input, which the sentinels are not)."""
-    tensors = [n for n in MASKS[form.mask].inputs if n != "fill"] + (["sinks"] if form.sinks else [])
+    tensors = [n for n in MASKS[form.mask].inputs if n != "fill"] + (["sinks"] if form.takes_sinks else [])
     sentinels = ["fill"] if "fill" in MASKS[form.mask].inputs else []
     sentinels += ["softcap"] if form.softcap else []
     return ("query", "key", "value", *tensors, "scale", "scale_kind", "q_scale", "q_scale_kind", *sentinels,
@@ -305,4 +329,6 @@ FORMS = (
     Form("softcap_no_mask", softcap=True),
     Form("gpt_oss_sinks_additive_mask", mask="additive", sinks=True),
     Form("sinks_no_mask", sinks=True),
+    Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
+    Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
 )

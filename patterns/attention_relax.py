@@ -9,7 +9,8 @@ repeat_kv's head order, the mask fill, no user outside the match). ``relax`` the
 
 * Any node may have extra users (``checks.no_outside_users`` admits only users inside the match).
 * Copies are optional (``_Optional``): a layout ``clone`` (``q @ kᵀ`` reshapes q (B, H, S, D) to (B·H, S, D) and
-  copies only when q is a transposed view; q, kᵀ, v and the incoming gradient each decide alone) and a dtype
+  copies only when q is a transposed view; q, kᵀ, v and the incoming gradient each decide alone, and so does the
+  incoming gradient's product with Granite-SWA's per-row factor before its view) and a dtype
   ``convert_element_type`` (half graphs convert around softmax, fp32 graphs do not). Each use of a convert decides
   alone: under autocast a learned bias's gradient sums the fp32 dS before the cast that feeds the matmuls' backward,
   where the half-precision trace sums the cast dS.
@@ -331,6 +332,18 @@ def _is_bmm_grad_view(p, items) -> bool:
             and _uses_tangents(items[0]))
 
 
+def _is_tangent(a) -> bool:
+    """The incoming gradient, before or after ``relax`` made its copy optional."""
+    a = a.skip if isinstance(a, _Optional) else a
+    return isinstance(a, KeywordArg) and a.name.startswith("tangents")
+
+
+def _is_scaled_gradient_view(p, items) -> bool:
+    """``view(mul(tangent, x))``: the incoming gradient multiplied, then viewed for a bmm."""
+    return (_call(p, aten.view.default) and bool(items) and _call(items[0], aten.mul.Tensor)
+            and any(_is_tangent(a) for a in items[0].flat_args_kwargs[0]))
+
+
 def relax(pattern: PatternExpr) -> PatternExpr:
     """Widen a traced search pattern in place (Note [relaxed attention search patterns]); returns it."""
     memo: dict[int, PatternExpr] = {}
@@ -379,6 +392,12 @@ def relax(pattern: PatternExpr) -> PatternExpr:
             new = _Optional(p, new_items[0])
         elif aten.clone.default in p.fns:
             new = _Optional(p, new_items[0])
+        elif _is_scaled_gradient_view(p, items):
+            # Granite-SWA scales the output by a per-row factor, so the backward multiplies the incoming gradient
+            # by it before the bmm's view; a transposed incoming gradient (the model's ``.transpose(1, 2)`` after
+            # attention) makes that product non-contiguous, and the graph copies it before the view.
+            copy = CallFunction(aten.clone.default, new_items[0], memory_format=Ignored(), _users=MULTIPLE)
+            p.flat_args_kwargs = ((_Optional(copy, new_items[0]), *new_items[1:]), spec)
         elif _is_bmm_grad_view(p, items):
             # K/V broadcast over the query heads by matmul itself (Falcon's multi-query k (B, 1, S, D) against q
             # (B, H, S, D)): the backward sums each bmm gradient over the heads (the expand's backward); the trace,

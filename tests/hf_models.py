@@ -37,6 +37,12 @@ def _t5():
     return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
 
 
+def _recent_causal_lm(model_type, **kwargs):
+    """A model type newer than some transformers installs (the GPU machine's 5.17): skipped where it is missing."""
+    pytest.importorskip(f"transformers.models.{model_type}")
+    return _causal_lm(model_type, **kwargs)
+
+
 def _kimi_linear():
     pytest.importorskip("transformers.models.kimi_linear")  # older releases lack it; CI pins one that has it
     return _causal_lm("kimi_linear", num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
@@ -95,6 +101,15 @@ MODELS = {
              dict(attention=1, causal_conv1d=0), dict(padding="right")),
     "codegen": (lambda: _causal_lm("codegen", rotary_dim=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
                 dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # Granite-SWA: the sinks applied after the softmax, the output scaled by sigmoid(logsumexp(scores) - sink)
+    "granite_swa": (lambda: _recent_causal_lm("granite_swa", pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                    dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # MiMo-V2-Flash: q/k head dim 192, v 128; a sliding-window layer (gpt-oss's sinks, twice the KV heads) and a full
+    # one (the row max subtracted before the softmax)
+    "mimo_v2_flash": (lambda: _recent_causal_lm("mimo_v2_flash", num_hidden_layers=2, num_key_value_heads=1,
+                                                layer_types=["sliding_attention", "full_attention"], sliding_window=8,
+                                                pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                      dict(attention=2, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -199,6 +199,73 @@ def test_other_concatenations_are_left_alone(variant):
     assert counters["attention"] == 0
 
 
+def _granite_swa_layer(lse_dim=-1):
+    """HF Granite-SWA's eager attention: the sinks applied after the softmax, each output row scaled by
+    sigmoid(logsumexp(scores) - sink) in float32; or a variant that is not attention with sinks (the logsumexp over
+    the queries)."""
+    def fn(q, k, v, mask, sinks):
+        key, value = repeat_kv(k, 2), repeat_kv(v, 2)
+        s = torch.matmul(q, key.transpose(2, 3)) * 0.25 + mask
+        lse = torch.logsumexp(s, dim=lse_dim)
+        sink_scale = (lse - sinks.view(1, -1, 1)).to(torch.float32).sigmoid()
+        p = F.dropout(F.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype), p=0.0, training=False)
+        out = torch.matmul(p, value)
+        return out * sink_scale.unsqueeze(-1).to(out.dtype)
+
+    return fn
+
+
+def _mimo_full_layer(max_dim=-1):
+    """HF MiMo-V2-Flash's full-attention layers: gpt-oss's spelling without sinks (the row max subtracted, softmax
+    in the scores' dtype); or the max over the queries, which is not a shift of each row."""
+    def fn(q, k, v, mask, sinks):
+        key, value = repeat_kv(k, 2), repeat_kv(v, 2)
+        s = torch.matmul(q, key.transpose(2, 3)) * 0.25 + mask
+        s = s - s.max(dim=max_dim, keepdim=True).values
+        probs = F.softmax(s, dim=-1, dtype=s.dtype)
+        return torch.matmul(F.dropout(probs, p=0.0, training=False).to(value.dtype), value)
+
+    return fn
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("layer", [_granite_swa_layer, _mimo_full_layer], ids=["granite_swa", "mimo_full"])
+def test_sinks_after_softmax_and_max_subtracted_are_rewritten(layer, training):
+    """Granite-SWA's sinks (the output scaled by sigmoid(LSE - sink): attention with sinks, exactly) and MiMo's
+    max-subtracted scores (plain attention): one attention_fwd (and attention_bwd), eager's values and gradients,
+    the sinks' included (MiMo's full layers have none: its gradient is None in both)."""
+    torch.manual_seed(0)
+    args = _layer_inputs(training)
+    fn = layer()
+    with torch.set_grad_enabled(training):
+        out, counters, graphs = compile_and_run(fn, *args)
+        want = fn(*args)
+    assert counters["attention"] == 1
+    assert "attention_fwd" in ops_in("\n".join(graphs)) and ("attention_bwd" in ops_in("\n".join(graphs))) == training
+    torch.testing.assert_close(out, want, **FP32_TOL)
+    if training:
+        dy = torch.randn_like(out)
+        leaves = [args[i] for i in (0, 1, 2, 4)]
+        got_grads = torch.autograd.grad(out, leaves, dy, allow_unused=True)
+        for got, exp in zip(got_grads, torch.autograd.grad(want, leaves, dy, allow_unused=True)):
+            assert (got is None) == (exp is None)
+            if exp is not None:
+                torch.testing.assert_close(got, exp, **FP32_TOL)
+
+
+@pytest.mark.parametrize("layer", [_granite_swa_layer(lse_dim=-2), _mimo_full_layer(max_dim=-2)],
+                         ids=["lse_over_queries", "max_over_queries"])
+def test_other_reductions_are_left_alone(layer):
+    """A logsumexp or a max over the queries is not attention (with sinks): eager's math stays (softmax_over_last_dim
+    and row_max_over_last_dim refuse what the traced pattern's ignored ints decided)."""
+    torch.manual_seed(0)
+    q, k, v, mask, sinks = _layer_inputs(False)
+    with torch.no_grad():
+        out, counters, _ = compile_and_run(layer, q, k, v, mask, sinks)
+        torch.testing.assert_close(out, layer(q, k, v, mask, sinks), **FP32_TOL)
+    assert counters["attention"] == 0
+
+
 def test_sinks_op_under_torch_compile():
     """The public op with sinks traced by Dynamo (its autograd.Function around the custom ops) gives the eager
     call's output and gradients."""

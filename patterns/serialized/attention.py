@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-1f69c8c07f2c14c8097f0e51'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-0d4eaee8213ee50cb7f69e21'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -2666,7 +2666,345 @@ def _p29():  # 29:sinks_no_mask_repeat_kv_training
     return output
 
 
-def _p30():  # 30:bert_no_mask_training
+def _p30():  # 30:granite_swa_lse_sinks_additive_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=2)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_8)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4, _users=3)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default_2, Ignored(), _users=2)
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, convert_element_type_default_5)
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_6)
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), convert_element_type_default_5)
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_5, Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_9, permute_default_1)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_7, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_10, mul_Tensor_6)
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, mul_Tensor_7, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, convert_element_type_default_8, convert_element_type_default_6, _users=2)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_8, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_2, mul_Tensor_8)
+    convert_element_type_default_9 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_9 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), view_default_7)
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, mul_Tensor_9, Ignored(), True)
+    convert_element_type_default_10 = CallFunction(prims.convert_element_type.default, sum_dim_IntList_3, Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, convert_element_type_default_10, Ignored())
+    sub_Tensor_3 = CallFunction(aten.sub.Tensor, Ignored(), sigmoid_default)
+    mul_Tensor_10 = CallFunction(aten.mul.Tensor, sigmoid_default, sub_Tensor_3)
+    mul_Tensor_11 = CallFunction(aten.mul.Tensor, squeeze_dim, mul_Tensor_10)
+    convert_element_type_default_11 = CallFunction(prims.convert_element_type.default, mul_Tensor_11, Ignored(), _users=2)
+    unsqueeze_default_3 = CallFunction(aten.unsqueeze.default, convert_element_type_default_11, Ignored())
+    unsqueeze_default_4 = CallFunction(aten.unsqueeze.default, convert_element_type_default_3, Ignored())
+    sub_Tensor_4 = CallFunction(aten.sub.Tensor, add_Tensor, unsqueeze_default_4)
+    exp_default_2 = CallFunction(aten.exp.default, sub_Tensor_4)
+    mul_Tensor_12 = CallFunction(aten.mul.Tensor, unsqueeze_default_3, exp_default_2)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, convert_element_type_default_9, mul_Tensor_12)
+    mul_Tensor_13 = CallFunction(aten.mul.Tensor, add_Tensor_2, KeywordArg('scale'))
+    view_default_11 = CallFunction(aten.view.default, mul_Tensor_13, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_11, permute_default_2)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_14 = CallFunction(aten.mul.Tensor, view_default_12, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_11)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_13, Ignored())
+    view_default_14 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, view_default_14, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_9)
+    view_default_15 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_16 = CallFunction(aten.view.default, view_default_15, Ignored())
+    sum_dim_IntList_5 = CallFunction(aten.sum.dim_IntList, view_default_16, Ignored(), True)
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, sum_dim_IntList_5, Ignored())
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_11)
+    sum_dim_IntList_6 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    view_default_17 = CallFunction(aten.view.default, sum_dim_IntList_6, Ignored())
+    output = MultiOutputPattern([mul_Tensor_4,
+      mul_Tensor_14,
+      squeeze_dim_1,
+      squeeze_dim_2,
+      None,
+      view_default_17,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=2)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_8)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4, _users=3)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default_2, Ignored(), _users=2)
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, convert_element_type_default_5)
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), convert_element_type_default_5)
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_5, Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_9, permute_default_1)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_6, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_10, mul_Tensor_6)
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, mul_Tensor_7, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, convert_element_type_default_7, div_Tensor, _users=2)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_8, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_2, mul_Tensor_8)
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_9 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), view_default_7)
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, mul_Tensor_9, Ignored(), True)
+    convert_element_type_default_9 = CallFunction(prims.convert_element_type.default, sum_dim_IntList_3, Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, convert_element_type_default_9, Ignored())
+    sub_Tensor_3 = CallFunction(aten.sub.Tensor, Ignored(), sigmoid_default)
+    mul_Tensor_10 = CallFunction(aten.mul.Tensor, sigmoid_default, sub_Tensor_3)
+    mul_Tensor_11 = CallFunction(aten.mul.Tensor, squeeze_dim, mul_Tensor_10)
+    convert_element_type_default_10 = CallFunction(prims.convert_element_type.default, mul_Tensor_11, Ignored(), _users=2)
+    unsqueeze_default_3 = CallFunction(aten.unsqueeze.default, convert_element_type_default_10, Ignored())
+    unsqueeze_default_4 = CallFunction(aten.unsqueeze.default, convert_element_type_default_3, Ignored())
+    sub_Tensor_4 = CallFunction(aten.sub.Tensor, add_Tensor, unsqueeze_default_4)
+    exp_default_2 = CallFunction(aten.exp.default, sub_Tensor_4)
+    mul_Tensor_12 = CallFunction(aten.mul.Tensor, unsqueeze_default_3, exp_default_2)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, convert_element_type_default_8, mul_Tensor_12)
+    mul_Tensor_13 = CallFunction(aten.mul.Tensor, add_Tensor_2, KeywordArg('scale'))
+    view_default_11 = CallFunction(aten.view.default, mul_Tensor_13, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_11, permute_default_2)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_14 = CallFunction(aten.mul.Tensor, view_default_12, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_11)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_13, Ignored())
+    view_default_14 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, view_default_14, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_9)
+    view_default_15 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_16 = CallFunction(aten.view.default, view_default_15, Ignored())
+    sum_dim_IntList_5 = CallFunction(aten.sum.dim_IntList, view_default_16, Ignored(), True)
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, sum_dim_IntList_5, Ignored())
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_10)
+    sum_dim_IntList_6 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    view_default_17 = CallFunction(aten.view.default, sum_dim_IntList_6, Ignored())
+    output = MultiOutputPattern([mul_Tensor_4,
+      mul_Tensor_14,
+      squeeze_dim_1,
+      squeeze_dim_2,
+      None,
+      view_default_17,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p32():  # 32:mimo_max_subtracted_additive_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    max_dim = CallFunction(aten.max.dim, add_Tensor, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, add_Tensor, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, add_Tensor_1, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    view_default_13 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_13, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_14 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_15 = CallFunction(aten.view.default, view_default_14, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, view_default_15, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_4, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p33():  # 33:bert_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2736,7 +3074,7 @@ def _p30():  # 30:bert_no_mask_training
     return output
 
 
-def _p31():  # 31:bert_no_mask_fp32_softmax_training
+def _p34():  # 34:bert_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2805,7 +3143,7 @@ def _p31():  # 31:bert_no_mask_fp32_softmax_training
     return output
 
 
-def _p32():  # 32:bert_additive_mask_training
+def _p35():  # 35:bert_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2877,7 +3215,7 @@ def _p32():  # 32:bert_additive_mask_training
     return output
 
 
-def _p33():  # 33:bert_additive_mask_fp32_softmax_training
+def _p36():  # 36:bert_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2948,7 +3286,7 @@ def _p33():  # 33:bert_additive_mask_fp32_softmax_training
     return output
 
 
-def _p34():  # 34:t5_learned_bias_broadcast_training
+def _p37():  # 37:t5_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3021,7 +3359,7 @@ def _p34():  # 34:t5_learned_bias_broadcast_training
     return output
 
 
-def _p35():  # 35:t5_learned_bias_training
+def _p38():  # 38:t5_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3093,7 +3431,7 @@ def _p35():  # 35:t5_learned_bias_training
     return output
 
 
-def _p36():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
+def _p39():  # 39:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3165,7 +3503,7 @@ def _p36():  # 36:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p37():  # 37:t5_learned_bias_fp32_softmax_training
+def _p40():  # 40:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3236,7 +3574,7 @@ def _p37():  # 37:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p38():  # 38:t5_bias_then_mask_broadcast_training
+def _p41():  # 41:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3311,7 +3649,7 @@ def _p38():  # 38:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p39():  # 39:t5_bias_then_mask_training
+def _p42():  # 42:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3385,7 +3723,7 @@ def _p39():  # 39:t5_bias_then_mask_training
     return output
 
 
-def _p40():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p43():  # 43:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3459,7 +3797,7 @@ def _p40():  # 40:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p41():  # 41:t5_bias_then_mask_fp32_softmax_training
+def _p44():  # 44:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3532,7 +3870,7 @@ def _p41():  # 41:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p42():  # 42:two_additive_masks_training
+def _p45():  # 45:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3606,7 +3944,7 @@ def _p42():  # 42:two_additive_masks_training
     return output
 
 
-def _p43():  # 43:two_additive_masks_fp32_softmax_training
+def _p46():  # 46:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3679,7 +4017,7 @@ def _p43():  # 43:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p44():  # 44:nanogpt_masked_fill_training
+def _p47():  # 47:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3755,7 +4093,7 @@ def _p44():  # 44:nanogpt_masked_fill_training
     return output
 
 
-def _p45():  # 45:nanogpt_masked_fill_fp32_softmax_training
+def _p48():  # 48:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -3830,7 +4168,7 @@ def _p45():  # 45:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p46():  # 46:hf_gpt2_where_training
+def _p49():  # 49:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3906,7 +4244,7 @@ def _p46():  # 46:hf_gpt2_where_training
     return output
 
 
-def _p47():  # 47:hf_gpt2_where_fp32_softmax_training
+def _p50():  # 50:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3981,7 +4319,7 @@ def _p47():  # 47:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p48():  # 48:hf_gpt2_where_padding_training
+def _p51():  # 51:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4059,7 +4397,7 @@ def _p48():  # 48:hf_gpt2_where_padding_training
     return output
 
 
-def _p49():  # 49:hf_gpt2_where_padding_fp32_softmax_training
+def _p52():  # 52:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4136,7 +4474,7 @@ def _p49():  # 49:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p50():  # 50:where_scalar_fill_training
+def _p53():  # 53:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4212,7 +4550,7 @@ def _p50():  # 50:where_scalar_fill_training
     return output
 
 
-def _p51():  # 51:where_scalar_fill_fp32_softmax_training
+def _p54():  # 54:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4287,7 +4625,7 @@ def _p51():  # 51:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p52():  # 52:where_scalar_fill_padding_training
+def _p55():  # 55:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4365,7 +4703,7 @@ def _p52():  # 52:where_scalar_fill_padding_training
     return output
 
 
-def _p53():  # 53:where_scalar_fill_padding_fp32_softmax_training
+def _p56():  # 56:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4442,7 +4780,7 @@ def _p53():  # 53:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p54():  # 54:bmm_3d_training
+def _p57():  # 57:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4493,7 +4831,7 @@ def _p54():  # 54:bmm_3d_training
     return output
 
 
-def _p55():  # 55:bmm_3d_fp32_softmax_training
+def _p58():  # 58:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4543,7 +4881,7 @@ def _p55():  # 55:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p56():  # 56:bmm_3d_additive_mask_training
+def _p59():  # 59:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4596,7 +4934,7 @@ def _p56():  # 56:bmm_3d_additive_mask_training
     return output
 
 
-def _p57():  # 57:bmm_3d_additive_mask_fp32_softmax_training
+def _p60():  # 60:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4648,7 +4986,7 @@ def _p57():  # 57:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p58():  # 58:bmm_3d_learned_bias_broadcast_training
+def _p61():  # 61:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4702,7 +5040,7 @@ def _p58():  # 58:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p59():  # 59:bmm_3d_learned_bias_training
+def _p62():  # 62:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4755,7 +5093,7 @@ def _p59():  # 59:bmm_3d_learned_bias_training
     return output
 
 
-def _p60():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p63():  # 63:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4808,7 +5146,7 @@ def _p60():  # 60:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p61():  # 61:bmm_3d_learned_bias_fp32_softmax_training
+def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4860,7 +5198,7 @@ def _p61():  # 61:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p62():  # 62:bmm_3d_masked_fill_training
+def _p65():  # 65:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4917,7 +5255,7 @@ def _p62():  # 62:bmm_3d_masked_fill_training
     return output
 
 
-def _p63():  # 63:bmm_3d_masked_fill_fp32_softmax_training
+def _p66():  # 66:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4973,7 +5311,7 @@ def _p63():  # 63:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p64():  # 64:bmm_3d_where_training
+def _p67():  # 67:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5030,7 +5368,7 @@ def _p64():  # 64:bmm_3d_where_training
     return output
 
 
-def _p65():  # 65:bmm_3d_where_fp32_softmax_training
+def _p68():  # 68:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5086,7 +5424,7 @@ def _p65():  # 65:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p66():  # 66:bmm_3d_where_scalar_fill_training
+def _p69():  # 69:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5143,7 +5481,7 @@ def _p66():  # 66:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p67():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p70():  # 70:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5199,7 +5537,7 @@ def _p67():  # 67:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p68():  # 68:gemma2_softcap_additive_mask_training
+def _p71():  # 71:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5283,7 +5621,7 @@ def _p68():  # 68:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p69():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p72():  # 72:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5366,7 +5704,7 @@ def _p69():  # 69:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p70():  # 70:softcap_no_mask_training
+def _p73():  # 73:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5448,7 +5786,7 @@ def _p70():  # 70:softcap_no_mask_training
     return output
 
 
-def _p71():  # 71:softcap_no_mask_fp32_softmax_training
+def _p74():  # 74:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5529,7 +5867,7 @@ def _p71():  # 71:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p72():  # 72:gpt_oss_sinks_additive_mask_training
+def _p75():  # 75:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5622,7 +5960,7 @@ def _p72():  # 72:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p73():  # 73:sinks_no_mask_training
+def _p76():  # 76:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5713,7 +6051,309 @@ def _p73():  # 73:sinks_no_mask_training
     return output
 
 
-def _p74():  # 74:bert_no_mask_repeat_kv_inference
+def _p77():  # 77:granite_swa_lse_sinks_additive_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=2)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4, _users=3)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default, Ignored(), _users=2)
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_5, convert_element_type_default_5)
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_6)
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), convert_element_type_default_5)
+    view_default_7 = CallFunction(aten.view.default, mul_Tensor_5, Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_7, permute_default_1)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_7, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_8, mul_Tensor_6)
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, mul_Tensor_7, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, convert_element_type_default_8, convert_element_type_default_6, _users=2)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_8, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_2, mul_Tensor_8)
+    convert_element_type_default_9 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_9 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), view_default_5)
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, mul_Tensor_9, Ignored(), True)
+    convert_element_type_default_10 = CallFunction(prims.convert_element_type.default, sum_dim_IntList_3, Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, convert_element_type_default_10, Ignored())
+    sub_Tensor_3 = CallFunction(aten.sub.Tensor, Ignored(), sigmoid_default)
+    mul_Tensor_10 = CallFunction(aten.mul.Tensor, sigmoid_default, sub_Tensor_3)
+    mul_Tensor_11 = CallFunction(aten.mul.Tensor, squeeze_dim, mul_Tensor_10)
+    convert_element_type_default_11 = CallFunction(prims.convert_element_type.default, mul_Tensor_11, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, convert_element_type_default_11, Ignored())
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, convert_element_type_default_3, Ignored())
+    sub_Tensor_4 = CallFunction(aten.sub.Tensor, add_Tensor, unsqueeze_default_2)
+    exp_default_2 = CallFunction(aten.exp.default, sub_Tensor_4)
+    mul_Tensor_12 = CallFunction(aten.mul.Tensor, unsqueeze_default_1, exp_default_2)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, convert_element_type_default_9, mul_Tensor_12)
+    mul_Tensor_13 = CallFunction(aten.mul.Tensor, add_Tensor_2, KeywordArg('scale'))
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_13, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_9, permute_default_2)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_14 = CallFunction(aten.mul.Tensor, view_default_10, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_9)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_11, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_7)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_11)
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    view_default_13 = CallFunction(aten.view.default, sum_dim_IntList_4, Ignored())
+    output = MultiOutputPattern([mul_Tensor_4,
+      mul_Tensor_14,
+      permute_default_4,
+      view_default_12,
+      None,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p78():  # 78:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=2)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4, _users=3)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default, Ignored(), _users=2)
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_5, convert_element_type_default_5)
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), convert_element_type_default_5)
+    view_default_7 = CallFunction(aten.view.default, mul_Tensor_5, Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_7, permute_default_1)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_6, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_8, mul_Tensor_6)
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, mul_Tensor_7, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, convert_element_type_default_7, div_Tensor, _users=2)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_8, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_2, mul_Tensor_8)
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_9 = CallFunction(aten.mul.Tensor, KeywordArg('tangents_1'), view_default_5)
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, mul_Tensor_9, Ignored(), True)
+    convert_element_type_default_9 = CallFunction(prims.convert_element_type.default, sum_dim_IntList_3, Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, convert_element_type_default_9, Ignored())
+    sub_Tensor_3 = CallFunction(aten.sub.Tensor, Ignored(), sigmoid_default)
+    mul_Tensor_10 = CallFunction(aten.mul.Tensor, sigmoid_default, sub_Tensor_3)
+    mul_Tensor_11 = CallFunction(aten.mul.Tensor, squeeze_dim, mul_Tensor_10)
+    convert_element_type_default_10 = CallFunction(prims.convert_element_type.default, mul_Tensor_11, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, convert_element_type_default_10, Ignored())
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, convert_element_type_default_3, Ignored())
+    sub_Tensor_4 = CallFunction(aten.sub.Tensor, add_Tensor, unsqueeze_default_2)
+    exp_default_2 = CallFunction(aten.exp.default, sub_Tensor_4)
+    mul_Tensor_12 = CallFunction(aten.mul.Tensor, unsqueeze_default_1, exp_default_2)
+    add_Tensor_2 = CallFunction(aten.add.Tensor, convert_element_type_default_8, mul_Tensor_12)
+    mul_Tensor_13 = CallFunction(aten.mul.Tensor, add_Tensor_2, KeywordArg('scale'))
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_13, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_9, permute_default_2)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_14 = CallFunction(aten.mul.Tensor, view_default_10, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_9)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_11, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_7)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_10)
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    view_default_13 = CallFunction(aten.view.default, sum_dim_IntList_4, Ignored())
+    output = MultiOutputPattern([mul_Tensor_4,
+      mul_Tensor_14,
+      permute_default_4,
+      view_default_12,
+      None,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p79():  # 79:mimo_max_subtracted_additive_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    max_dim = CallFunction(aten.max.dim, add_Tensor, Ignored(), True, _users=2)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, add_Tensor, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    operator_getitem_1 = CallFunction(operator.getitem, max_dim, 1)
+    neg_default_1 = CallFunction(aten.neg.default, convert_element_type_default_5)
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, neg_default_1, Ignored(), True)
+    scatter_src = CallFunction(aten.scatter.src, full_default, Ignored(), operator_getitem_1, sum_dim_IntList_2)
+    add_Tensor_1 = CallFunction(aten.add.Tensor, convert_element_type_default_5, scatter_src)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, add_Tensor_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p80():  # 80:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5752,7 +6392,7 @@ def _p74():  # 74:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p75():  # 75:bert_additive_mask_repeat_kv_inference
+def _p81():  # 81:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5792,7 +6432,7 @@ def _p75():  # 75:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p76():  # 76:two_additive_masks_repeat_kv_inference
+def _p82():  # 82:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5833,7 +6473,7 @@ def _p76():  # 76:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p77():  # 77:nanogpt_masked_fill_repeat_kv_inference
+def _p83():  # 83:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5874,7 +6514,7 @@ def _p77():  # 77:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p78():  # 78:hf_gpt2_where_repeat_kv_inference
+def _p84():  # 84:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5915,7 +6555,7 @@ def _p78():  # 78:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p79():  # 79:hf_gpt2_where_padding_repeat_kv_inference
+def _p85():  # 85:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5957,7 +6597,7 @@ def _p79():  # 79:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p80():  # 80:where_scalar_fill_repeat_kv_inference
+def _p86():  # 86:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5998,7 +6638,7 @@ def _p80():  # 80:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p81():  # 81:where_scalar_fill_padding_repeat_kv_inference
+def _p87():  # 87:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6040,7 +6680,7 @@ def _p81():  # 81:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p82():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p88():  # 88:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6083,7 +6723,7 @@ def _p82():  # 82:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p83():  # 83:softcap_no_mask_repeat_kv_inference
+def _p89():  # 89:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6125,7 +6765,7 @@ def _p83():  # 83:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p84():  # 84:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p90():  # 90:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6173,7 +6813,7 @@ def _p84():  # 84:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p85():  # 85:sinks_no_mask_repeat_kv_inference
+def _p91():  # 91:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6220,7 +6860,110 @@ def _p85():  # 85:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p86():  # 86:bert_no_mask_inference
+def _p92():  # 92:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored())
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_8)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default_2, Ignored())
+    output = CallFunction(aten.mul.Tensor, view_default_7, convert_element_type_default_5, _users=0)
+    return output
+
+
+def _p93():  # 93:mimo_max_subtracted_additive_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    max_dim = CallFunction(aten.max.dim, add_Tensor, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, add_Tensor, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p94():  # 94:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6253,7 +6996,7 @@ def _p86():  # 86:bert_no_mask_inference
     return output
 
 
-def _p87():  # 87:bert_additive_mask_inference
+def _p95():  # 95:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6287,7 +7030,7 @@ def _p87():  # 87:bert_additive_mask_inference
     return output
 
 
-def _p88():  # 88:two_additive_masks_inference
+def _p96():  # 96:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6322,7 +7065,7 @@ def _p88():  # 88:two_additive_masks_inference
     return output
 
 
-def _p89():  # 89:nanogpt_masked_fill_inference
+def _p97():  # 97:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6357,7 +7100,7 @@ def _p89():  # 89:nanogpt_masked_fill_inference
     return output
 
 
-def _p90():  # 90:hf_gpt2_where_inference
+def _p98():  # 98:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6392,7 +7135,7 @@ def _p90():  # 90:hf_gpt2_where_inference
     return output
 
 
-def _p91():  # 91:hf_gpt2_where_padding_inference
+def _p99():  # 99:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6428,7 +7171,7 @@ def _p91():  # 91:hf_gpt2_where_padding_inference
     return output
 
 
-def _p92():  # 92:where_scalar_fill_inference
+def _p100():  # 100:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6463,7 +7206,7 @@ def _p92():  # 92:where_scalar_fill_inference
     return output
 
 
-def _p93():  # 93:where_scalar_fill_padding_inference
+def _p101():  # 101:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6499,7 +7242,7 @@ def _p93():  # 93:where_scalar_fill_padding_inference
     return output
 
 
-def _p94():  # 94:bmm_3d_inference
+def _p102():  # 102:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6519,7 +7262,7 @@ def _p94():  # 94:bmm_3d_inference
     return output
 
 
-def _p95():  # 95:bmm_3d_additive_mask_inference
+def _p103():  # 103:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6540,7 +7283,7 @@ def _p95():  # 95:bmm_3d_additive_mask_inference
     return output
 
 
-def _p96():  # 96:bmm_3d_masked_fill_inference
+def _p104():  # 104:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6562,7 +7305,7 @@ def _p96():  # 96:bmm_3d_masked_fill_inference
     return output
 
 
-def _p97():  # 97:bmm_3d_where_inference
+def _p105():  # 105:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6584,7 +7327,7 @@ def _p97():  # 97:bmm_3d_where_inference
     return output
 
 
-def _p98():  # 98:bmm_3d_where_scalar_fill_inference
+def _p106():  # 106:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6606,7 +7349,7 @@ def _p98():  # 98:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p99():  # 99:gemma2_softcap_additive_mask_inference
+def _p107():  # 107:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6643,7 +7386,7 @@ def _p99():  # 99:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p100():  # 100:softcap_no_mask_inference
+def _p108():  # 108:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6679,7 +7422,7 @@ def _p100():  # 100:softcap_no_mask_inference
     return output
 
 
-def _p101():  # 101:gpt_oss_sinks_additive_mask_inference
+def _p109():  # 109:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6721,7 +7464,7 @@ def _p101():  # 101:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p102():  # 102:sinks_no_mask_inference
+def _p110():  # 110:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6762,6 +7505,97 @@ def _p102():  # 102:sinks_no_mask_inference
     return output
 
 
+def _p111():  # 111:granite_swa_lse_sinks_additive_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default_1 = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True, _users=2)
+    abs_default = CallFunction(aten.abs.default, amax_default_1)
+    eq_Scalar = CallFunction(aten.eq.Scalar, abs_default, Ignored())
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    where_self = CallFunction(aten.where.self, eq_Scalar, scalar_tensor_default, amax_default_1, _users=2)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default_2, where_self)
+    exp_default_1 = CallFunction(aten.exp.default, sub_Tensor_1)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, exp_default_1, Ignored())
+    log_default = CallFunction(aten.log.default, sum_dim_IntList_1)
+    squeeze_dims = CallFunction(aten.squeeze.dims, where_self, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, log_default, squeeze_dims)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored())
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    sub_Tensor_2 = CallFunction(aten.sub.Tensor, convert_element_type_default_3, view_default_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, sub_Tensor_2, Ignored())
+    sigmoid_default = CallFunction(aten.sigmoid.default, convert_element_type_default_4)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, sigmoid_default, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, unsqueeze_default, Ignored())
+    output = CallFunction(aten.mul.Tensor, view_default_5, convert_element_type_default_5, _users=0)
+    return output
+
+
+def _p112():  # 112:mimo_max_subtracted_additive_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'), _users=2)
+    max_dim = CallFunction(aten.max.dim, add_Tensor, Ignored(), True)
+    operator_getitem = CallFunction(operator.getitem, max_dim, 0)
+    sub_Tensor = CallFunction(aten.sub.Tensor, add_Tensor, operator_getitem)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, sub_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
 PATTERNS = {
     '0:bert_no_mask_repeat_kv_training': _p0,
     '1:bert_no_mask_repeat_kv_fp32_softmax_training': _p1,
@@ -6793,77 +7627,87 @@ PATTERNS = {
     '27:softcap_no_mask_repeat_kv_fp32_softmax_training': _p27,
     '28:gpt_oss_sinks_additive_mask_repeat_kv_training': _p28,
     '29:sinks_no_mask_repeat_kv_training': _p29,
-    '30:bert_no_mask_training': _p30,
-    '31:bert_no_mask_fp32_softmax_training': _p31,
-    '32:bert_additive_mask_training': _p32,
-    '33:bert_additive_mask_fp32_softmax_training': _p33,
-    '34:t5_learned_bias_broadcast_training': _p34,
-    '35:t5_learned_bias_training': _p35,
-    '36:t5_learned_bias_fp32_softmax_broadcast_training': _p36,
-    '37:t5_learned_bias_fp32_softmax_training': _p37,
-    '38:t5_bias_then_mask_broadcast_training': _p38,
-    '39:t5_bias_then_mask_training': _p39,
-    '40:t5_bias_then_mask_fp32_softmax_broadcast_training': _p40,
-    '41:t5_bias_then_mask_fp32_softmax_training': _p41,
-    '42:two_additive_masks_training': _p42,
-    '43:two_additive_masks_fp32_softmax_training': _p43,
-    '44:nanogpt_masked_fill_training': _p44,
-    '45:nanogpt_masked_fill_fp32_softmax_training': _p45,
-    '46:hf_gpt2_where_training': _p46,
-    '47:hf_gpt2_where_fp32_softmax_training': _p47,
-    '48:hf_gpt2_where_padding_training': _p48,
-    '49:hf_gpt2_where_padding_fp32_softmax_training': _p49,
-    '50:where_scalar_fill_training': _p50,
-    '51:where_scalar_fill_fp32_softmax_training': _p51,
-    '52:where_scalar_fill_padding_training': _p52,
-    '53:where_scalar_fill_padding_fp32_softmax_training': _p53,
-    '54:bmm_3d_training': _p54,
-    '55:bmm_3d_fp32_softmax_training': _p55,
-    '56:bmm_3d_additive_mask_training': _p56,
-    '57:bmm_3d_additive_mask_fp32_softmax_training': _p57,
-    '58:bmm_3d_learned_bias_broadcast_training': _p58,
-    '59:bmm_3d_learned_bias_training': _p59,
-    '60:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p60,
-    '61:bmm_3d_learned_bias_fp32_softmax_training': _p61,
-    '62:bmm_3d_masked_fill_training': _p62,
-    '63:bmm_3d_masked_fill_fp32_softmax_training': _p63,
-    '64:bmm_3d_where_training': _p64,
-    '65:bmm_3d_where_fp32_softmax_training': _p65,
-    '66:bmm_3d_where_scalar_fill_training': _p66,
-    '67:bmm_3d_where_scalar_fill_fp32_softmax_training': _p67,
-    '68:gemma2_softcap_additive_mask_training': _p68,
-    '69:gemma2_softcap_additive_mask_fp32_softmax_training': _p69,
-    '70:softcap_no_mask_training': _p70,
-    '71:softcap_no_mask_fp32_softmax_training': _p71,
-    '72:gpt_oss_sinks_additive_mask_training': _p72,
-    '73:sinks_no_mask_training': _p73,
-    '74:bert_no_mask_repeat_kv_inference': _p74,
-    '75:bert_additive_mask_repeat_kv_inference': _p75,
-    '76:two_additive_masks_repeat_kv_inference': _p76,
-    '77:nanogpt_masked_fill_repeat_kv_inference': _p77,
-    '78:hf_gpt2_where_repeat_kv_inference': _p78,
-    '79:hf_gpt2_where_padding_repeat_kv_inference': _p79,
-    '80:where_scalar_fill_repeat_kv_inference': _p80,
-    '81:where_scalar_fill_padding_repeat_kv_inference': _p81,
-    '82:gemma2_softcap_additive_mask_repeat_kv_inference': _p82,
-    '83:softcap_no_mask_repeat_kv_inference': _p83,
-    '84:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p84,
-    '85:sinks_no_mask_repeat_kv_inference': _p85,
-    '86:bert_no_mask_inference': _p86,
-    '87:bert_additive_mask_inference': _p87,
-    '88:two_additive_masks_inference': _p88,
-    '89:nanogpt_masked_fill_inference': _p89,
-    '90:hf_gpt2_where_inference': _p90,
-    '91:hf_gpt2_where_padding_inference': _p91,
-    '92:where_scalar_fill_inference': _p92,
-    '93:where_scalar_fill_padding_inference': _p93,
-    '94:bmm_3d_inference': _p94,
-    '95:bmm_3d_additive_mask_inference': _p95,
-    '96:bmm_3d_masked_fill_inference': _p96,
-    '97:bmm_3d_where_inference': _p97,
-    '98:bmm_3d_where_scalar_fill_inference': _p98,
-    '99:gemma2_softcap_additive_mask_inference': _p99,
-    '100:softcap_no_mask_inference': _p100,
-    '101:gpt_oss_sinks_additive_mask_inference': _p101,
-    '102:sinks_no_mask_inference': _p102,
+    '30:granite_swa_lse_sinks_additive_mask_repeat_kv_training': _p30,
+    '31:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training': _p31,
+    '32:mimo_max_subtracted_additive_mask_repeat_kv_training': _p32,
+    '33:bert_no_mask_training': _p33,
+    '34:bert_no_mask_fp32_softmax_training': _p34,
+    '35:bert_additive_mask_training': _p35,
+    '36:bert_additive_mask_fp32_softmax_training': _p36,
+    '37:t5_learned_bias_broadcast_training': _p37,
+    '38:t5_learned_bias_training': _p38,
+    '39:t5_learned_bias_fp32_softmax_broadcast_training': _p39,
+    '40:t5_learned_bias_fp32_softmax_training': _p40,
+    '41:t5_bias_then_mask_broadcast_training': _p41,
+    '42:t5_bias_then_mask_training': _p42,
+    '43:t5_bias_then_mask_fp32_softmax_broadcast_training': _p43,
+    '44:t5_bias_then_mask_fp32_softmax_training': _p44,
+    '45:two_additive_masks_training': _p45,
+    '46:two_additive_masks_fp32_softmax_training': _p46,
+    '47:nanogpt_masked_fill_training': _p47,
+    '48:nanogpt_masked_fill_fp32_softmax_training': _p48,
+    '49:hf_gpt2_where_training': _p49,
+    '50:hf_gpt2_where_fp32_softmax_training': _p50,
+    '51:hf_gpt2_where_padding_training': _p51,
+    '52:hf_gpt2_where_padding_fp32_softmax_training': _p52,
+    '53:where_scalar_fill_training': _p53,
+    '54:where_scalar_fill_fp32_softmax_training': _p54,
+    '55:where_scalar_fill_padding_training': _p55,
+    '56:where_scalar_fill_padding_fp32_softmax_training': _p56,
+    '57:bmm_3d_training': _p57,
+    '58:bmm_3d_fp32_softmax_training': _p58,
+    '59:bmm_3d_additive_mask_training': _p59,
+    '60:bmm_3d_additive_mask_fp32_softmax_training': _p60,
+    '61:bmm_3d_learned_bias_broadcast_training': _p61,
+    '62:bmm_3d_learned_bias_training': _p62,
+    '63:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p63,
+    '64:bmm_3d_learned_bias_fp32_softmax_training': _p64,
+    '65:bmm_3d_masked_fill_training': _p65,
+    '66:bmm_3d_masked_fill_fp32_softmax_training': _p66,
+    '67:bmm_3d_where_training': _p67,
+    '68:bmm_3d_where_fp32_softmax_training': _p68,
+    '69:bmm_3d_where_scalar_fill_training': _p69,
+    '70:bmm_3d_where_scalar_fill_fp32_softmax_training': _p70,
+    '71:gemma2_softcap_additive_mask_training': _p71,
+    '72:gemma2_softcap_additive_mask_fp32_softmax_training': _p72,
+    '73:softcap_no_mask_training': _p73,
+    '74:softcap_no_mask_fp32_softmax_training': _p74,
+    '75:gpt_oss_sinks_additive_mask_training': _p75,
+    '76:sinks_no_mask_training': _p76,
+    '77:granite_swa_lse_sinks_additive_mask_training': _p77,
+    '78:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p78,
+    '79:mimo_max_subtracted_additive_mask_training': _p79,
+    '80:bert_no_mask_repeat_kv_inference': _p80,
+    '81:bert_additive_mask_repeat_kv_inference': _p81,
+    '82:two_additive_masks_repeat_kv_inference': _p82,
+    '83:nanogpt_masked_fill_repeat_kv_inference': _p83,
+    '84:hf_gpt2_where_repeat_kv_inference': _p84,
+    '85:hf_gpt2_where_padding_repeat_kv_inference': _p85,
+    '86:where_scalar_fill_repeat_kv_inference': _p86,
+    '87:where_scalar_fill_padding_repeat_kv_inference': _p87,
+    '88:gemma2_softcap_additive_mask_repeat_kv_inference': _p88,
+    '89:softcap_no_mask_repeat_kv_inference': _p89,
+    '90:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p90,
+    '91:sinks_no_mask_repeat_kv_inference': _p91,
+    '92:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p92,
+    '93:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p93,
+    '94:bert_no_mask_inference': _p94,
+    '95:bert_additive_mask_inference': _p95,
+    '96:two_additive_masks_inference': _p96,
+    '97:nanogpt_masked_fill_inference': _p97,
+    '98:hf_gpt2_where_inference': _p98,
+    '99:hf_gpt2_where_padding_inference': _p99,
+    '100:where_scalar_fill_inference': _p100,
+    '101:where_scalar_fill_padding_inference': _p101,
+    '102:bmm_3d_inference': _p102,
+    '103:bmm_3d_additive_mask_inference': _p103,
+    '104:bmm_3d_masked_fill_inference': _p104,
+    '105:bmm_3d_where_inference': _p105,
+    '106:bmm_3d_where_scalar_fill_inference': _p106,
+    '107:gemma2_softcap_additive_mask_inference': _p107,
+    '108:softcap_no_mask_inference': _p108,
+    '109:gpt_oss_sinks_additive_mask_inference': _p109,
+    '110:sinks_no_mask_inference': _p110,
+    '111:granite_swa_lse_sinks_additive_mask_inference': _p111,
+    '112:mimo_max_subtracted_additive_mask_inference': _p112,
 }

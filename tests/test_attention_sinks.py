@@ -166,39 +166,6 @@ def _layer_inputs(grad):
     return q, k, v, mask, sinks
 
 
-@pytest.mark.parametrize("training", [False, True])
-def test_gpt_oss_attention_is_rewritten(training):
-    """Inference and training: one attention_fwd (and, in training, one attention_bwd), the values and every
-    gradient (the sinks' included) as eager's."""
-    torch.manual_seed(0)
-    args = _layer_inputs(training)
-    fn = _gpt_oss_layer()
-    with torch.set_grad_enabled(training):
-        out, counters, graphs = compile_and_run(fn, *args)
-        want = fn(*args)
-    assert counters["attention"] == 1
-    assert "attention_fwd" in ops_in("\n".join(graphs)) and ("attention_bwd" in ops_in("\n".join(graphs))) == training
-    torch.testing.assert_close(out, want, **FP32_TOL)
-    if training:
-        dy = torch.randn_like(out)
-        leaves = [args[i] for i in (0, 1, 2, 4)]
-        for got, exp in zip(torch.autograd.grad(out, leaves, dy), torch.autograd.grad(want, leaves, dy)):
-            torch.testing.assert_close(got, exp, **FP32_TOL)
-
-
-@pytest.mark.parametrize("variant", [dict(last_column=False), dict(cat_dim=2)])
-def test_other_concatenations_are_left_alone(variant):
-    """Dropping another column than the sink's, or appending the sinks as a row, is not attention with sinks: the
-    graph keeps eager's math (sinks_supported refuses what the traced pattern's ignored ints decided)."""
-    torch.manual_seed(0)
-    args = _layer_inputs(False)
-    fn = _gpt_oss_layer(**variant)
-    with torch.no_grad():
-        out, counters, _ = compile_and_run(fn, *args)
-        torch.testing.assert_close(out, fn(*args), **FP32_TOL)
-    assert counters["attention"] == 0
-
-
 def _granite_swa_layer(lse_dim=-1):
     """HF Granite-SWA's eager attention: the sinks applied after the softmax, each output row scaled by
     sigmoid(logsumexp(scores) - sink) in float32; or a variant that is not attention with sinks (the logsumexp over
@@ -229,14 +196,15 @@ def _mimo_full_layer(max_dim=-1):
 
 
 @pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("layer", [_granite_swa_layer, _mimo_full_layer], ids=["granite_swa", "mimo_full"])
-def test_sinks_after_softmax_and_max_subtracted_are_rewritten(layer, training):
-    """Granite-SWA's sinks (the output scaled by sigmoid(LSE - sink): attention with sinks, exactly) and MiMo's
-    max-subtracted scores (plain attention): one attention_fwd (and attention_bwd), eager's values and gradients,
-    the sinks' included (MiMo's full layers have none: its gradient is None in both)."""
+@pytest.mark.parametrize("layer", ["gpt_oss", "granite_swa", "mimo_full"])
+def test_sinks_spellings_are_rewritten(layer, training):
+    """gpt-oss's sinks, Granite-SWA's (the output scaled by sigmoid(LSE - sink): attention with sinks, exactly) and
+    MiMo's max-subtracted scores without sinks (plain attention), in inference and training: one attention_fwd (and
+    attention_bwd), the values and every gradient (the sinks' included; MiMo's full layers leave them unused) as
+    eager's."""
     torch.manual_seed(0)
     args = _layer_inputs(training)
-    fn = layer()
+    fn = {"gpt_oss": _gpt_oss_layer, "granite_swa": _granite_swa_layer, "mimo_full": _mimo_full_layer}[layer]()
     with torch.set_grad_enabled(training):
         out, counters, graphs = compile_and_run(fn, *args)
         want = fn(*args)
@@ -247,10 +215,23 @@ def test_sinks_after_softmax_and_max_subtracted_are_rewritten(layer, training):
         dy = torch.randn_like(out)
         leaves = [args[i] for i in (0, 1, 2, 4)]
         got_grads = torch.autograd.grad(out, leaves, dy, allow_unused=True)
-        for got, exp in zip(got_grads, torch.autograd.grad(want, leaves, dy, allow_unused=True)):
+        for got, exp in zip(got_grads, torch.autograd.grad(want, leaves, dy, allow_unused=True), strict=True):
             assert (got is None) == (exp is None)
             if exp is not None:
                 torch.testing.assert_close(got, exp, **FP32_TOL)
+
+
+@pytest.mark.parametrize("variant", [dict(last_column=False), dict(cat_dim=2)])
+def test_other_concatenations_are_left_alone(variant):
+    """Dropping another column than the sink's, or appending the sinks as a row, is not attention with sinks: the
+    graph keeps eager's math (sinks_supported refuses what the traced pattern's ignored ints decided)."""
+    torch.manual_seed(0)
+    args = _layer_inputs(False)
+    fn = _gpt_oss_layer(**variant)
+    with torch.no_grad():
+        out, counters, _ = compile_and_run(fn, *args)
+        torch.testing.assert_close(out, fn(*args), **FP32_TOL)
+    assert counters["attention"] == 0
 
 
 @pytest.mark.parametrize("layer", [_granite_swa_layer(lse_dim=-2), _mimo_full_layer(max_dim=-2)],

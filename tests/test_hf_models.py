@@ -13,6 +13,7 @@ shows up as a deliberate update); the module is skipped where transformers is no
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -39,6 +40,16 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
             "mpt": dict(attention=1, causal_conv1d=0)}  # (XGLM's own code fails in float64, the reference here)
 
 
+
+@contextlib.contextmanager
+def _compiling(device):
+    """Dynamo's caches and the rewrite counters reset, Inductor's graph caches off, the plugin on for ``device`` (on
+    a CPU without C++ for the ops around ours: helpers.no_cpu_codegen)."""
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
+        yield
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name, train", [(n, False) for n in MODELS] + [(n, True) for n in TRAINING])
 def test_model_is_rewritten_and_matches_eager(name, train, device):
@@ -51,9 +62,7 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
     inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)
     want, want_grads = run_model(model, inputs, train=train, compiled=False)
 
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
+    with _compiling(device):
         got, got_grads = run_model(model, inputs, train=train, compiled=True)
     assert inductor_conv.counters() == expected
     torch.testing.assert_close(got, want, **TOL[device])
@@ -75,9 +84,7 @@ def test_model_under_autocast(name, device):
     want, want_grads = run_model(model, inputs, train=True, compiled=False, autocast=True)
     model64 = copy.deepcopy(model).double()
     ref, ref_grads = run_model(model64, inputs, train=True, compiled=False)
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
+    with _compiling(device):
         got, got_grads = run_model(model, inputs, train=True, compiled=True, autocast=True)
     assert inductor_conv.counters() == AUTOCAST[name]
     assert got.dtype == want.dtype
@@ -97,9 +104,7 @@ def test_model_in_bf16_with_float32_scores(name, device):
     inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)
     want, want_grads = run_model(model, inputs, train=True, compiled=False)
     ref, ref_grads = run_model(model64, inputs, train=True, compiled=False)
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), no_cpu_codegen(device), inductor_conv.enabled(device_types=(device,)):
+    with _compiling(device):
         got, got_grads = run_model(model, inputs, train=True, compiled=True)
     assert inductor_conv.counters() == expected
     assert got.dtype == want.dtype == torch.bfloat16
@@ -115,9 +120,7 @@ def test_generate_with_kv_cache(name):
     model.generation_config.pad_token_id = 0
     ids = torch.randint(3, VOCAB, (BATCH, 8), generator=torch.Generator().manual_seed(1))  # no special tokens
     want = model.generate(ids, max_new_tokens=4, do_sample=False)
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
+    with _compiling("cpu"):
         model.forward = torch.compile(model.forward)
         got = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert inductor_conv.counters()["attention"] >= 2  # one rewrite per compiled graph: prefill, decode
@@ -129,9 +132,7 @@ def test_llama_output_attentions_is_left_alone():
     model = build_model("llama", train=False)
     ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=torch.Generator().manual_seed(1))
     want = model(input_ids=ids, output_attentions=True)
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
+    with _compiling("cpu"):
         got = torch.compile(lambda i: model(input_ids=i, output_attentions=True))(ids)
     assert inductor_conv.counters()["attention"] == 0
     torch.testing.assert_close(got.logits, want.logits, **TOL["cpu"])

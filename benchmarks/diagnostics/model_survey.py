@@ -49,7 +49,8 @@ EXTRA = {"gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": d
          "gemma4_text": dict(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
                              sliding_window=8),
          # linear-attention layers (Gated DeltaNet: short conv) and a full-attention one
-         "qwen3_5_text": dict(num_hidden_layers=4)}
+         "qwen3_5_text": dict(num_hidden_layers=4),
+         "longcat_flash": dict(num_layers=1)}  # its layer count's own name
 
 
 def build(model_type: str, dtype: torch.dtype, train: bool):

@@ -1,5 +1,6 @@
 """Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
-cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's and MPT's ALiBi, XGLM's 3-D scores viewed to 4-D.
+cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's and MPT's ALiBi, XGLM's 3-D scores viewed to 4-D,
+GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -25,6 +26,10 @@ hides keys with ``masked_fill(mask, finfo.min)`` (a bool mask, True = hidden)::
 The op's mask is the bias where a key is visible and -inf where hidden. A row whose keys are all hidden gets, as in
 eager, a uniform softmax and no gradient to its scores: its q is zeroed and its mask row is 0 (Note [finite fill] in
 attention_forms.py, which this extends to a bias).
+
+HF GPT-NeoX-Japanese (``GPTNeoXJapaneseAttention._attn``) computes BLOOM's scores onto a zero bias,
+``torch.baddbmm(torch.zeros(B·H, Sq, Sk), q3, k3ᵀ, beta=1.0, alpha=1 / norm_factor)``, views them to 4-D for the
+mask and ends with a 4-D ``torch.matmul(p, v)``: BLOOM's replacement (the zeros are the bias), the op's 4-D output.
 
 HF XGLM (``XGLMAttention.forward``; xglm-564M ... xglm-7.5B) folds the heads into the batch as BLOOM does, with q
 already scaled by its projection, and adds the mask on a 4-D view of the scores, clamped::
@@ -78,26 +83,44 @@ _SENTINELS = {"alpha": 0.337711, **SENTINELS}
 _B, _H, _S, _D = 2, 4, 8, 16
 
 
-def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
-    """HF BLOOM's attention (module docstring); ``upcast``: the softmax in fp32, cast back."""
+def _baddbmm_probabilities(query, key, alibi, mask, alpha, dropout_p, upcast: bool):
+    """BLOOM's and GPT-NeoX-Japanese's scores (module docstring) and their probabilities, (B, H, Sq, Sk)."""
     B, H, Sq, D = query.shape
     Sk = key.shape[-2]
     q = query.reshape(B * H, Sq, D)
     k = key.reshape(B * H, Sk, D).transpose(-1, -2)
-    v = value.reshape(B * H, Sk, value.shape[-1])
     s = alibi.baddbmm(q, k, beta=1.0, alpha=alpha)
-    p = probabilities(s.view(B, H, Sq, Sk) + mask, query.dtype, upcast, dropout_p)
-    return torch.bmm(p.view(B * H, Sq, Sk), v)
+    return probabilities(s.view(B, H, Sq, Sk) + mask, query.dtype, upcast, dropout_p)
 
 
-def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+def alibi_baddbmm_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    """HF BLOOM's attention (module docstring); ``upcast``: the softmax in fp32, cast back."""
+    B, H, Sq, Sk = query.shape[0], query.shape[1], query.shape[2], key.shape[-2]
+    p = _baddbmm_probabilities(query, key, alibi, mask, alpha, dropout_p, upcast)
+    return torch.bmm(p.view(B * H, Sq, Sk), value.reshape(B * H, Sk, value.shape[-1]))
+
+
+def baddbmm_matmul_search(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    """HF GPT-NeoX-Japanese's attention (module docstring): BLOOM's scores onto zeros, a 4-D ``matmul`` with v."""
+    return torch.matmul(_baddbmm_probabilities(query, key, alibi, mask, alpha, dropout_p, upcast), value)
+
+
+def _baddbmm_op(query, key, value, alibi, mask, alpha, dropout_p):
     B, H, Sq, _ = query.shape
     Sk = key.shape[-2]
     # (B·H, Sq or 1, Sk) -> (B, H, Sq, Sk): the expand broadcasts, the view splits dim 0 (always a view)
     bias = alibi.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
     attn_mask = (bias + mask).expand(B, H, Sq, Sk)
-    out = attention_op(query, key, value, attn_mask, dropout_p, float(alpha))
-    return out.reshape(B * H, Sq, value.shape[-1])
+    return attention_op(query, key, value, attn_mask, dropout_p, float(alpha))
+
+
+def alibi_baddbmm_replacement(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    out = _baddbmm_op(query, key, value, alibi, mask, alpha, dropout_p)
+    return out.reshape(query.shape[0] * query.shape[1], query.shape[2], value.shape[-1])
+
+
+def baddbmm_matmul_replacement(query, key, value, alibi, mask, alpha, dropout_p, *, upcast: bool):
+    return _baddbmm_op(query, key, value, alibi, mask, alpha, dropout_p)
 
 
 def alibi_masked_fill_search(query, key, value, bias, hidden, scale, scale_kind, fill, dropout_p, *, upcast: bool):
@@ -159,7 +182,7 @@ def reshapes_split_batch_heads(match) -> bool:
     """q, k and v are (B, H, S, D) with one H (no GQA here), every 3-D reshape in the match is (B·H, x, y) of a
     4-D (B, H, x, y) and every 4-D one (B, H, x, y) of a 3-D (B·H, x, y): the views merge or split the batch and
     head dims and nothing else; the softmax runs on (B, H, Sq, Sk) or (B·H, Sq, Sk) and the output is
-    (B·H, Sq, D_v)."""
+    (B·H, Sq, D_v) or (B, H, Sq, D_v)."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     if not (q.dim() == k.dim() == v.dim() == 4 and _same_shape(k.shape[:2], q.shape[:2])
             and _same_shape(v.shape[:3], k.shape[:3])):
@@ -179,8 +202,9 @@ def reshapes_split_batch_heads(match) -> bool:
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
     scores = ((B, H, Sq, Sk), (B * H, Sq, Sk))  # BLOOM's softmax runs on the 4-D view, XGLM's on the 3-D one
+    outputs = ((B * H, Sq, v.shape[-1]), (B, H, Sq, v.shape[-1]))  # BLOOM's and XGLM's bmm, GPT-NeoX-Japanese's matmul
     return (bool(amaxes) and all(any(_same_shape(_shape(a.args[0]), s) for s in scores) for a in amaxes)
-            and _same_shape(_shape(out), (B * H, Sq, v.shape[-1])))
+            and any(_same_shape(_shape(out), o) for o in outputs))
 
 
 @predicate
@@ -250,6 +274,10 @@ FORMS = (
               ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
               (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
               (_B * _H, 1, _S), torch.float16),
+    ModelForm("gpt_neox_japanese_baddbmm", baddbmm_matmul_search, baddbmm_matmul_replacement,
+              ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
+              (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
+              (_B * _H, _S, _S), torch.float16),
     ModelForm("mpt_alibi_masked_fill", alibi_masked_fill_search, alibi_masked_fill_replacement,
               ("query", "key", "value", "bias", "hidden", "scale", "scale_kind", "fill", "dropout_p"),
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,

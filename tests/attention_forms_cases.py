@@ -184,6 +184,18 @@ def _bloom(m, q, k, v, mask):
     return merge(torch.bmm(p.view(b * h, s, -1), v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
+def _gpt_neox_japanese(m, q, k, v, mask):
+    """HF GPT-NeoX-Japanese: ``baddbmm`` of the (B·H)-batched q kᵀ onto zeros, viewed as (B, H, S, S) for the mask,
+    softmax, dropout, cast to v's dtype, a 4-D ``matmul`` with v."""
+    q, k, v = heads(q, k, v)
+    b, h, s, d = q.shape
+    zeros = torch.zeros(b * h, s, s, dtype=q.dtype, device=q.device)
+    w = torch.baddbmm(zeros, q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2), beta=1.0,
+                      alpha=m.scaling)
+    p = F.dropout(F.softmax(w.view(b, h, s, -1) + mask, dim=-1), p=m.p, training=m.training)
+    return merge(torch.matmul(p.to(v.dtype), v))
+
+
 def _mpt(fill=None):
     def spelling(m, q, k, v, hidden):
         """HF MPT: the ALiBi buffer as (H, 1, S) added to the scaled scores, then ``masked_fill(hidden, fill)`` (a bool
@@ -386,6 +398,7 @@ RECOGNISED = {
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),
+    "gpt_neox_japanese_baddbmm": (_gpt_neox_japanese, {}, _causal_left_padding(), H),
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),

@@ -101,6 +101,9 @@ MODELS = {
              dict(attention=1, causal_conv1d=0), dict(padding="right")),
     "codegen": (lambda: _causal_lm("codegen", rotary_dim=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
                 dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # GPT-NeoX-Japanese: baddbmm of the (B·H)-batched scores onto zeros, a 4-D matmul with v
+    "gpt_neox_japanese": (lambda: _causal_lm("gpt_neox_japanese", pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                          dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # Granite-SWA: the sinks applied after the softmax, the output scaled by sigmoid(logsumexp(scores) - sink)
     "granite_swa": (lambda: _recent_causal_lm("granite_swa", pad_token_id=0, bos_token_id=1, eos_token_id=2),
                     dict(attention=1, causal_conv1d=0), dict(padding="right")),

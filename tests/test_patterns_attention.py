@@ -58,7 +58,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
-           ("gpt_neo_tensor_fill", True)]
+           ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-317acd7779e9c9b1a4d67b2c'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-1a589b4d9675f56ac6c1064f'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -166,7 +166,168 @@ def _p2():  # 2:bloom_alibi_baddbmm_fp32_softmax_inference
     return output
 
 
-def _p3():  # 3:mpt_alibi_masked_fill_fp32_softmax_training
+def _p3():  # 3:gpt_neox_japanese_baddbmm_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored(), _users=2)
+    baddbmm_default = CallFunction(aten.baddbmm.default, KeywordArg('alibi'), view_default, permute_default, beta=Ignored(), alpha=KeywordArg('alpha'))
+    view_default_2 = CallFunction(aten.view.default, baddbmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    expand_default = CallFunction(aten.expand.default, mul_Tensor_1, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default, Ignored(), _users=2)
+    expand_default_1 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_2)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    view_default_8 = CallFunction(aten.view.default, convert_element_type_default_4, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    mul_Scalar = CallFunction(aten.mul.Scalar, bmm_default_2, KeywordArg('alpha'))
+    view_default_9 = CallFunction(aten.view.default, mul_Scalar, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    mul_Scalar_1 = CallFunction(aten.mul.Scalar, bmm_default_3, KeywordArg('alpha'))
+    permute_default_4 = CallFunction(aten.permute.default, mul_Scalar_1, Ignored())
+    view_default_10 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      view_default_10,
+      view_default_11,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p4():  # 4:gpt_neox_japanese_baddbmm_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored(), _users=2)
+    baddbmm_default = CallFunction(aten.baddbmm.default, KeywordArg('alibi'), view_default, permute_default, beta=Ignored(), alpha=KeywordArg('alpha'))
+    view_default_2 = CallFunction(aten.view.default, baddbmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    expand_default = CallFunction(aten.expand.default, mul_Tensor_1, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default, Ignored(), _users=2)
+    expand_default_1 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_2)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    view_default_8 = CallFunction(aten.view.default, convert_element_type_default_5, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    mul_Scalar = CallFunction(aten.mul.Scalar, bmm_default_2, KeywordArg('alpha'))
+    view_default_9 = CallFunction(aten.view.default, mul_Scalar, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    mul_Scalar_1 = CallFunction(aten.mul.Scalar, bmm_default_3, KeywordArg('alpha'))
+    permute_default_4 = CallFunction(aten.permute.default, mul_Scalar_1, Ignored())
+    view_default_10 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      view_default_10,
+      view_default_11,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p5():  # 5:gpt_neox_japanese_baddbmm_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    baddbmm_default = CallFunction(aten.baddbmm.default, KeywordArg('alibi'), view_default, permute_default, beta=Ignored(), alpha=KeywordArg('alpha'))
+    view_default_2 = CallFunction(aten.view.default, baddbmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    expand_default = CallFunction(aten.expand.default, mul_Tensor_1, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default, Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default, Ignored(), _users=0)
+    return output
+
+
+def _p6():  # 6:mpt_alibi_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -239,7 +400,7 @@ def _p3():  # 3:mpt_alibi_masked_fill_fp32_softmax_training
     return output
 
 
-def _p4():  # 4:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training
+def _p7():  # 7:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -311,7 +472,7 @@ def _p4():  # 4:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training
     return output
 
 
-def _p5():  # 5:mpt_alibi_masked_fill_training
+def _p8():  # 8:mpt_alibi_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -385,7 +546,7 @@ def _p5():  # 5:mpt_alibi_masked_fill_training
     return output
 
 
-def _p6():  # 6:mpt_alibi_masked_fill_fp32_softmax_inference
+def _p9():  # 9:mpt_alibi_masked_fill_fp32_softmax_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -420,7 +581,7 @@ def _p6():  # 6:mpt_alibi_masked_fill_fp32_softmax_inference
     return output
 
 
-def _p7():  # 7:xglm_clamped_bmm_fp32_softmax_training
+def _p10():  # 10:xglm_clamped_bmm_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -486,7 +647,7 @@ def _p7():  # 7:xglm_clamped_bmm_fp32_softmax_training
     return output
 
 
-def _p8():  # 8:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
+def _p11():  # 11:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -551,7 +712,7 @@ def _p8():  # 8:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p9():  # 9:xglm_clamped_bmm_training
+def _p12():  # 12:xglm_clamped_bmm_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -618,7 +779,7 @@ def _p9():  # 9:xglm_clamped_bmm_training
     return output
 
 
-def _p10():  # 10:xglm_clamped_bmm_fp32_softmax_inference
+def _p13():  # 13:xglm_clamped_bmm_fp32_softmax_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -651,12 +812,15 @@ PATTERNS = {
     '0:bloom_alibi_baddbmm_fp32_softmax_training': _p0,
     '1:bloom_alibi_baddbmm_training': _p1,
     '2:bloom_alibi_baddbmm_fp32_softmax_inference': _p2,
-    '3:mpt_alibi_masked_fill_fp32_softmax_training': _p3,
-    '4:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training': _p4,
-    '5:mpt_alibi_masked_fill_training': _p5,
-    '6:mpt_alibi_masked_fill_fp32_softmax_inference': _p6,
-    '7:xglm_clamped_bmm_fp32_softmax_training': _p7,
-    '8:xglm_clamped_bmm_fp32_softmax_fp32_mask_training': _p8,
-    '9:xglm_clamped_bmm_training': _p9,
-    '10:xglm_clamped_bmm_fp32_softmax_inference': _p10,
+    '3:gpt_neox_japanese_baddbmm_fp32_softmax_training': _p3,
+    '4:gpt_neox_japanese_baddbmm_training': _p4,
+    '5:gpt_neox_japanese_baddbmm_fp32_softmax_inference': _p5,
+    '6:mpt_alibi_masked_fill_fp32_softmax_training': _p6,
+    '7:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training': _p7,
+    '8:mpt_alibi_masked_fill_training': _p8,
+    '9:mpt_alibi_masked_fill_fp32_softmax_inference': _p9,
+    '10:xglm_clamped_bmm_fp32_softmax_training': _p10,
+    '11:xglm_clamped_bmm_fp32_softmax_fp32_mask_training': _p11,
+    '12:xglm_clamped_bmm_training': _p12,
+    '13:xglm_clamped_bmm_fp32_softmax_inference': _p13,
 }

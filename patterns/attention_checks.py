@@ -51,6 +51,11 @@ def _is_last_dim(dims, ndim) -> bool:
     return list(dims) in ([-1], [ndim - 1])
 
 
+def _keepdim(reduction) -> bool:
+    """The keepdim argument of a ``sum.dim_IntList`` or ``max.dim`` node (False when left out)."""
+    return reduction.args[2] if len(reduction.args) > 2 else reduction.kwargs.get("keepdim", False)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Configuration, devices, dtypes
 # ---------------------------------------------------------------------------------------------------------------
@@ -148,11 +153,10 @@ def softmax_over_last_dim(match) -> bool:
             return False
     for total in _nodes(match, aten.sum.dim_IntList):
         if _is_call(total.args[0], aten.exp.default):
-            keepdim = total.args[2] if len(total.args) > 2 else total.kwargs.get("keepdim", False)
             if not _is_last_dim(total.args[1], len(_shape(total.args[0]))):
                 return False
             # a logsumexp's sum (Granite-SWA's sinks) drops the dim for its log; the softmax's keeps it
-            if not (keepdim is True or all(_is_call(u, aten.log.default) for u in total.users)):
+            if not (_keepdim(total) is True or all(_is_call(u, aten.log.default) for u in total.users)):
                 return False
     return True
 
@@ -278,6 +282,13 @@ def softcap_supported(match) -> bool:
     return isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0.0 < cap < math.inf
 
 
+def _one_sink_per_head(match) -> bool:
+    """The sinks are a (Hq,) float tensor on q's device."""
+    q, sinks = _val(match, "query"), _val(match, "sinks")
+    return (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == q.shape[1])
+            and sinks.is_floating_point() and sinks.device == q.device)
+
+
 @predicate
 def sinks_supported(match) -> bool:
     """gpt-oss's sinks (Note [attention sinks] in ops/attention.py): a (Hq,) float tensor on q's device, viewed as
@@ -285,11 +296,10 @@ def sinks_supported(match) -> bool:
     subtracted row max and every slice run along the last dim (step 1), and the slice that keeps Sk columns starts
     at 0: the probabilities dropped are the sink's column, one sink per head, whatever the pattern ignored.
     (row_max_over_last_dim checks the subtracted max.)"""
-    q, k, sinks = _val(match, "query"), _val(match, "key"), _val(match, "sinks")
+    q, k = _val(match, "query"), _val(match, "key")
     B, Hq, Sq = q.shape[:3]
     Sk = k.shape[-2]
-    if not (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == Hq)
-            and sinks.is_floating_point() and sinks.device == q.device):
+    if not _one_sink_per_head(match):
         return False
     cats = _nodes(match, aten.cat.default)
     if len(cats) != 1 or len(cats[0].args[0]) != 2 or cats[0].args[1] not in (-1, 3):
@@ -372,8 +382,7 @@ def row_max_over_last_dim(match) -> bool:
     """The row max subtracted from the scores before the softmax (gpt-oss, MiMo-V2-Flash) reduces the last dim,
     keeping it: a shift of each row, which the softmax ignores."""
     for node in _nodes(match, aten.max.dim):
-        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
-        if not (_is_last_dim([node.args[1]], len(_shape(node.args[0]))) and keepdim is True):
+        if not (_is_last_dim([node.args[1]], len(_shape(node.args[0]))) and _keepdim(node) is True):
             return False
     return True
 
@@ -384,10 +393,8 @@ def lse_sinks_supported(match) -> bool:
     viewed as (1, Hq, 1), LSE the logsumexp of the masked scores over the last dim (its decomposition: the row max,
     an infinity test against it, zero where it holds, the max squeezed from the last dim), the factor unsqueezed
     along the last dim of the output, whatever the pattern ignored."""
-    q, sinks = _val(match, "query"), _val(match, "sinks")
-    Hq = q.shape[1]
-    if not (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == Hq)
-            and sinks.is_floating_point() and sinks.device == q.device):
+    Hq = _val(match, "query").shape[1]
+    if not _one_sink_per_head(match):
         return False
     views = [n for n in _nodes(match, aten.view.default) if n.args[0] is match.kwargs["sinks"]]
     if len(views) != 1 or not _same_shape(_shape(views[0]), (1, Hq, 1)):

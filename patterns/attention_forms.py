@@ -265,13 +265,8 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
     B, Hq, Sq, _ = query.shape
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
-    scale = float(op_scale * op_q_scale)
-    softcap = softcap if form.softcap else 0.0
-    if form.takes_sinks:
-        query, key = query.to(value.dtype), key.to(value.dtype)  # Note [float32 scores]
-        return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False, scale,
-                              dropout_seed(dropout_p, query.device), softcap)
-    out = attention_op(query, key, value, attn_mask, dropout_p, scale, softcap)
+    out = attention_op(query, key, value, attn_mask, dropout_p, op_scale * op_q_scale,
+                       softcap if form.softcap else 0.0, sinks if form.takes_sinks else None)
     return out.squeeze(0) if form.scores == "bmm" else out
 
 
@@ -285,14 +280,17 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
 # float32 where the match returns them, and the graph's own casts take them to half again. The backward rounds dS to
 # half before dS·K, as every half attention backward does (FlashAttention's, SDPA's), where eager multiplies float32
 # dS by float32 K.
-def attention_op(query, key, value, attn_mask, dropout_p, scale, softcap=0.0):
-    """The op's output as a replacement calls it: q and k in v's dtype (Note [float32 scores]; the identity when
-    they are), not causal (a causal mask is inferred after the rewrite, attention_causal.py), the dropout seed
-    drawn."""
+def attention_op(query, key, value, attn_mask, dropout_p, scale, softcap=0.0, sinks=None):
+    """The op's output as a replacement calls it (with ``sinks``: the op with sinks, Note [attention sinks] in
+    ops/attention.py): q and k in v's dtype (Note [float32 scores]; the identity when they are), not causal (a
+    causal mask is inferred after the rewrite, attention_causal.py), the dropout seed drawn."""
     query, key = query.to(value.dtype), key.to(value.dtype)
+    seed = dropout_seed(dropout_p, query.device)
+    if sinks is not None:
+        return sink_attention(query, key, value, attn_mask, sinks, float(dropout_p), False, float(scale), seed,
+                              softcap)
     out, _ = torch.ops.inductor_conv.attention_fwd(query, key, value, attn_mask, float(dropout_p), False,
-                                                   float(scale), dropout_seed(dropout_p, query.device),
-                                                   **softcap_kwargs(softcap))
+                                                   float(scale), seed, **softcap_kwargs(softcap))
     return out
 
 

@@ -207,14 +207,19 @@ def reshapes_split_batch_heads(match) -> bool:
             and any(_same_shape(_shape(out), o) for o in outputs))
 
 
+def _fixed_bias(bias, q, scores) -> bool:
+    """A floating tensor on q's device that needs no gradient (the op does not return one) and broadcasts to
+    ``scores`` without growing them."""
+    return (isinstance(bias, torch.Tensor) and bias.is_floating_point() and bias.device == q.device
+            and not bias.requires_grad and checks.broadcasts_to(bias, scores))
+
+
 @predicate
 def alibi_supported(match) -> bool:
     """The ALiBi bias is a floating tensor on q's device, 1-3 dims, that broadcasts to the (B·H, Sq, Sk) scores
     without growing them, and needs no gradient (BLOOM builds it from the attention mask)."""
     q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
-    scores = (q.shape[0] * q.shape[1], q.shape[2], k.shape[-2])
-    return (isinstance(alibi, torch.Tensor) and alibi.is_floating_point() and alibi.device == q.device
-            and not alibi.requires_grad and checks.broadcasts_to(alibi, scores))
+    return _fixed_bias(alibi, q, (q.shape[0] * q.shape[1], q.shape[2], k.shape[-2]))
 
 
 @predicate
@@ -230,9 +235,8 @@ def bias_and_hidden_supported(match) -> bool:
     (B, H, Sq, Sk) scores without growing them; the bias needs no gradient (MPT's is a buffer)."""
     q, k, bias, hidden = (_val(match, n) for n in ("query", "key", "bias", "hidden"))
     scores = (*q.shape[:-1], k.shape[-2])
-    return (isinstance(bias, torch.Tensor) and bias.is_floating_point() and not bias.requires_grad
-            and isinstance(hidden, torch.Tensor) and hidden.dtype == torch.bool
-            and bias.device == hidden.device == q.device and checks.broadcasts_to(bias, scores) and checks.broadcasts_to(hidden, scores))
+    return (_fixed_bias(bias, q, scores) and isinstance(hidden, torch.Tensor) and hidden.dtype == torch.bool
+            and hidden.device == q.device and checks.broadcasts_to(hidden, scores))
 
 
 @predicate
@@ -269,15 +273,15 @@ class ModelForm:
     float32_input: str | None = None
 
 
+# BLOOM's scores: the inputs and the predicates its and GPT-NeoX-Japanese's forms share
+_BADDBMM_ARGS = ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p")
+_BADDBMM_PREDICATES = (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores)
+
 FORMS = (
-    ModelForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement,
-              ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
-              (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
-              (_B * _H, 1, _S), torch.float16),
-    ModelForm("gpt_neox_japanese_baddbmm", baddbmm_matmul_search, baddbmm_matmul_replacement,
-              ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p"),
-              (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores),
-              (_B * _H, _S, _S), torch.float16),
+    ModelForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement, _BADDBMM_ARGS,
+              _BADDBMM_PREDICATES, (_B * _H, 1, _S), torch.float16),
+    ModelForm("gpt_neox_japanese_baddbmm", baddbmm_matmul_search, baddbmm_matmul_replacement, _BADDBMM_ARGS,
+              _BADDBMM_PREDICATES, (_B * _H, _S, _S), torch.float16),
     ModelForm("mpt_alibi_masked_fill", alibi_masked_fill_search, alibi_masked_fill_replacement,
               ("query", "key", "value", "bias", "hidden", "scale", "scale_kind", "fill", "dropout_p"),
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,
@@ -345,7 +349,8 @@ def _signature_fn(fn, form: ModelForm, upcast: bool):
 
 def _registrations():
     for name, form, upcast, float32_input, training in variants():
-        yield Registration(name, _signature_fn(form.search, form, upcast), _signature_fn(form.replacement, form, upcast),
+        yield Registration(name, _signature_fn(form.search, form, upcast),
+                           _signature_fn(form.replacement, form, upcast),
                            training, _example_inputs(form, training, float32_input),
                            {k: v for k, v in _SENTINELS.items() if k in form.argnames},
                            functools.partial(_all_hold, form=form))

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-1a589b4d9675f56ac6c1064f'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-7e112d565d001186a314a4ac'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training

@@ -1,7 +1,9 @@
 """Attention as single HF model families write it (patterns/attention_model_forms.py): BLOOM's ALiBi (``baddbmm`` on
-scores viewed between 3-D and 4-D), MPT's (a bias buffer, then ``masked_fill``), XGLM's clamped 3-D scores.
+scores viewed between 3-D and 4-D), MPT's (a bias buffer, then ``masked_fill``), XGLM's clamped 3-D scores,
+GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
 
-The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill`` and ``xglm_clamped_bmm`` also run with every
+The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill``, ``xglm_clamped_bmm`` (and
+``gpt_neox_japanese_baddbmm``, in the pattern tests' static and dynamic shapes) also run with every
 other form in test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are
 pinned in test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one
 keep mask in the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must
@@ -21,7 +23,6 @@ from attention_forms_checks import check_dropout_replay, run_and_compare
 from helpers import compile_and_run, ops_in
 
 
-
 def _bloom_like(beta=1.0, return_weights=False):
     """_bloom with another baddbmm beta, or returning the probabilities as well (BLOOM's layer returns them)."""
 
@@ -38,9 +39,10 @@ def _bloom_like(beta=1.0, return_weights=False):
     return spelling
 
 
-def _inputs():
+def _inputs(build_mask=_causal_left_padding()):
+    """Fresh q, k, v (B, S, H, D) and the mask ``build_mask`` makes (BLOOM's and XGLM's additive one by default)."""
     torch.manual_seed(0)
-    return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), _causal_left_padding()()]
+    return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), build_mask()]
 
 
 def _bloom_scores(model, q, k, mask):
@@ -99,14 +101,9 @@ def test_learned_bias_is_left_alone():
     assert counts["attention"] == 0 and not ops_in("".join(graphs))
 
 
-def _mpt_inputs():
-    torch.manual_seed(0)
-    return [torch.randn(B, S, H, D), torch.randn(B, S, H, D), torch.randn(B, S, H, D), _hidden(B, 1, S, S)()]
-
-
 def test_mpt_fill_other_than_min_is_left_alone():
     # a finite fill above finfo.min is a score that can still get probability: no mask expresses it
-    counts, graphs = run_and_compare(Attention(_mpt(-1e4)), _mpt_inputs(), train=False, dynamic=False)
+    counts, graphs = run_and_compare(Attention(_mpt(-1e4)), _inputs(_hidden(B, 1, S, S)), train=False, dynamic=False)
     assert counts["attention"] == 0 and not ops_in("".join(graphs))
 
 
@@ -116,8 +113,8 @@ def test_mpt_learned_bias_is_left_alone():
         s = (torch.matmul(q, k.transpose(-1, -2)) * m.scaling + m.bias).masked_fill(hidden, torch.finfo(q.dtype).min)
         return merge(torch.matmul(F.softmax(s.float(), dim=-1).to(v.dtype), v))
 
-    counts, graphs = run_and_compare(Attention(learned, bias_shape=(H, 1, S)), _mpt_inputs(), train=True,
-                                     dynamic=False)
+    counts, graphs = run_and_compare(Attention(learned, bias_shape=(H, 1, S)), _inputs(_hidden(B, 1, S, S)),
+                                     train=True, dynamic=False)
     assert counts["attention"] == 0 and not ops_in("".join(graphs))
 
 

@@ -8,7 +8,7 @@ half where the kernels keep float32, so a large difference to eager can be eager
 A model type that gets fewer rewrites in bf16 than in float32 has an attention spelling the patterns miss in half
 precision (``TORCH_LOGS=inductor_conv`` then names the check that refused it).
 
-    python benchmarks/diagnostics/model_survey.py llama gptj codegen ... [--dtypes float32 bfloat16] [--modes infer train]
+    python benchmarks/diagnostics/model_survey.py llama gptj ... [--dtypes float32 bfloat16] [--modes infer train]
 
 A type whose tiny config or eager code fails is reported as such. Runs on the CPU in about 5-15 s per model type.
 """

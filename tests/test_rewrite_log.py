@@ -111,6 +111,10 @@ def test_refusals_that_are_not_news_are_logged_at_debug(caplog):
 def test_torch_logs_prints_the_rewrite_with_the_graph(capfd):
     """What TORCH_LOGS=inductor_conv prints (torch._logging.set_logs is its API): torch's format, whose prefix names
     the graph being compiled ([frame/compile])."""
+    logger = logging.getLogger(LOGGER)
+    # set_logs() resets the levels but leaves the logger not propagating, with torch's handler: later tests that
+    # read the log through pytest's caplog (tests/test_pattern_cache.py) would see nothing
+    propagate, level, handlers = logger.propagate, logger.level, list(logger.handlers)
     torch._logging.set_logs(modules={LOGGER: logging.INFO})
     try:
         capfd.readouterr()
@@ -118,6 +122,8 @@ def test_torch_logs_prints_the_rewrite_with_the_graph(capfd):
         err = capfd.readouterr().err
     finally:
         torch._logging.set_logs()
+        logger.propagate, logger.handlers[:] = propagate, handlers
+        logger.setLevel(level)
     (line,) = [line for line in err.splitlines() if "rewrote" in line]
     assert re.search(r"/rewrite_log\.py:\d+\] \[0/0\] rewrote attention \(bert_no_mask_inference\) at \w+$", line), err
 

@@ -1,6 +1,6 @@
 """Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
-cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's and MPT's ALiBi, XGLM's 3-D scores viewed to 4-D,
-GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
+cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's, MPT's and Falcon's ALiBi, XGLM's 3-D scores viewed
+to 4-D, GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -26,6 +26,20 @@ hides keys with ``masked_fill(mask, finfo.min)`` (a bool mask, True = hidden)::
 The op's mask is the bias where a key is visible and -inf where hidden. A row whose keys are all hidden gets, as in
 eager, a uniform softmax and no gradient to its scores: its q is zeroed and its mask row is 0 (Note [finite fill] in
 attention_forms.py, which this extends to a bias).
+
+HF Falcon with ALiBi (``FalconAttention.forward`` with ``config.alibi``; falcon-rw-1b, falcon-rw-7b) adds its ALiBi
+(B, H, 1, Sk) to float32 scores before the scale, and the model adds it again, scaled, inside the mask it passes to
+every layer (``masked_fill(alibi / sqrt(D), causal < -1, finfo.min)``, (B, H, Sq, Sk))::
+
+    s = (q @ k.transpose(-1, -2)).view(B, H, Sq, Sk).float()          # the cast only in half models
+    s = (s + alibi.view(B, H, 1, Sk)) * inv_norm_factor                # 1 / sqrt(D)
+    p = dropout(softmax(s + attention_mask, dim=-1, dtype=hidden_states.dtype))
+    o = (p @ v).flatten(0, 1)
+
+That is ``s·c + (alibi·c + mask)``: attention with scale c and one additive mask, which the replacement forms in
+float32 (eager's scores are float32 there, and ALiBi's values reach S·slope, which a half sum would round). A row
+whose keys the mask all hide holds finfo.min plus small terms in eager and in the sum alike: uniform in both. K and
+V of multi-query configs (one head, broadcast by ``matmul``) go to the op unexpanded, as in Falcon's rotary form.
 
 HF GPT-NeoX-Japanese (``GPTNeoXJapaneseAttention._attn``) computes BLOOM's scores onto a zero bias,
 ``torch.baddbmm(torch.zeros(B·H, Sq, Sk), q3, k3ᵀ, beta=1.0, alpha=1 / norm_factor)``, views them to 4-D for the
@@ -56,7 +70,8 @@ dropout, the fill, no user outside the match): for BLOOM ``beta == 1`` and a pos
 (``baddbmm_scaled_scores``), every reshape in the match splits or merges exactly the (B, H) dims of q, k, v, the
 scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcasts to the 3-D scores
 (``alibi_supported``); for MPT the bias is a float tensor and the mask a bool one, each broadcasting to the scores
-(``bias_and_hidden_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
+(``bias_and_hidden_supported``); for Falcon the bias and the mask are float tensors, each broadcasting to the
+scores (``alibi_and_mask_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
 (``clamp_at_finfo_min``). A bias that requires grad is left alone (its gradient would come from dS).
 """
 from __future__ import annotations
@@ -141,6 +156,22 @@ def alibi_masked_fill_replacement(query, key, value, bias, hidden, scale, scale_
     B, H, Sq, _ = query.shape
     attn_mask = attn_mask.expand(B, H, Sq, key.shape[-2])
     return attention_op(query, key, value, attn_mask, dropout_p, float(op_scale))
+
+
+def falcon_alibi_search(query, key, value, alibi, mask, scale, scale_kind, dropout_p, *, upcast: bool):
+    """HF Falcon with ALiBi (module docstring): float32 logits cast to the model's dtype for the softmax (``upcast``:
+    taken in fp32 and cast back; an optional convert in the relaxed pattern, so both match Falcon's graph)."""
+    s = torch.matmul(query, key.transpose(-1, -2)).float()
+    s = _apply_scale(s + alibi, scale, scale_kind) + mask
+    return torch.matmul(probabilities(s.to(query.dtype), query.dtype, upcast, dropout_p), value)
+
+
+def falcon_alibi_replacement(query, key, value, alibi, mask, scale, scale_kind, dropout_p, *, upcast: bool):
+    query, op_scale = _op_scale(query, scale, scale_kind)
+    # (s + alibi)·c + mask == s·c + (alibi·c + mask); the bias in float32, as eager adds it to its float32 scores
+    bias = _apply_scale(alibi.float(), scale, scale_kind) + mask.float()
+    B, H, Sq, _ = query.shape
+    return attention_op(query, key, value, bias.expand(B, H, Sq, key.shape[-2]), dropout_p, float(op_scale))
 
 
 def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool):
@@ -240,6 +271,16 @@ def bias_and_hidden_supported(match) -> bool:
 
 
 @predicate
+def alibi_and_mask_supported(match) -> bool:
+    """Falcon: the ALiBi bias and the mask are floating tensors on q's device, each broadcasting to the
+    (B, H, Sq, Sk) scores without growing them; the bias needs no gradient (Falcon builds it from the attention
+    mask)."""
+    q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
+    return (_fixed_bias(alibi, q, (*q.shape[:-1], k.shape[-2])) and checks.masks_supported(match)
+            and _val(match, "mask").is_floating_point())
+
+
+@predicate
 def clamp_at_finfo_min(match) -> bool:
     """XGLM's clamp ``max(s, full((), c))`` has c = finfo(scores dtype).min: a clamp at a higher value would lift
     hidden keys' scores to where they still get probability."""
@@ -287,6 +328,11 @@ FORMS = (
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,
                bias_and_hidden_supported, checks.fill_supported),
               (_H, 1, _S), torch.bool, float32_input="bias"),
+    ModelForm("falcon_alibi_twice", falcon_alibi_search, falcon_alibi_replacement,
+              ("query", "key", "value", "alibi", "mask", "scale", "scale_kind", "dropout_p"),
+              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, checks.head_sums_reduce_broadcast_kv,
+               alibi_and_mask_supported),
+              (_B, _H, 1, _S), torch.float16),
     ModelForm("xglm_clamped_bmm", clamped_bmm_search, clamped_bmm_replacement,
               ("query", "key", "value", "mask", "fill", "dropout_p"),
               (reshapes_split_batch_heads, masks_broadcast_to_scores, clamp_at_finfo_min),

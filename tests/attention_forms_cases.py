@@ -212,6 +212,18 @@ def _mpt(fill=None):
     return spelling
 
 
+def _falcon(m, q, k, v, mask):
+    """HF Falcon with ALiBi: the scores widened to at least float32 (a cast in half models), the ALiBi buffer added
+    before the in-place scale, the additive mask (Falcon's holds ALiBi again), the softmax in the model's dtype,
+    dropout, ``@ v``; K and V with one head are broadcast by the matmuls (multi-query)."""
+    q, k, v = heads(q, k, v)
+    s = q @ k.transpose(-1, -2)
+    s = s.to(torch.promote_types(s.dtype, torch.float32)) + m.alibi
+    s *= m.scaling
+    p = F.dropout(F.softmax(s + mask, dim=-1, dtype=q.dtype), p=m.p, training=m.training)
+    return merge(p @ v)
+
+
 def _xglm(m, q, k, v, mask):
     """HF XGLM: q scaled by its projection, heads folded into the batch, the mask added on a 4-D view of the bmm
     scores and clamped at finfo.min, softmax (in fp32 for fp16), two views (for the weights it can return),
@@ -402,6 +414,8 @@ RECOGNISED = {
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),
+    "falcon_alibi_twice": (_falcon, {}, _causal_left_padding(), H),
+    "falcon_alibi_multi_query": (_falcon, {}, _causal_left_padding(), 1),
     "gpt_neo_tensor_fill": (gpt_neo, {}, _right_padding(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),

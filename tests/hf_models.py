@@ -90,6 +90,11 @@ MODELS = {
     "xglm": (lambda: _causal_lm("xglm", d_model=64, num_layers=1, attention_heads=4, ffn_dim=128, dropout=0.0,
                                 attention_dropout=0.0, activation_dropout=0.0),
              dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # Falcon-RW: ALiBi added to the float32 scores before the scale, and again, scaled, inside the mask the model
+    # passes to each layer; left padding (ALiBi counts positions from each row's first token, padded rows see no key)
+    "falcon_alibi": (lambda: _causal_lm("falcon", alibi=True, multi_query=False, new_decoder_architecture=False,
+                                        parallel_attn=False, bias=True),
+                     dict(attention=1, causal_conv1d=0), dict(padding="left")),
     # GPT-Neo: no scale, the fill a torch.tensor constant (graph_pass.scalar_constants_as_full), a global and a local
     # (window 8 of 16 positions) layer
     "gpt_neo": (lambda: _causal_lm("gpt_neo", num_hidden_layers=2, attention_types=[[["global", "local"], 1]],

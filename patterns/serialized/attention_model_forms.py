@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-7e112d565d001186a314a4ac'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-9c50d4dcabd5827a5cc68d71'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -581,7 +581,190 @@ def _p9():  # 9:mpt_alibi_masked_fill_fp32_softmax_inference
     return output
 
 
-def _p10():  # 10:xglm_clamped_bmm_fp32_softmax_training
+def _p10():  # 10:falcon_alibi_twice_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_2, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, convert_element_type_default, KeywordArg('alibi'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('mask'))
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default_2, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_3)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_3)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, convert_element_type_default_6, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_7, KeywordArg('scale'))
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, mul_Tensor_6, Ignored())
+    view_default_8 = CallFunction(aten.view.default, convert_element_type_default_8, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p11():  # 11:falcon_alibi_twice_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_2, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, convert_element_type_default, KeywordArg('alibi'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('mask'))
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default_2, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_3)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, convert_element_type_default_3, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_4)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_3)
+    convert_element_type_default_6 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_6, convert_element_type_default_4, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_7 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    convert_element_type_default_8 = CallFunction(prims.convert_element_type.default, convert_element_type_default_7, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_8, KeywordArg('scale'))
+    convert_element_type_default_9 = CallFunction(prims.convert_element_type.default, mul_Tensor_6, Ignored())
+    view_default_8 = CallFunction(aten.view.default, convert_element_type_default_9, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      view_default_9,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p12():  # 12:falcon_alibi_twice_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    expand_default = CallFunction(aten.expand.default, KeywordArg('query'), Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_2, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, convert_element_type_default, KeywordArg('alibi'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor, KeywordArg('mask'))
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default_2, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default_2, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_3)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_2, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p13():  # 13:xglm_clamped_bmm_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -647,7 +830,7 @@ def _p10():  # 10:xglm_clamped_bmm_fp32_softmax_training
     return output
 
 
-def _p11():  # 11:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
+def _p14():  # 14:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -712,7 +895,7 @@ def _p11():  # 11:xglm_clamped_bmm_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p12():  # 12:xglm_clamped_bmm_training
+def _p15():  # 15:xglm_clamped_bmm_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -779,7 +962,7 @@ def _p12():  # 12:xglm_clamped_bmm_training
     return output
 
 
-def _p13():  # 13:xglm_clamped_bmm_fp32_softmax_inference
+def _p16():  # 16:xglm_clamped_bmm_fp32_softmax_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
@@ -819,8 +1002,11 @@ PATTERNS = {
     '7:mpt_alibi_masked_fill_fp32_softmax_fp32_bias_training': _p7,
     '8:mpt_alibi_masked_fill_training': _p8,
     '9:mpt_alibi_masked_fill_fp32_softmax_inference': _p9,
-    '10:xglm_clamped_bmm_fp32_softmax_training': _p10,
-    '11:xglm_clamped_bmm_fp32_softmax_fp32_mask_training': _p11,
-    '12:xglm_clamped_bmm_training': _p12,
-    '13:xglm_clamped_bmm_fp32_softmax_inference': _p13,
+    '10:falcon_alibi_twice_fp32_softmax_training': _p10,
+    '11:falcon_alibi_twice_training': _p11,
+    '12:falcon_alibi_twice_fp32_softmax_inference': _p12,
+    '13:xglm_clamped_bmm_fp32_softmax_training': _p13,
+    '14:xglm_clamped_bmm_fp32_softmax_fp32_mask_training': _p14,
+    '15:xglm_clamped_bmm_training': _p15,
+    '16:xglm_clamped_bmm_fp32_softmax_inference': _p16,
 }

@@ -43,6 +43,9 @@ class Form:
     # the row max subtracted from the scores before the softmax, which that leaves unchanged (HF MiMo-V2-Flash's
     # full-attention layers; its sliding layers subtract it with gpt-oss's sinks)
     max_subtracted: bool = False
+    # with ``sinks``, HF Flint's spelling: float32 scores (q and k upcast) joined by the sinks in the model's dtype,
+    # no row max subtracted (the softmax shifts each row itself), the probabilities cast to v's dtype
+    float32_sinks: bool = False
 
     @property
     def takes_sinks(self) -> bool:
@@ -185,15 +188,22 @@ def _softcap(s, softcap):
     return torch.tanh(s / softcap) * softcap
 
 
-def _softmax_with_sinks(s, sinks):
+def _softmax_with_sinks(s, sinks, float32_sinks: bool, dtype):
     """HF gpt-oss (``eager_attention_forward``): each head's sink logit appended to every row, the row max
-    subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in ops/attention.py)."""
+    subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in
+    ops/attention.py). ``float32_sinks``: HF Flint's, whose scores are float32 in every model (the traced cast makes
+    the sinks' gradient a cast of the float32 one, as in a half model's graph), with no row max subtracted and the
+    probabilities cast to ``dtype``."""
+    if float32_sinks:
+        s = s.float()
     sink = sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[-2], -1)
     combined = torch.cat([s, sink], dim=-1)
-    combined = combined - combined.max(dim=-1, keepdim=True).values
+    if not float32_sinks:
+        combined = combined - combined.max(dim=-1, keepdim=True).values
     # the slice is a strided view that P @ v copies (a clone in the graph) unless dropout's product came first:
     # the traced clone is optional (attention_relax), so both graphs match
-    return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
+    p = F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
+    return p.to(dtype) if float32_sinks else p
 
 
 def _lse_sink_scale(s, sinks):
@@ -204,11 +214,11 @@ def _lse_sink_scale(s, sinks):
     return (lse - sinks.view(1, -1, 1)).to(torch.float32).sigmoid()
 
 
-def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None):
+def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None, float32_sinks: bool = False):
     """softmax over the keys (with ``sinks``: _softmax_with_sinks; ``upcast``: in fp32, cast back to ``dtype``), then
     dropout (optional in the relaxed pattern: dropout_p = 0 when the graph has none)."""
     if sinks is not None:
-        p = _softmax_with_sinks(s, sinks)
+        p = _softmax_with_sinks(s, sinks, float32_sinks, dtype)
     elif upcast:
         p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype)
     else:
@@ -235,7 +245,7 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
         sink_scale = _lse_sink_scale(s, sinks)
     if form.max_subtracted:
         s = s - s.max(dim=-1, keepdim=True).values
-    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None)
+    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None, form.float32_sinks)
     out = torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
     if form.lse_sinks:
         out = out * sink_scale.unsqueeze(-1).to(out.dtype)
@@ -327,6 +337,7 @@ FORMS = (
     Form("softcap_no_mask", softcap=True),
     Form("gpt_oss_sinks_additive_mask", mask="additive", sinks=True),
     Form("sinks_no_mask", sinks=True),
+    Form("flint_float32_sinks_additive_mask", mask="additive", sinks=True, float32_sinks=True),
     Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
     Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
 )

@@ -118,6 +118,12 @@ MODELS = {
                                                 layer_types=["sliding_attention", "full_attention"], sliding_window=8,
                                                 pad_token_id=0, bos_token_id=1, eos_token_id=2),
                       dict(attention=2, causal_conv1d=0), dict(padding="right")),
+    # Flint: gpt-oss's sinks joined to float32 scores without the row max subtracted, GQA, a sliding-window layer
+    # (rotary) and a full one (no positional encoding); dense MLPs
+    "flint": (lambda: _recent_causal_lm("flint", num_hidden_layers=2, sliding_window=8, num_key_value_heads=2,
+                                        layer_types=["sliding_attention", "full_attention"], head_dim=16,
+                                        mlp_only_layers=[0, 1], pad_token_id=0, bos_token_id=1, eos_token_id=2),
+              dict(attention=2, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -158,6 +158,19 @@ def _gpt_oss_layer(last_column=True, cat_dim=-1):
     return fn
 
 
+def _flint_layer():
+    """HF Flint's eager attention: float32 scores (q and k upcast; real casts in half), gpt-oss's sinks appended
+    without subtracting the row max (the softmax shifts the row itself), the probabilities cast to v's dtype."""
+    def fn(q, k, v, mask, sinks):
+        key, value = repeat_kv(k, 2), repeat_kv(v, 2)
+        s = torch.matmul(q.float(), key.float().transpose(2, 3)) * 0.25 + mask
+        sink = sinks.reshape(1, -1, 1, 1).expand(*s.shape[:-1], 1)
+        probs = F.softmax(torch.cat([s, sink], dim=-1), dim=-1)[..., :-1].to(value.dtype)
+        return torch.matmul(F.dropout(probs, p=0.0, training=False), value)
+
+    return fn
+
+
 def _layer_inputs(grad):
     q = torch.randn(2, 4, 8, 16, requires_grad=grad)
     k, v = (torch.randn(2, 2, 8, 16, requires_grad=grad) for _ in range(2))
@@ -196,15 +209,16 @@ def _mimo_full_layer(max_dim=-1):
 
 
 @pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("layer", ["gpt_oss", "granite_swa", "mimo_full"])
+@pytest.mark.parametrize("layer", ["gpt_oss", "flint", "granite_swa", "mimo_full"])
 def test_sinks_spellings_are_rewritten(layer, training):
-    """gpt-oss's sinks, Granite-SWA's (the output scaled by sigmoid(LSE - sink): attention with sinks, exactly) and
-    MiMo's max-subtracted scores without sinks (plain attention), in inference and training: one attention_fwd (and
-    attention_bwd), the values and every gradient (the sinks' included; MiMo's full layers leave them unused) as
-    eager's."""
+    """gpt-oss's sinks, Flint's (no row max subtracted, float32 scores), Granite-SWA's (the output scaled by
+    sigmoid(LSE - sink): attention with sinks, exactly) and MiMo's max-subtracted scores without sinks (plain
+    attention), in inference and training: one attention_fwd (and attention_bwd), the values and every gradient (the
+    sinks' included; MiMo's full layers leave them unused) as eager's."""
     torch.manual_seed(0)
     args = _layer_inputs(training)
-    fn = {"gpt_oss": _gpt_oss_layer, "granite_swa": _granite_swa_layer, "mimo_full": _mimo_full_layer}[layer]()
+    fn = {"gpt_oss": _gpt_oss_layer, "flint": _flint_layer, "granite_swa": _granite_swa_layer,
+          "mimo_full": _mimo_full_layer}[layer]()
     with torch.set_grad_enabled(training):
         out, counters, graphs = compile_and_run(fn, *args)
         want = fn(*args)

@@ -32,7 +32,7 @@ from hf_models import BATCH, LENGTH, MODELS, VOCAB, build_model, model_inputs, r
 TOL = {"cpu": dict(atol=1e-4, rtol=1e-4), "cuda": dict(atol=1e-3, rtol=1e-3)}
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear", "gpt_oss", "bloom", "mpt", "xglm", "gpt_neo",
-            "granite_swa", "mimo_v2_flash", "gpt_neox_japanese", "falcon_alibi")
+            "granite_swa", "mimo_v2_flash", "gpt_neox_japanese", "falcon_alibi", "flint")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16).
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
@@ -92,11 +92,12 @@ def test_model_under_autocast(name, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", ["gpt_neo", "gptj", "codegen"])
+@pytest.mark.parametrize("name", ["gpt_neo", "gptj", "codegen", "flint"])
 def test_model_in_bf16_with_float32_scores(name, device):
-    """bf16 weights, training: these models upcast q and k to compute their scores in float32, which the rewrite
-    computes in bf16 as HF's flash-attention path for them does (Note [float32 scores] in attention_forms.py).
-    Outputs and gradients are as close to a float64 run as eager bf16's are (helpers.assert_as_close_as_eager)."""
+    """bf16 weights, training: these models upcast q and k to compute their scores in float32 (Flint joins its bf16
+    sinks to them), which the rewrite computes in bf16 as HF's flash-attention path for them does (Note [float32
+    scores] in attention_forms.py). Outputs and gradients are as close to a float64 run as eager bf16's are
+    (helpers.assert_as_close_as_eager)."""
     _, expected, extra = MODELS[name]
     model = build_model(name, train=True, device=device)
     model64 = copy.deepcopy(model).double()

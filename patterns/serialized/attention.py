@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-bbd35742008217eef690edcd'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-af6bc066f6516769512b48a4'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -2666,7 +2666,103 @@ def _p29():  # 29:sinks_no_mask_repeat_kv_training
     return output
 
 
-def _p30():  # 30:granite_swa_lse_sinks_additive_mask_repeat_kv_training
+def _p30():  # 30:flint_float32_sinks_additive_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored())
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [convert_element_type_default, expand_default_3], Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, cat_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored(), _users=2)
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_9 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_7, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_9, permute_default_1)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_10, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, fma_default, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_Tensor_1, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_11 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_11, permute_default_2)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_12, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_11)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_13, Ignored())
+    view_default_14 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, view_default_14, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_9)
+    view_default_15 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_16 = CallFunction(aten.view.default, view_default_15, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_16, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, fma_default, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, slice_Tensor_2, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_5, Ignored(), True)
+    view_default_17 = CallFunction(aten.view.default, sum_dim_IntList_4, Ignored())
+    output = MultiOutputPattern([view_default_8,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      None,
+      view_default_17,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2789,7 +2885,7 @@ def _p30():  # 30:granite_swa_lse_sinks_additive_mask_repeat_kv_training
     return output
 
 
-def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training
+def _p32():  # 32:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2911,7 +3007,7 @@ def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_tra
     return output
 
 
-def _p32():  # 32:mimo_max_subtracted_additive_mask_repeat_kv_training
+def _p33():  # 33:mimo_max_subtracted_additive_mask_repeat_kv_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3004,7 +3100,7 @@ def _p32():  # 32:mimo_max_subtracted_additive_mask_repeat_kv_training
     return output
 
 
-def _p33():  # 33:bert_no_mask_training
+def _p34():  # 34:bert_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3074,7 +3170,7 @@ def _p33():  # 33:bert_no_mask_training
     return output
 
 
-def _p34():  # 34:bert_no_mask_fp32_softmax_training
+def _p35():  # 35:bert_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3143,7 +3239,7 @@ def _p34():  # 34:bert_no_mask_fp32_softmax_training
     return output
 
 
-def _p35():  # 35:bert_additive_mask_training
+def _p36():  # 36:bert_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3215,7 +3311,7 @@ def _p35():  # 35:bert_additive_mask_training
     return output
 
 
-def _p36():  # 36:bert_additive_mask_fp32_softmax_training
+def _p37():  # 37:bert_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3286,7 +3382,7 @@ def _p36():  # 36:bert_additive_mask_fp32_softmax_training
     return output
 
 
-def _p37():  # 37:t5_learned_bias_broadcast_training
+def _p38():  # 38:t5_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3359,7 +3455,7 @@ def _p37():  # 37:t5_learned_bias_broadcast_training
     return output
 
 
-def _p38():  # 38:t5_learned_bias_training
+def _p39():  # 39:t5_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3431,7 +3527,7 @@ def _p38():  # 38:t5_learned_bias_training
     return output
 
 
-def _p39():  # 39:t5_learned_bias_fp32_softmax_broadcast_training
+def _p40():  # 40:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3503,7 +3599,7 @@ def _p39():  # 39:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p40():  # 40:t5_learned_bias_fp32_softmax_training
+def _p41():  # 41:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3574,7 +3670,7 @@ def _p40():  # 40:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p41():  # 41:t5_bias_then_mask_broadcast_training
+def _p42():  # 42:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3649,7 +3745,7 @@ def _p41():  # 41:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p42():  # 42:t5_bias_then_mask_training
+def _p43():  # 43:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3723,7 +3819,7 @@ def _p42():  # 42:t5_bias_then_mask_training
     return output
 
 
-def _p43():  # 43:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p44():  # 44:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3797,7 +3893,7 @@ def _p43():  # 43:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p44():  # 44:t5_bias_then_mask_fp32_softmax_training
+def _p45():  # 45:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3870,7 +3966,7 @@ def _p44():  # 44:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p45():  # 45:two_additive_masks_training
+def _p46():  # 46:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3944,7 +4040,7 @@ def _p45():  # 45:two_additive_masks_training
     return output
 
 
-def _p46():  # 46:two_additive_masks_fp32_softmax_training
+def _p47():  # 47:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4017,7 +4113,7 @@ def _p46():  # 46:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p47():  # 47:nanogpt_masked_fill_training
+def _p48():  # 48:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4093,7 +4189,7 @@ def _p47():  # 47:nanogpt_masked_fill_training
     return output
 
 
-def _p48():  # 48:nanogpt_masked_fill_fp32_softmax_training
+def _p49():  # 49:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4168,7 +4264,7 @@ def _p48():  # 48:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p49():  # 49:hf_gpt2_where_training
+def _p50():  # 50:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4244,7 +4340,7 @@ def _p49():  # 49:hf_gpt2_where_training
     return output
 
 
-def _p50():  # 50:hf_gpt2_where_fp32_softmax_training
+def _p51():  # 51:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4319,7 +4415,7 @@ def _p50():  # 50:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p51():  # 51:hf_gpt2_where_padding_training
+def _p52():  # 52:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4397,7 +4493,7 @@ def _p51():  # 51:hf_gpt2_where_padding_training
     return output
 
 
-def _p52():  # 52:hf_gpt2_where_padding_fp32_softmax_training
+def _p53():  # 53:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4474,7 +4570,7 @@ def _p52():  # 52:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p53():  # 53:where_scalar_fill_training
+def _p54():  # 54:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4550,7 +4646,7 @@ def _p53():  # 53:where_scalar_fill_training
     return output
 
 
-def _p54():  # 54:where_scalar_fill_fp32_softmax_training
+def _p55():  # 55:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4625,7 +4721,7 @@ def _p54():  # 54:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p55():  # 55:where_scalar_fill_padding_training
+def _p56():  # 56:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4703,7 +4799,7 @@ def _p55():  # 55:where_scalar_fill_padding_training
     return output
 
 
-def _p56():  # 56:where_scalar_fill_padding_fp32_softmax_training
+def _p57():  # 57:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4780,7 +4876,7 @@ def _p56():  # 56:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p57():  # 57:bmm_3d_training
+def _p58():  # 58:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4831,7 +4927,7 @@ def _p57():  # 57:bmm_3d_training
     return output
 
 
-def _p58():  # 58:bmm_3d_fp32_softmax_training
+def _p59():  # 59:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4881,7 +4977,7 @@ def _p58():  # 58:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p59():  # 59:bmm_3d_additive_mask_training
+def _p60():  # 60:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4934,7 +5030,7 @@ def _p59():  # 59:bmm_3d_additive_mask_training
     return output
 
 
-def _p60():  # 60:bmm_3d_additive_mask_fp32_softmax_training
+def _p61():  # 61:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4986,7 +5082,7 @@ def _p60():  # 60:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p61():  # 61:bmm_3d_learned_bias_broadcast_training
+def _p62():  # 62:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5040,7 +5136,7 @@ def _p61():  # 61:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p62():  # 62:bmm_3d_learned_bias_training
+def _p63():  # 63:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5093,7 +5189,7 @@ def _p62():  # 62:bmm_3d_learned_bias_training
     return output
 
 
-def _p63():  # 63:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5146,7 +5242,7 @@ def _p63():  # 63:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_training
+def _p65():  # 65:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5198,7 +5294,7 @@ def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p65():  # 65:bmm_3d_masked_fill_training
+def _p66():  # 66:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5255,7 +5351,7 @@ def _p65():  # 65:bmm_3d_masked_fill_training
     return output
 
 
-def _p66():  # 66:bmm_3d_masked_fill_fp32_softmax_training
+def _p67():  # 67:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5311,7 +5407,7 @@ def _p66():  # 66:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p67():  # 67:bmm_3d_where_training
+def _p68():  # 68:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5368,7 +5464,7 @@ def _p67():  # 67:bmm_3d_where_training
     return output
 
 
-def _p68():  # 68:bmm_3d_where_fp32_softmax_training
+def _p69():  # 69:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5424,7 +5520,7 @@ def _p68():  # 68:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p69():  # 69:bmm_3d_where_scalar_fill_training
+def _p70():  # 70:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5481,7 +5577,7 @@ def _p69():  # 69:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p70():  # 70:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p71():  # 71:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5537,7 +5633,7 @@ def _p70():  # 70:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p71():  # 71:gemma2_softcap_additive_mask_training
+def _p72():  # 72:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5621,7 +5717,7 @@ def _p71():  # 71:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p72():  # 72:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p73():  # 73:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5704,7 +5800,7 @@ def _p72():  # 72:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p73():  # 73:softcap_no_mask_training
+def _p74():  # 74:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5786,7 +5882,7 @@ def _p73():  # 73:softcap_no_mask_training
     return output
 
 
-def _p74():  # 74:softcap_no_mask_fp32_softmax_training
+def _p75():  # 75:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5867,7 +5963,7 @@ def _p74():  # 74:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p75():  # 75:gpt_oss_sinks_additive_mask_training
+def _p76():  # 76:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5960,7 +6056,7 @@ def _p75():  # 75:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p76():  # 76:sinks_no_mask_training
+def _p77():  # 77:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6051,7 +6147,91 @@ def _p76():  # 76:sinks_no_mask_training
     return output
 
 
-def _p77():  # 77:granite_swa_lse_sinks_additive_mask_training
+def _p78():  # 78:flint_float32_sinks_additive_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored())
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [convert_element_type_default, expand_default_2], Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, cat_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
+    view_default_6 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_7 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_7, permute_default_1)
+    view_default_8 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_8, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6, _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, fma_default, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, slice_Tensor_1, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_9 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_9, permute_default_2)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_10, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_9)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_11, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_7)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, fma_default, Ignored(), Ignored(), Ignored())
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, slice_Tensor_2, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_5, Ignored(), True)
+    view_default_13 = CallFunction(aten.view.default, sum_dim_IntList_2, Ignored())
+    output = MultiOutputPattern([view_default_6,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_12,
+      None,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p79():  # 79:granite_swa_lse_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6162,7 +6342,7 @@ def _p77():  # 77:granite_swa_lse_sinks_additive_mask_training
     return output
 
 
-def _p78():  # 78:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+def _p80():  # 80:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6272,7 +6452,7 @@ def _p78():  # 78:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     return output
 
 
-def _p79():  # 79:mimo_max_subtracted_additive_mask_training
+def _p81():  # 81:mimo_max_subtracted_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6353,7 +6533,7 @@ def _p79():  # 79:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p80():  # 80:bert_no_mask_repeat_kv_inference
+def _p82():  # 82:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6392,7 +6572,7 @@ def _p80():  # 80:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p81():  # 81:bert_additive_mask_repeat_kv_inference
+def _p83():  # 83:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6432,7 +6612,7 @@ def _p81():  # 81:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p82():  # 82:two_additive_masks_repeat_kv_inference
+def _p84():  # 84:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6473,7 +6653,7 @@ def _p82():  # 82:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p83():  # 83:nanogpt_masked_fill_repeat_kv_inference
+def _p85():  # 85:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6514,7 +6694,7 @@ def _p83():  # 83:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p84():  # 84:hf_gpt2_where_repeat_kv_inference
+def _p86():  # 86:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6555,7 +6735,7 @@ def _p84():  # 84:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p85():  # 85:hf_gpt2_where_padding_repeat_kv_inference
+def _p87():  # 87:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6597,7 +6777,7 @@ def _p85():  # 85:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p86():  # 86:where_scalar_fill_repeat_kv_inference
+def _p88():  # 88:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6638,7 +6818,7 @@ def _p86():  # 86:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p87():  # 87:where_scalar_fill_padding_repeat_kv_inference
+def _p89():  # 89:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6680,7 +6860,7 @@ def _p87():  # 87:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p88():  # 88:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p90():  # 90:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6723,7 +6903,7 @@ def _p88():  # 88:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p89():  # 89:softcap_no_mask_repeat_kv_inference
+def _p91():  # 91:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6765,7 +6945,7 @@ def _p89():  # 89:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p90():  # 90:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p92():  # 92:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6813,7 +6993,7 @@ def _p90():  # 90:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p91():  # 91:sinks_no_mask_repeat_kv_inference
+def _p93():  # 93:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6860,7 +7040,52 @@ def _p91():  # 91:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p92():  # 92:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p94():  # 94:flint_float32_sinks_additive_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored())
+    view_default_4 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, view_default_4, Ignored())
+    cat_default = CallFunction(aten.cat.default, [convert_element_type_default, expand_default_3], Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, cat_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_4, Ignored())
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, unsqueeze_default_1, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_5, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_6 = CallFunction(aten.expand.default, view_default_6, Ignored())
+    view_default_7 = CallFunction(aten.view.default, expand_default_6, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_7)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p95():  # 95:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6920,7 +7145,7 @@ def _p92():  # 92:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p93():  # 93:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p96():  # 96:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6963,7 +7188,7 @@ def _p93():  # 93:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p94():  # 94:bert_no_mask_inference
+def _p97():  # 97:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6996,7 +7221,7 @@ def _p94():  # 94:bert_no_mask_inference
     return output
 
 
-def _p95():  # 95:bert_additive_mask_inference
+def _p98():  # 98:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7030,7 +7255,7 @@ def _p95():  # 95:bert_additive_mask_inference
     return output
 
 
-def _p96():  # 96:two_additive_masks_inference
+def _p99():  # 99:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7065,7 +7290,7 @@ def _p96():  # 96:two_additive_masks_inference
     return output
 
 
-def _p97():  # 97:nanogpt_masked_fill_inference
+def _p100():  # 100:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7100,7 +7325,7 @@ def _p97():  # 97:nanogpt_masked_fill_inference
     return output
 
 
-def _p98():  # 98:hf_gpt2_where_inference
+def _p101():  # 101:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7135,7 +7360,7 @@ def _p98():  # 98:hf_gpt2_where_inference
     return output
 
 
-def _p99():  # 99:hf_gpt2_where_padding_inference
+def _p102():  # 102:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7171,7 +7396,7 @@ def _p99():  # 99:hf_gpt2_where_padding_inference
     return output
 
 
-def _p100():  # 100:where_scalar_fill_inference
+def _p103():  # 103:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7206,7 +7431,7 @@ def _p100():  # 100:where_scalar_fill_inference
     return output
 
 
-def _p101():  # 101:where_scalar_fill_padding_inference
+def _p104():  # 104:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7242,7 +7467,7 @@ def _p101():  # 101:where_scalar_fill_padding_inference
     return output
 
 
-def _p102():  # 102:bmm_3d_inference
+def _p105():  # 105:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7262,7 +7487,7 @@ def _p102():  # 102:bmm_3d_inference
     return output
 
 
-def _p103():  # 103:bmm_3d_additive_mask_inference
+def _p106():  # 106:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7283,7 +7508,7 @@ def _p103():  # 103:bmm_3d_additive_mask_inference
     return output
 
 
-def _p104():  # 104:bmm_3d_masked_fill_inference
+def _p107():  # 107:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7305,7 +7530,7 @@ def _p104():  # 104:bmm_3d_masked_fill_inference
     return output
 
 
-def _p105():  # 105:bmm_3d_where_inference
+def _p108():  # 108:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7327,7 +7552,7 @@ def _p105():  # 105:bmm_3d_where_inference
     return output
 
 
-def _p106():  # 106:bmm_3d_where_scalar_fill_inference
+def _p109():  # 109:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7349,7 +7574,7 @@ def _p106():  # 106:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p107():  # 107:gemma2_softcap_additive_mask_inference
+def _p110():  # 110:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7386,7 +7611,7 @@ def _p107():  # 107:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p108():  # 108:softcap_no_mask_inference
+def _p111():  # 111:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7422,7 +7647,7 @@ def _p108():  # 108:softcap_no_mask_inference
     return output
 
 
-def _p109():  # 109:gpt_oss_sinks_additive_mask_inference
+def _p112():  # 112:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7464,7 +7689,7 @@ def _p109():  # 109:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p110():  # 110:sinks_no_mask_inference
+def _p113():  # 113:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7505,7 +7730,46 @@ def _p110():  # 110:sinks_no_mask_inference
     return output
 
 
-def _p111():  # 111:granite_swa_lse_sinks_additive_mask_inference
+def _p114():  # 114:flint_float32_sinks_additive_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored())
+    view_default_3 = CallFunction(aten.view.default, KeywordArg('sinks'), Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, view_default_3, Ignored())
+    cat_default = CallFunction(aten.cat.default, [convert_element_type_default, expand_default_2], Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, cat_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, cat_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_5)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p115():  # 115:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7559,7 +7823,7 @@ def _p111():  # 111:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p112():  # 112:mimo_max_subtracted_additive_mask_inference
+def _p116():  # 116:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7627,87 +7891,91 @@ PATTERNS = {
     '27:softcap_no_mask_repeat_kv_fp32_softmax_training': _p27,
     '28:gpt_oss_sinks_additive_mask_repeat_kv_training': _p28,
     '29:sinks_no_mask_repeat_kv_training': _p29,
-    '30:granite_swa_lse_sinks_additive_mask_repeat_kv_training': _p30,
-    '31:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training': _p31,
-    '32:mimo_max_subtracted_additive_mask_repeat_kv_training': _p32,
-    '33:bert_no_mask_training': _p33,
-    '34:bert_no_mask_fp32_softmax_training': _p34,
-    '35:bert_additive_mask_training': _p35,
-    '36:bert_additive_mask_fp32_softmax_training': _p36,
-    '37:t5_learned_bias_broadcast_training': _p37,
-    '38:t5_learned_bias_training': _p38,
-    '39:t5_learned_bias_fp32_softmax_broadcast_training': _p39,
-    '40:t5_learned_bias_fp32_softmax_training': _p40,
-    '41:t5_bias_then_mask_broadcast_training': _p41,
-    '42:t5_bias_then_mask_training': _p42,
-    '43:t5_bias_then_mask_fp32_softmax_broadcast_training': _p43,
-    '44:t5_bias_then_mask_fp32_softmax_training': _p44,
-    '45:two_additive_masks_training': _p45,
-    '46:two_additive_masks_fp32_softmax_training': _p46,
-    '47:nanogpt_masked_fill_training': _p47,
-    '48:nanogpt_masked_fill_fp32_softmax_training': _p48,
-    '49:hf_gpt2_where_training': _p49,
-    '50:hf_gpt2_where_fp32_softmax_training': _p50,
-    '51:hf_gpt2_where_padding_training': _p51,
-    '52:hf_gpt2_where_padding_fp32_softmax_training': _p52,
-    '53:where_scalar_fill_training': _p53,
-    '54:where_scalar_fill_fp32_softmax_training': _p54,
-    '55:where_scalar_fill_padding_training': _p55,
-    '56:where_scalar_fill_padding_fp32_softmax_training': _p56,
-    '57:bmm_3d_training': _p57,
-    '58:bmm_3d_fp32_softmax_training': _p58,
-    '59:bmm_3d_additive_mask_training': _p59,
-    '60:bmm_3d_additive_mask_fp32_softmax_training': _p60,
-    '61:bmm_3d_learned_bias_broadcast_training': _p61,
-    '62:bmm_3d_learned_bias_training': _p62,
-    '63:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p63,
-    '64:bmm_3d_learned_bias_fp32_softmax_training': _p64,
-    '65:bmm_3d_masked_fill_training': _p65,
-    '66:bmm_3d_masked_fill_fp32_softmax_training': _p66,
-    '67:bmm_3d_where_training': _p67,
-    '68:bmm_3d_where_fp32_softmax_training': _p68,
-    '69:bmm_3d_where_scalar_fill_training': _p69,
-    '70:bmm_3d_where_scalar_fill_fp32_softmax_training': _p70,
-    '71:gemma2_softcap_additive_mask_training': _p71,
-    '72:gemma2_softcap_additive_mask_fp32_softmax_training': _p72,
-    '73:softcap_no_mask_training': _p73,
-    '74:softcap_no_mask_fp32_softmax_training': _p74,
-    '75:gpt_oss_sinks_additive_mask_training': _p75,
-    '76:sinks_no_mask_training': _p76,
-    '77:granite_swa_lse_sinks_additive_mask_training': _p77,
-    '78:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p78,
-    '79:mimo_max_subtracted_additive_mask_training': _p79,
-    '80:bert_no_mask_repeat_kv_inference': _p80,
-    '81:bert_additive_mask_repeat_kv_inference': _p81,
-    '82:two_additive_masks_repeat_kv_inference': _p82,
-    '83:nanogpt_masked_fill_repeat_kv_inference': _p83,
-    '84:hf_gpt2_where_repeat_kv_inference': _p84,
-    '85:hf_gpt2_where_padding_repeat_kv_inference': _p85,
-    '86:where_scalar_fill_repeat_kv_inference': _p86,
-    '87:where_scalar_fill_padding_repeat_kv_inference': _p87,
-    '88:gemma2_softcap_additive_mask_repeat_kv_inference': _p88,
-    '89:softcap_no_mask_repeat_kv_inference': _p89,
-    '90:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p90,
-    '91:sinks_no_mask_repeat_kv_inference': _p91,
-    '92:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p92,
-    '93:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p93,
-    '94:bert_no_mask_inference': _p94,
-    '95:bert_additive_mask_inference': _p95,
-    '96:two_additive_masks_inference': _p96,
-    '97:nanogpt_masked_fill_inference': _p97,
-    '98:hf_gpt2_where_inference': _p98,
-    '99:hf_gpt2_where_padding_inference': _p99,
-    '100:where_scalar_fill_inference': _p100,
-    '101:where_scalar_fill_padding_inference': _p101,
-    '102:bmm_3d_inference': _p102,
-    '103:bmm_3d_additive_mask_inference': _p103,
-    '104:bmm_3d_masked_fill_inference': _p104,
-    '105:bmm_3d_where_inference': _p105,
-    '106:bmm_3d_where_scalar_fill_inference': _p106,
-    '107:gemma2_softcap_additive_mask_inference': _p107,
-    '108:softcap_no_mask_inference': _p108,
-    '109:gpt_oss_sinks_additive_mask_inference': _p109,
-    '110:sinks_no_mask_inference': _p110,
-    '111:granite_swa_lse_sinks_additive_mask_inference': _p111,
-    '112:mimo_max_subtracted_additive_mask_inference': _p112,
+    '30:flint_float32_sinks_additive_mask_repeat_kv_training': _p30,
+    '31:granite_swa_lse_sinks_additive_mask_repeat_kv_training': _p31,
+    '32:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training': _p32,
+    '33:mimo_max_subtracted_additive_mask_repeat_kv_training': _p33,
+    '34:bert_no_mask_training': _p34,
+    '35:bert_no_mask_fp32_softmax_training': _p35,
+    '36:bert_additive_mask_training': _p36,
+    '37:bert_additive_mask_fp32_softmax_training': _p37,
+    '38:t5_learned_bias_broadcast_training': _p38,
+    '39:t5_learned_bias_training': _p39,
+    '40:t5_learned_bias_fp32_softmax_broadcast_training': _p40,
+    '41:t5_learned_bias_fp32_softmax_training': _p41,
+    '42:t5_bias_then_mask_broadcast_training': _p42,
+    '43:t5_bias_then_mask_training': _p43,
+    '44:t5_bias_then_mask_fp32_softmax_broadcast_training': _p44,
+    '45:t5_bias_then_mask_fp32_softmax_training': _p45,
+    '46:two_additive_masks_training': _p46,
+    '47:two_additive_masks_fp32_softmax_training': _p47,
+    '48:nanogpt_masked_fill_training': _p48,
+    '49:nanogpt_masked_fill_fp32_softmax_training': _p49,
+    '50:hf_gpt2_where_training': _p50,
+    '51:hf_gpt2_where_fp32_softmax_training': _p51,
+    '52:hf_gpt2_where_padding_training': _p52,
+    '53:hf_gpt2_where_padding_fp32_softmax_training': _p53,
+    '54:where_scalar_fill_training': _p54,
+    '55:where_scalar_fill_fp32_softmax_training': _p55,
+    '56:where_scalar_fill_padding_training': _p56,
+    '57:where_scalar_fill_padding_fp32_softmax_training': _p57,
+    '58:bmm_3d_training': _p58,
+    '59:bmm_3d_fp32_softmax_training': _p59,
+    '60:bmm_3d_additive_mask_training': _p60,
+    '61:bmm_3d_additive_mask_fp32_softmax_training': _p61,
+    '62:bmm_3d_learned_bias_broadcast_training': _p62,
+    '63:bmm_3d_learned_bias_training': _p63,
+    '64:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p64,
+    '65:bmm_3d_learned_bias_fp32_softmax_training': _p65,
+    '66:bmm_3d_masked_fill_training': _p66,
+    '67:bmm_3d_masked_fill_fp32_softmax_training': _p67,
+    '68:bmm_3d_where_training': _p68,
+    '69:bmm_3d_where_fp32_softmax_training': _p69,
+    '70:bmm_3d_where_scalar_fill_training': _p70,
+    '71:bmm_3d_where_scalar_fill_fp32_softmax_training': _p71,
+    '72:gemma2_softcap_additive_mask_training': _p72,
+    '73:gemma2_softcap_additive_mask_fp32_softmax_training': _p73,
+    '74:softcap_no_mask_training': _p74,
+    '75:softcap_no_mask_fp32_softmax_training': _p75,
+    '76:gpt_oss_sinks_additive_mask_training': _p76,
+    '77:sinks_no_mask_training': _p77,
+    '78:flint_float32_sinks_additive_mask_training': _p78,
+    '79:granite_swa_lse_sinks_additive_mask_training': _p79,
+    '80:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p80,
+    '81:mimo_max_subtracted_additive_mask_training': _p81,
+    '82:bert_no_mask_repeat_kv_inference': _p82,
+    '83:bert_additive_mask_repeat_kv_inference': _p83,
+    '84:two_additive_masks_repeat_kv_inference': _p84,
+    '85:nanogpt_masked_fill_repeat_kv_inference': _p85,
+    '86:hf_gpt2_where_repeat_kv_inference': _p86,
+    '87:hf_gpt2_where_padding_repeat_kv_inference': _p87,
+    '88:where_scalar_fill_repeat_kv_inference': _p88,
+    '89:where_scalar_fill_padding_repeat_kv_inference': _p89,
+    '90:gemma2_softcap_additive_mask_repeat_kv_inference': _p90,
+    '91:softcap_no_mask_repeat_kv_inference': _p91,
+    '92:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p92,
+    '93:sinks_no_mask_repeat_kv_inference': _p93,
+    '94:flint_float32_sinks_additive_mask_repeat_kv_inference': _p94,
+    '95:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p95,
+    '96:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p96,
+    '97:bert_no_mask_inference': _p97,
+    '98:bert_additive_mask_inference': _p98,
+    '99:two_additive_masks_inference': _p99,
+    '100:nanogpt_masked_fill_inference': _p100,
+    '101:hf_gpt2_where_inference': _p101,
+    '102:hf_gpt2_where_padding_inference': _p102,
+    '103:where_scalar_fill_inference': _p103,
+    '104:where_scalar_fill_padding_inference': _p104,
+    '105:bmm_3d_inference': _p105,
+    '106:bmm_3d_additive_mask_inference': _p106,
+    '107:bmm_3d_masked_fill_inference': _p107,
+    '108:bmm_3d_where_inference': _p108,
+    '109:bmm_3d_where_scalar_fill_inference': _p109,
+    '110:gemma2_softcap_additive_mask_inference': _p110,
+    '111:softcap_no_mask_inference': _p111,
+    '112:gpt_oss_sinks_additive_mask_inference': _p112,
+    '113:sinks_no_mask_inference': _p113,
+    '114:flint_float32_sinks_additive_mask_inference': _p114,
+    '115:granite_swa_lse_sinks_additive_mask_inference': _p115,
+    '116:mimo_max_subtracted_additive_mask_inference': _p116,
 }

@@ -48,9 +48,47 @@ EXTRA = {"gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": d
          # a sliding-window layer (head dim 256) and a full one (head dim 512: beyond the kernels, left eager)
          "gemma4_text": dict(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
                              sliding_window=8),
+         "gemma4_unified_text": dict(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
+                                     sliding_window=8),
          # linear-attention layers (Gated DeltaNet: short conv) and a full-attention one
          "qwen3_5_text": dict(num_hidden_layers=4),
-         "longcat_flash": dict(num_layers=1)}  # its layer count's own name
+         "longcat_flash": dict(num_layers=1),  # its layer count's own name
+         # head_dim defaults to 128 or to None (not hidden size / heads)
+         "helium": dict(head_dim=16), "ministral": dict(head_dim=16), "hunyuan_v1_dense": dict(head_dim=16),
+         "hunyuan_v1_moe": dict(head_dim=16),
+         # nested configs: the attention reads rope_theta and clamps by clip_qkv unguarded; the experts read d_model
+         # before hidden_size is mapped onto it
+         "dbrx": dict(d_model=64, attn_config=dict(rope_theta=10000.0, clip_qkv=8.0),
+                      ffn_config=dict(ffn_hidden_size=128)),
+         # multi-head latent attention: query/key head dim 24, value head dim 16
+         "deepseek_v2": dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, kv_lora_rank=16,
+                             q_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16),
+         "dots1": dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, n_shared_experts=1),
+         # no layers reusing another's KV (15 by default); the per-layer inputs' own vocabulary and width shrunk
+         "gemma3n_text": dict(head_dim=16, num_kv_shared_layers=0, vocab_size_per_layer_input=VOCAB,
+                              hidden_size_per_layer_input=16),
+         # a short-conv layer (no activation) and an attention layer with MoE
+         "lfm2_moe": dict(num_hidden_layers=2, layer_types=["conv", "full_attention"], num_dense_layers=1,
+                          num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+         # a linear-attention layer (Gated DeltaNet: short conv) and a full-attention one
+         "olmo_hybrid": dict(num_hidden_layers=2),
+         # one hybrid layer: the shared attention block, then a Mamba-2 layer (short conv)
+         "zamba2": dict(layers_block_type=["hybrid"]),
+         "cohere_compass_text": dict(rope_parameters={"full_attention": dict(rope_theta=10000.0)}),  # per layer type
+         # hybrids whose first layers are linear attention or short conv: enough layers, or layer types, that one
+         # attention layer comes too
+         "bailing_hybrid": dict(num_hidden_layers=2, layer_types=["linear_attention", "full_attention"]),
+         "granitemoehybrid": dict(num_hidden_layers=2, layer_types=["linear_attention", "attention"]),
+         "kimi_linear": dict(num_hidden_layers=2, layer_types=["linear_attention", "full_attention"],
+                             mlp_layer_types=["dense", "dense"], kv_lora_rank=16, qk_nope_head_dim=8,
+                             qk_rope_head_dim=8, v_head_dim=16),
+         "lara_mini": dict(num_hidden_layers=4), "lfm3": dict(num_hidden_layers=3),
+         "qwen3_5_moe_text": dict(num_hidden_layers=4), "recurrent_gemma": dict(num_hidden_layers=3),
+         # two hybrid layers: they share one attention block (tied weights need a second layer)
+         "zamba": dict(num_hidden_layers=2, layers_block_type=["hybrid", "hybrid"]),
+         # its indexed (sparse) attention every 4th layer: the indexer's sizes
+         "qwen4_exp_text": dict(num_hidden_layers=4, head_dim=16, indexer_n_heads=2, indexer_kv_heads=1,
+                                indexer_head_dim=16, indexer_budget=8, indexer_compress_ratio=4)}
 
 
 def build(model_type: str, dtype: torch.dtype, train: bool):

@@ -292,21 +292,27 @@ def _one_sink_per_head(match) -> bool:
 @predicate
 def sinks_supported(match) -> bool:
     """gpt-oss's sinks (Note [attention sinks] in ops/attention.py): a (Hq,) float tensor on q's device, viewed as
-    (1, Hq, 1, 1) and expanded to (B, Hq, Sq, 1), appended to the (B, Hq, Sq, Sk) scores along the last dim; the
+    (1, Hq, 1, 1) and expanded to (B, Hq, Sq, 1), or Inkling 2's, one per query row, a (B, Hq, Sq) float tensor on
+    q's device unsqueezed along the last dim, appended to the (B, Hq, Sq, Sk) scores along the last dim; the
     subtracted row max and every slice run along the last dim (step 1), and the slice that keeps Sk columns starts
-    at 0: the probabilities dropped are the sink's column, one sink per head, whatever the pattern ignored.
+    at 0: the probabilities dropped are the sink's column, one sink per head (or row), whatever the pattern ignored.
     (row_max_over_last_dim checks the subtracted max.)"""
     q, k = _val(match, "query"), _val(match, "key")
     B, Hq, Sq = q.shape[:3]
     Sk = k.shape[-2]
-    if not _one_sink_per_head(match):
-        return False
     cats = _nodes(match, aten.cat.default)
     if len(cats) != 1 or len(cats[0].args[0]) != 2 or cats[0].args[1] not in (-1, 3):
         return False
     sink = cats[0].args[0][1]
-    if not (_is_call(sink, aten.expand.default) and _same_shape(_shape(sink), (B, Hq, Sq, 1))
-            and _same_shape(_shape(sink.args[0]), (1, Hq, 1, 1)) and sink.args[0].args[0] is match.kwargs["sinks"]):
+    if _is_call(sink, aten.unsqueeze.default) and sink.args[0] is match.kwargs["sinks"]:
+        # Inkling 2's: one logit per query row, (B, Hq, Sq) unsqueezed along the last dim
+        sinks = _val(match, "sinks")
+        if not (isinstance(sinks, torch.Tensor) and _same_shape(sinks.shape, (B, Hq, Sq)) and sink.args[1] in (-1, 3)
+                and sinks.is_floating_point() and sinks.device == q.device):
+            return False
+    elif not (_one_sink_per_head(match) and _is_call(sink, aten.expand.default)
+              and _same_shape(_shape(sink), (B, Hq, Sq, 1)) and _same_shape(_shape(sink.args[0]), (1, Hq, 1, 1))
+              and sink.args[0].args[0] is match.kwargs["sinks"]):
         return False
     for node in _nodes(match, aten.slice.Tensor):
         dim, start, end, step = (list(node.args[1:]) + [0, None, 1][len(node.args) - 2:])[:4]

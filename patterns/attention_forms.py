@@ -46,6 +46,9 @@ class Form:
     # with ``sinks``, HF Flint's spelling: float32 scores (q and k upcast) joined by the sinks in the model's dtype,
     # no row max subtracted (the softmax shifts each row itself), the probabilities cast to v's dtype
     float32_sinks: bool = False
+    # with ``sinks``, HF Inkling 2's: one logit per query row, (B, Hq, Sq) unsqueezed to a column, the joined scores
+    # cast to float32 for the softmax, the probabilities cast back
+    sinks_per_query: bool = False
 
     @property
     def takes_sinks(self) -> bool:
@@ -188,12 +191,18 @@ def _softcap(s, softcap):
     return torch.tanh(s / softcap) * softcap
 
 
-def _softmax_with_sinks(s, sinks, float32_sinks: bool, dtype):
+def _softmax_with_sinks(s, sinks, float32_sinks: bool, per_query: bool, dtype):
     """HF gpt-oss (``eager_attention_forward``): each head's sink logit appended to every row, the row max
     subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in
     ops/attention.py). ``float32_sinks``: HF Flint's, whose scores are float32 in every model (the traced cast makes
     the sinks' gradient a cast of the float32 one, as in a half model's graph), with no row max subtracted and the
-    probabilities cast to ``dtype``."""
+    probabilities cast to ``dtype``. ``per_query``: HF Inkling 2's, ``sinks`` (B, Hq, Sq) unsqueezed to the column
+    appended, the joined scores' softmax in float32, cast to ``dtype``. (The unsqueeze's squeeze in the backward
+    tells the sinks' gradient, a slice of the joined scores', from the scores' own slice: two bare slices differing
+    only in their ignored ints would both bind the first one.)"""
+    if per_query:
+        combined = torch.cat([s, sinks.unsqueeze(-1)], dim=-1).float()
+        return F.softmax(combined, dim=-1)[..., :-1].clone().to(dtype)
     if float32_sinks:
         s = s.float()
     sink = sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[-2], -1)
@@ -214,11 +223,12 @@ def _lse_sink_scale(s, sinks):
     return (lse - sinks.view(1, -1, 1)).to(torch.float32).sigmoid()
 
 
-def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None, float32_sinks: bool = False):
+def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None, float32_sinks: bool = False,
+                  sinks_per_query: bool = False):
     """softmax over the keys (with ``sinks``: _softmax_with_sinks; ``upcast``: in fp32, cast back to ``dtype``), then
     dropout (optional in the relaxed pattern: dropout_p = 0 when the graph has none)."""
     if sinks is not None:
-        p = _softmax_with_sinks(s, sinks, float32_sinks, dtype)
+        p = _softmax_with_sinks(s, sinks, float32_sinks, sinks_per_query, dtype)
     elif upcast:
         p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype)
     else:
@@ -245,7 +255,8 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
         sink_scale = _lse_sink_scale(s, sinks)
     if form.max_subtracted:
         s = s - s.max(dim=-1, keepdim=True).values
-    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None, form.float32_sinks)
+    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None, form.float32_sinks,
+                      form.sinks_per_query)
     out = torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
     if form.lse_sinks:
         out = out * sink_scale.unsqueeze(-1).to(out.dtype)
@@ -338,6 +349,11 @@ FORMS = (
     Form("gpt_oss_sinks_additive_mask", mask="additive", sinks=True),
     Form("sinks_no_mask", sinks=True),
     Form("flint_float32_sinks_additive_mask", mask="additive", sinks=True, float32_sinks=True),
+    # Inkling 2: a position bias computed from the hidden states (trained through; fixed in inference), the mask,
+    # sinks per query row
+    Form("inkling2_bias_then_mask_query_sinks", mask="bias_pair", sinks=True, sinks_per_query=True),
+    Form("inkling2_two_additive_masks_query_sinks", mask="additive_pair", sinks=True, sinks_per_query=True),
+    Form("query_sinks_additive_mask", mask="additive", sinks=True, sinks_per_query=True),
     Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
     Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
 )

@@ -37,9 +37,10 @@ def _t5():
     return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
 
 
-def _recent_causal_lm(model_type, **kwargs):
-    """A model type newer than some transformers installs (the GPU machine's 5.17): skipped where it is missing."""
-    pytest.importorskip(f"transformers.models.{model_type}")
+def _recent_causal_lm(model_type, module=None, **kwargs):
+    """A model type newer than some transformers installs (the GPU machine's 5.17): skipped where its module
+    (``transformers.models.<module or model_type>``) is missing."""
+    pytest.importorskip(f"transformers.models.{module or model_type}")
     return _causal_lm(model_type, **kwargs)
 
 
@@ -124,6 +125,14 @@ MODELS = {
                                         layer_types=["sliding_attention", "full_attention"], head_dim=16,
                                         mlp_only_layers=[0, 1], pad_token_id=0, bos_token_id=1, eos_token_id=2),
               dict(attention=2, causal_conv1d=0), dict(padding="right")),
+    # Inkling 2: a sink logit per query row and a position bias, both computed from the hidden states (trained
+    # through), short convs on q/k/v; hidden size 320 keeps its block-attention residuals (head dim = hidden size,
+    # queries broadcast over the batch) beyond the kernels' head dims, as in the released sizes
+    "inkling2": (lambda: _recent_causal_lm("inkling2_text", "inkling2", hidden_size=320, head_dim=16,
+                                           swa_head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2,
+                                           n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                           pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                 dict(attention=1, causal_conv1d=4), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -21,13 +21,15 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 def gpt_oss_eager(q, k, v, mask, sinks, scale, keep=None, p=0.0):
     """HF gpt-oss's eager_attention_forward (repeat_kv GQA, scores * scale + mask, the sink column appended, the
-    row max subtracted, softmax, the sink's column dropped, dropout as ``keep / (1 - p)``, @ v)."""
+    row max subtracted, softmax, the sink's column dropped, dropout as ``keep / (1 - p)``, @ v); sinks (B, Hq, Sq)
+    give each query row its own (Inkling 2)."""
     G = q.shape[1] // k.shape[1]
     s = q @ k.repeat_interleave(G, 1).transpose(-2, -1) * scale
     if mask is not None:
         s = s + mask
     B, H, Sq, _ = s.shape
-    c = torch.cat([s, sinks.reshape(1, -1, 1, 1).expand(B, -1, Sq, -1)], dim=-1)
+    sink = sinks[..., None] if sinks.dim() == 3 else sinks.reshape(1, -1, 1, 1).expand(B, -1, Sq, -1)
+    c = torch.cat([s, sink], dim=-1)
     c = c - c.max(dim=-1, keepdim=True).values
     probs = F.softmax(c, dim=-1)[..., :-1]
     if keep is not None:
@@ -35,11 +37,11 @@ def gpt_oss_eager(q, k, v, mask, sinks, scale, keep=None, p=0.0):
     return probs @ v.repeat_interleave(G, 1)
 
 
-def _inputs(dtype, device, B=2, Hq=4, Hkv=2, Sq=9, Sk=13, D=16):
+def _inputs(dtype, device, B=2, Hq=4, Hkv=2, Sq=9, Sk=13, D=16, per_row=False):
     q = torch.randn(B, Hq, Sq, D, dtype=dtype, device=device, requires_grad=True)
     k = torch.randn(B, Hkv, Sk, D, dtype=dtype, device=device, requires_grad=True)
     v = torch.randn(B, Hkv, Sk, D, dtype=dtype, device=device, requires_grad=True)
-    sinks = (2.0 * torch.randn(Hq, dtype=dtype, device=device)).requires_grad_()
+    sinks = (2.0 * torch.randn((B, Hq, Sq) if per_row else Hq, dtype=dtype, device=device)).requires_grad_()
     return q, k, v, sinks
 
 
@@ -54,13 +56,15 @@ def _check(out, ref, ours, leaves, tol):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", ["plain", "causal", "hf_mask_empty_rows", "learned_bias", "softcap", "mqa"])
+@pytest.mark.parametrize("case", ["plain", "causal", "hf_mask_empty_rows", "learned_bias", "softcap", "mqa",
+                                  "per_row", "per_row_learned_bias"])
 def test_sinks_match_gpt_oss_eager(case, dtype, device):
-    """Output and the gradients of q, k, v, the sinks (and a learned bias) against gpt-oss's formula in float64,
-    with rows that lose every key to HF's finfo.min mask or to -inf (all their weight goes to the sink: 0 out)."""
+    """Output and the gradients of q, k, v, the sinks (one per head, or per query row) and a learned bias against
+    gpt-oss's formula in float64, with rows that lose every key to HF's finfo.min mask or to -inf (all their weight
+    goes to the sink: 0 out)."""
     torch.manual_seed(0)
     Hkv = 1 if case == "mqa" else 2
-    q, k, v, sinks = _inputs(dtype, device, Hkv=Hkv)
+    q, k, v, sinks = _inputs(dtype, device, Hkv=Hkv, per_row=case.startswith("per_row"))
     B, Hq, Sq, D = q.shape
     Sk = k.shape[2]
     mask, kw = None, {}
@@ -75,7 +79,7 @@ def test_sinks_match_gpt_oss_eager(case, dtype, device):
         mask = torch.zeros(B, 1, Sq, Sk, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
         mask[1, :, 5] = -math.inf
         kw["attn_mask"] = mask
-    elif case == "learned_bias":
+    elif case.endswith("learned_bias"):
         mask = torch.randn(1, Hq, Sq, Sk, dtype=dtype, device=device, requires_grad=True)
         kw["attn_mask"] = mask
     scale = 0.3
@@ -96,7 +100,7 @@ def test_sinks_match_gpt_oss_eager(case, dtype, device):
             if mask.requires_grad:
                 leaves.append(ref_mask)
         ref = gpt_oss_eager(*leaves[:3], ref_mask, leaves[3], scale)
-    ours = [q, k, v, sinks] + ([mask] if case == "learned_bias" else [])
+    ours = [q, k, v, sinks] + ([mask] if case.endswith("learned_bias") else [])
     if case == "hf_mask_empty_rows":
         assert out[0, :, 2].abs().max() == 0 and out[1, :, 5].abs().max() == 0
     _check(out, ref, ours, leaves, FP32_TOL if dtype == torch.float32 else FP64_TOL)
@@ -171,6 +175,20 @@ def _flint_layer():
     return fn
 
 
+def _inkling2_layer():
+    """HF Inkling 2's eager attention: a position bias and a sink logit per query row, each computed from the
+    activations (here from q), the sinks appended as they are, the softmax of the joined scores in float32."""
+    def fn(q, k, v, mask, sinks):
+        key, value = repeat_kv(k, 2), repeat_kv(v, 2)
+        bias = q[..., :1] - q[..., 1:2].transpose(-1, -2)  # (B, H, S, S), trained through
+        row_sinks = (q[..., 2] + sinks.view(1, -1, 1)).unsqueeze(-1)  # (B, H, S) as a column
+        s = torch.matmul(q, key.transpose(2, 3)) * 0.25 + bias + mask
+        probs = F.softmax(torch.cat([s, row_sinks], dim=-1).float(), dim=-1)[..., :-1].to(q.dtype)
+        return torch.matmul(F.dropout(probs, p=0.0, training=False), value)
+
+    return fn
+
+
 def _layer_inputs(grad):
     q = torch.randn(2, 4, 8, 16, requires_grad=grad)
     k, v = (torch.randn(2, 2, 8, 16, requires_grad=grad) for _ in range(2))
@@ -209,16 +227,17 @@ def _mimo_full_layer(max_dim=-1):
 
 
 @pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("layer", ["gpt_oss", "flint", "granite_swa", "mimo_full"])
+@pytest.mark.parametrize("layer", ["gpt_oss", "flint", "inkling2", "granite_swa", "mimo_full"])
 def test_sinks_spellings_are_rewritten(layer, training):
-    """gpt-oss's sinks, Flint's (no row max subtracted, float32 scores), Granite-SWA's (the output scaled by
+    """gpt-oss's sinks, Flint's (no row max subtracted, float32 scores), Inkling 2's (per query row, with a trained
+    position bias), Granite-SWA's (the output scaled by
     sigmoid(LSE - sink): attention with sinks, exactly) and MiMo's max-subtracted scores without sinks (plain
     attention), in inference and training: one attention_fwd (and attention_bwd), the values and every gradient (the
     sinks' included; MiMo's full layers leave them unused) as eager's."""
     torch.manual_seed(0)
     args = _layer_inputs(training)
-    fn = {"gpt_oss": _gpt_oss_layer, "flint": _flint_layer, "granite_swa": _granite_swa_layer,
-          "mimo_full": _mimo_full_layer}[layer]()
+    fn = {"gpt_oss": _gpt_oss_layer, "flint": _flint_layer, "inkling2": _inkling2_layer,
+          "granite_swa": _granite_swa_layer, "mimo_full": _mimo_full_layer}[layer]()
     with torch.set_grad_enabled(training):
         out, counters, graphs = compile_and_run(fn, *args)
         want = fn(*args)

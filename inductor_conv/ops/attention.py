@@ -354,7 +354,8 @@ def attention_with_sinks(
     query head joins every row's softmax as one more column that carries no value (Note [attention sinks]).
 
     Args:
-        sinks: ``[Hq]`` float (any float dtype, query's device); gets its gradient.
+        sinks: ``[Hq]`` float (any float dtype, query's device), one logit per query head; or ``[B, Hq, Sq]``, one
+            per query row (HF Inkling 2 computes them from the hidden states); gets its gradient.
         softcap: logit soft-capping as in ``softcapped_attention`` (0: none); the other arguments as in
             ``attention`` (SDPA's names).
 
@@ -446,22 +447,28 @@ _eager_attention = raw_function_apply(_EagerAttention)
 # the batch and the rows it broadcasts to: ds_h = −Σ_{b,i} exp(s_h − LSE'_bhi) · δ_bhi.  A row with no allowed key
 # (LSE = −inf, or the floor sentinel of Note [finite-floor rows]) puts all its weight on the sink: O' = 0 and no
 # gradient, as eager gives.  The scale exp(LSE − LSE') is taken as 0 where LSE' is −inf (a sink of −inf on such a
-# row), where eager has 0/0.
+# row), where eager has 0/0.  Sinks given per query row (B, Hq, Sq) (HF Inkling 2 projects them from the hidden
+# states) are the same with s_bhi for s_h, and their gradient is each row's term, not summed.
+def _sink_logits(sinks: Tensor) -> Tensor:
+    """The sinks as fp32 logits broadcastable to the rows' (B, Hq, Sq): (Hq, 1) for one per head, else as given."""
+    return sinks.float()[:, None] if sinks.dim() == 1 else sinks.float()
+
+
 def _sink_ratio(num: Tensor, lse: Tensor) -> Tensor:
     """exp(num − lse) in fp32, 0 where lse is −inf (Note [attention sinks])."""
     return torch.where(lse > -math.inf, torch.exp(num - lse), 0.0)
 
 
 class _SinkAttention(torch.autograd.Function):
-    """Attention with a sink logit per query head (Note [attention sinks]) on the custom ops, so it runs wherever
-    they do (every device and dtype, under torch.compile, in the rewritten graphs of patterns/attention.py).
+    """Attention with a sink logit per query head or row (Note [attention sinks]) on the custom ops, so it runs
+    wherever they do (every device and dtype, under torch.compile, in the rewritten graphs of patterns/attention.py).
     Saves what the op saves, with O' and LSE' for O and LSE, and the sinks."""
 
     @staticmethod
     def forward(ctx, q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap):
         out, lse = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, dropout_p, is_causal, scale, seed,
                                                          **softcap_kwargs(softcap))
-        lse_sink = torch.logaddexp(lse, sinks.float()[:, None])  # (B, Hq, Sq) with (Hq, 1)
+        lse_sink = torch.logaddexp(lse, _sink_logits(sinks))  # (B, Hq, Sq) with (Hq, 1) or (B, Hq, Sq)
         scaled = out.float() * _sink_ratio(lse, lse_sink)[..., None]
         # Cast only where the dtypes differ: torch 2.11's Dynamo gives an autograd.Function whose forward returns a
         # no-op ``.to`` zero gradients (its backward is traced with a zero dout); 2.13 does not.
@@ -482,12 +489,14 @@ class _SinkAttention(torch.autograd.Function):
         dsinks = None
         if ctx.needs_input_grad[4]:
             delta = (dout.float() * out.float()).sum(-1)
-            dsinks = -(_sink_ratio(sinks.float()[:, None], lse) * delta).sum((0, 2)).to(sinks.dtype)
+            dsinks = -(_sink_ratio(_sink_logits(sinks), lse) * delta)
+            dsinks = (dsinks.sum((0, 2)) if sinks.dim() == 1 else dsinks).to(sinks.dtype)
         return dq, dk, dv, dmask if ctx.mask_grad else None, dsinks, None, None, None, None, None
 
 
 def sink_attention(q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap=0.0) -> Tensor:
-    """The op with sinks (Note [attention sinks]): arguments as ``attention_fwd``'s, ``sinks`` (Hq,) float."""
+    """The op with sinks (Note [attention sinks]): arguments as ``attention_fwd``'s, ``sinks`` (Hq,) or (B, Hq, Sq)
+    float."""
     return _SinkAttention.apply(q, k, v, attn_mask, sinks, float(dropout_p), bool(is_causal), float(scale), seed,
                                 float(softcap or 0.0))
 
@@ -538,8 +547,9 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
     if sinks is not None:
         if not isinstance(sinks, Tensor):
             raise TypeError(f"sinks must be a Tensor or None, got {type(sinks).__name__}")
-        if sinks.shape != (Hq,):
-            raise ValueError(f"sinks must have shape ({Hq},), one logit per query head, got {tuple(sinks.shape)}")
+        if sinks.shape != (Hq,) and sinks.shape != (B, Hq, Sq):
+            raise ValueError(f"sinks must have shape ({Hq},), one logit per query head, or {(B, Hq, Sq)}, one per "
+                             f"query row, got {tuple(sinks.shape)}")
         if not sinks.is_floating_point():
             raise TypeError(f"sinks must be a floating-point tensor, got {sinks.dtype}")
         if sinks.device != q.device:

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-af6bc066f6516769512b48a4'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-1e1a06809575f4ce0f01d57b'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -2762,7 +2762,386 @@ def _p30():  # 30:flint_float32_sinks_additive_mask_repeat_kv_training
     return output
 
 
-def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_training
+def _p31():  # 31:inkling2_bias_then_mask_query_sinks_repeat_kv_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    view_default_13 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, view_default_13, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_14 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_15 = CallFunction(aten.view.default, view_default_14, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_15, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    sum_dim_IntList_4 = CallFunction(aten.sum.dim_IntList, slice_Tensor_1, Ignored(), True)
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      sum_dim_IntList_4,
+      None,
+      squeeze_dim_2,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p32():  # 32:inkling2_bias_then_mask_query_sinks_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    view_default_13 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, view_default_13, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_14 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_15 = CallFunction(aten.view.default, view_default_14, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_15, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      slice_Tensor_1,
+      None,
+      squeeze_dim_2,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p33():  # 33:inkling2_two_additive_masks_query_sinks_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    view_default_13 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, view_default_13, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_14 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_15 = CallFunction(aten.view.default, view_default_14, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_15, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      None,
+      None,
+      squeeze_dim_2,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p34():  # 34:query_sinks_additive_mask_repeat_kv_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored(), _users=2)
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_2, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    view_default_13 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, view_default_13, Ignored(), True)
+    squeeze_dim = CallFunction(aten.squeeze.dim, sum_dim_IntList_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_14 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    view_default_15 = CallFunction(aten.view.default, view_default_14, Ignored())
+    sum_dim_IntList_3 = CallFunction(aten.sum.dim_IntList, view_default_15, Ignored(), True)
+    squeeze_dim_1 = CallFunction(aten.squeeze.dim, sum_dim_IntList_3, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim_2 = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      squeeze_dim,
+      squeeze_dim_1,
+      None,
+      squeeze_dim_2,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p35():  # 35:granite_swa_lse_sinks_additive_mask_repeat_kv_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -2885,7 +3264,7 @@ def _p31():  # 31:granite_swa_lse_sinks_additive_mask_repeat_kv_training
     return output
 
 
-def _p32():  # 32:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training
+def _p36():  # 36:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3007,7 +3386,7 @@ def _p32():  # 32:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_tra
     return output
 
 
-def _p33():  # 33:mimo_max_subtracted_additive_mask_repeat_kv_training
+def _p37():  # 37:mimo_max_subtracted_additive_mask_repeat_kv_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3100,7 +3479,7 @@ def _p33():  # 33:mimo_max_subtracted_additive_mask_repeat_kv_training
     return output
 
 
-def _p34():  # 34:bert_no_mask_training
+def _p38():  # 38:bert_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3170,7 +3549,7 @@ def _p34():  # 34:bert_no_mask_training
     return output
 
 
-def _p35():  # 35:bert_no_mask_fp32_softmax_training
+def _p39():  # 39:bert_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3239,7 +3618,7 @@ def _p35():  # 35:bert_no_mask_fp32_softmax_training
     return output
 
 
-def _p36():  # 36:bert_additive_mask_training
+def _p40():  # 40:bert_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3311,7 +3690,7 @@ def _p36():  # 36:bert_additive_mask_training
     return output
 
 
-def _p37():  # 37:bert_additive_mask_fp32_softmax_training
+def _p41():  # 41:bert_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3382,7 +3761,7 @@ def _p37():  # 37:bert_additive_mask_fp32_softmax_training
     return output
 
 
-def _p38():  # 38:t5_learned_bias_broadcast_training
+def _p42():  # 42:t5_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3455,7 +3834,7 @@ def _p38():  # 38:t5_learned_bias_broadcast_training
     return output
 
 
-def _p39():  # 39:t5_learned_bias_training
+def _p43():  # 43:t5_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3527,7 +3906,7 @@ def _p39():  # 39:t5_learned_bias_training
     return output
 
 
-def _p40():  # 40:t5_learned_bias_fp32_softmax_broadcast_training
+def _p44():  # 44:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3599,7 +3978,7 @@ def _p40():  # 40:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p41():  # 41:t5_learned_bias_fp32_softmax_training
+def _p45():  # 45:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3670,7 +4049,7 @@ def _p41():  # 41:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p42():  # 42:t5_bias_then_mask_broadcast_training
+def _p46():  # 46:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3745,7 +4124,7 @@ def _p42():  # 42:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p43():  # 43:t5_bias_then_mask_training
+def _p47():  # 47:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3819,7 +4198,7 @@ def _p43():  # 43:t5_bias_then_mask_training
     return output
 
 
-def _p44():  # 44:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p48():  # 48:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3893,7 +4272,7 @@ def _p44():  # 44:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p45():  # 45:t5_bias_then_mask_fp32_softmax_training
+def _p49():  # 49:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -3966,7 +4345,7 @@ def _p45():  # 45:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p46():  # 46:two_additive_masks_training
+def _p50():  # 50:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4040,7 +4419,7 @@ def _p46():  # 46:two_additive_masks_training
     return output
 
 
-def _p47():  # 47:two_additive_masks_fp32_softmax_training
+def _p51():  # 51:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4113,7 +4492,7 @@ def _p47():  # 47:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p48():  # 48:nanogpt_masked_fill_training
+def _p52():  # 52:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4189,7 +4568,7 @@ def _p48():  # 48:nanogpt_masked_fill_training
     return output
 
 
-def _p49():  # 49:nanogpt_masked_fill_fp32_softmax_training
+def _p53():  # 53:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4264,7 +4643,7 @@ def _p49():  # 49:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p50():  # 50:hf_gpt2_where_training
+def _p54():  # 54:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4340,7 +4719,7 @@ def _p50():  # 50:hf_gpt2_where_training
     return output
 
 
-def _p51():  # 51:hf_gpt2_where_fp32_softmax_training
+def _p55():  # 55:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4415,7 +4794,7 @@ def _p51():  # 51:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p52():  # 52:hf_gpt2_where_padding_training
+def _p56():  # 56:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4493,7 +4872,7 @@ def _p52():  # 52:hf_gpt2_where_padding_training
     return output
 
 
-def _p53():  # 53:hf_gpt2_where_padding_fp32_softmax_training
+def _p57():  # 57:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4570,7 +4949,7 @@ def _p53():  # 53:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p54():  # 54:where_scalar_fill_training
+def _p58():  # 58:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4646,7 +5025,7 @@ def _p54():  # 54:where_scalar_fill_training
     return output
 
 
-def _p55():  # 55:where_scalar_fill_fp32_softmax_training
+def _p59():  # 59:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4721,7 +5100,7 @@ def _p55():  # 55:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p56():  # 56:where_scalar_fill_padding_training
+def _p60():  # 60:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4799,7 +5178,7 @@ def _p56():  # 56:where_scalar_fill_padding_training
     return output
 
 
-def _p57():  # 57:where_scalar_fill_padding_fp32_softmax_training
+def _p61():  # 61:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4876,7 +5255,7 @@ def _p57():  # 57:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p58():  # 58:bmm_3d_training
+def _p62():  # 62:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4927,7 +5306,7 @@ def _p58():  # 58:bmm_3d_training
     return output
 
 
-def _p59():  # 59:bmm_3d_fp32_softmax_training
+def _p63():  # 63:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -4977,7 +5356,7 @@ def _p59():  # 59:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p60():  # 60:bmm_3d_additive_mask_training
+def _p64():  # 64:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5030,7 +5409,7 @@ def _p60():  # 60:bmm_3d_additive_mask_training
     return output
 
 
-def _p61():  # 61:bmm_3d_additive_mask_fp32_softmax_training
+def _p65():  # 65:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5082,7 +5461,7 @@ def _p61():  # 61:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p62():  # 62:bmm_3d_learned_bias_broadcast_training
+def _p66():  # 66:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5136,7 +5515,7 @@ def _p62():  # 62:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p63():  # 63:bmm_3d_learned_bias_training
+def _p67():  # 67:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5189,7 +5568,7 @@ def _p63():  # 63:bmm_3d_learned_bias_training
     return output
 
 
-def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p68():  # 68:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5242,7 +5621,7 @@ def _p64():  # 64:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p65():  # 65:bmm_3d_learned_bias_fp32_softmax_training
+def _p69():  # 69:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5294,7 +5673,7 @@ def _p65():  # 65:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p66():  # 66:bmm_3d_masked_fill_training
+def _p70():  # 70:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5351,7 +5730,7 @@ def _p66():  # 66:bmm_3d_masked_fill_training
     return output
 
 
-def _p67():  # 67:bmm_3d_masked_fill_fp32_softmax_training
+def _p71():  # 71:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5407,7 +5786,7 @@ def _p67():  # 67:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p68():  # 68:bmm_3d_where_training
+def _p72():  # 72:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5464,7 +5843,7 @@ def _p68():  # 68:bmm_3d_where_training
     return output
 
 
-def _p69():  # 69:bmm_3d_where_fp32_softmax_training
+def _p73():  # 73:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5520,7 +5899,7 @@ def _p69():  # 69:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p70():  # 70:bmm_3d_where_scalar_fill_training
+def _p74():  # 74:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5577,7 +5956,7 @@ def _p70():  # 70:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p71():  # 71:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p75():  # 75:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5633,7 +6012,7 @@ def _p71():  # 71:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p72():  # 72:gemma2_softcap_additive_mask_training
+def _p76():  # 76:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5717,7 +6096,7 @@ def _p72():  # 72:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p73():  # 73:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p77():  # 77:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5800,7 +6179,7 @@ def _p73():  # 73:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p74():  # 74:softcap_no_mask_training
+def _p78():  # 78:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5882,7 +6261,7 @@ def _p74():  # 74:softcap_no_mask_training
     return output
 
 
-def _p75():  # 75:softcap_no_mask_fp32_softmax_training
+def _p79():  # 79:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5963,7 +6342,7 @@ def _p75():  # 75:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p76():  # 76:gpt_oss_sinks_additive_mask_training
+def _p80():  # 80:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6056,7 +6435,7 @@ def _p76():  # 76:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p77():  # 77:sinks_no_mask_training
+def _p81():  # 81:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6147,7 +6526,7 @@ def _p77():  # 77:sinks_no_mask_training
     return output
 
 
-def _p78():  # 78:flint_float32_sinks_additive_mask_training
+def _p82():  # 82:flint_float32_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6231,7 +6610,338 @@ def _p78():  # 78:flint_float32_sinks_additive_mask_training
     return output
 
 
-def _p79():  # 79:granite_swa_lse_sinks_additive_mask_training
+def _p83():  # 83:inkling2_bias_then_mask_query_sinks_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, slice_Tensor_1, Ignored(), True)
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      sum_dim_IntList_2,
+      None,
+      squeeze_dim,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p84():  # 84:inkling2_bias_then_mask_query_sinks_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      slice_Tensor_1,
+      None,
+      squeeze_dim,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p85():  # 85:inkling2_two_additive_masks_query_sinks_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      squeeze_dim,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p86():  # 86:query_sinks_additive_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    full_default = CallFunction(aten.full.default, Ignored(), Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored(), pin_memory=False)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    slice_scatter_default = CallFunction(aten.slice_scatter.default, full_default, convert_element_type_default_3, Ignored(), Ignored(), Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, slice_scatter_default, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    slice_Tensor_1 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, slice_Tensor_1, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    slice_Tensor_2 = CallFunction(aten.slice.Tensor, convert_element_type_default_4, Ignored(), Ignored(), Ignored())
+    squeeze_dim = CallFunction(aten.squeeze.dim, slice_Tensor_2, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      squeeze_dim,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p87():  # 87:granite_swa_lse_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6342,7 +7052,7 @@ def _p79():  # 79:granite_swa_lse_sinks_additive_mask_training
     return output
 
 
-def _p80():  # 80:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+def _p88():  # 88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6452,7 +7162,7 @@ def _p80():  # 80:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     return output
 
 
-def _p81():  # 81:mimo_max_subtracted_additive_mask_training
+def _p89():  # 89:mimo_max_subtracted_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6533,7 +7243,7 @@ def _p81():  # 81:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p82():  # 82:bert_no_mask_repeat_kv_inference
+def _p90():  # 90:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6572,7 +7282,7 @@ def _p82():  # 82:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p83():  # 83:bert_additive_mask_repeat_kv_inference
+def _p91():  # 91:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6612,7 +7322,7 @@ def _p83():  # 83:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p84():  # 84:two_additive_masks_repeat_kv_inference
+def _p92():  # 92:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6653,7 +7363,7 @@ def _p84():  # 84:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p85():  # 85:nanogpt_masked_fill_repeat_kv_inference
+def _p93():  # 93:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6694,7 +7404,7 @@ def _p85():  # 85:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p86():  # 86:hf_gpt2_where_repeat_kv_inference
+def _p94():  # 94:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6735,7 +7445,7 @@ def _p86():  # 86:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p87():  # 87:hf_gpt2_where_padding_repeat_kv_inference
+def _p95():  # 95:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6777,7 +7487,7 @@ def _p87():  # 87:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p88():  # 88:where_scalar_fill_repeat_kv_inference
+def _p96():  # 96:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6818,7 +7528,7 @@ def _p88():  # 88:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p89():  # 89:where_scalar_fill_padding_repeat_kv_inference
+def _p97():  # 97:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6860,7 +7570,7 @@ def _p89():  # 89:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p90():  # 90:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p98():  # 98:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6903,7 +7613,7 @@ def _p90():  # 90:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p91():  # 91:softcap_no_mask_repeat_kv_inference
+def _p99():  # 99:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6945,7 +7655,7 @@ def _p91():  # 91:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p92():  # 92:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p100():  # 100:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6993,7 +7703,7 @@ def _p92():  # 92:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p93():  # 93:sinks_no_mask_repeat_kv_inference
+def _p101():  # 101:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7040,7 +7750,7 @@ def _p93():  # 93:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p94():  # 94:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p102():  # 102:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7085,7 +7795,96 @@ def _p94():  # 94:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p95():  # 95:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p103():  # 103:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p104():  # 104:query_sinks_additive_mask_repeat_kv_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, unsqueeze_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, permute_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    unsqueeze_default_1 = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, unsqueeze_default_1], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_4 = CallFunction(aten.view.default, expand_default_3, Ignored())
+    unsqueeze_default_2 = CallFunction(aten.unsqueeze.default, KeywordArg('value'), Ignored())
+    expand_default_4 = CallFunction(aten.expand.default, unsqueeze_default_2, Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_4, memory_format=torch.contiguous_format)
+    view_default_5 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    expand_default_5 = CallFunction(aten.expand.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, expand_default_5, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_4, view_default_6)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p105():  # 105:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7145,7 +7944,7 @@ def _p95():  # 95:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p96():  # 96:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p106():  # 106:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7188,7 +7987,7 @@ def _p96():  # 96:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p97():  # 97:bert_no_mask_inference
+def _p107():  # 107:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7221,7 +8020,7 @@ def _p97():  # 97:bert_no_mask_inference
     return output
 
 
-def _p98():  # 98:bert_additive_mask_inference
+def _p108():  # 108:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7255,7 +8054,7 @@ def _p98():  # 98:bert_additive_mask_inference
     return output
 
 
-def _p99():  # 99:two_additive_masks_inference
+def _p109():  # 109:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7290,7 +8089,7 @@ def _p99():  # 99:two_additive_masks_inference
     return output
 
 
-def _p100():  # 100:nanogpt_masked_fill_inference
+def _p110():  # 110:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7325,7 +8124,7 @@ def _p100():  # 100:nanogpt_masked_fill_inference
     return output
 
 
-def _p101():  # 101:hf_gpt2_where_inference
+def _p111():  # 111:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7360,7 +8159,7 @@ def _p101():  # 101:hf_gpt2_where_inference
     return output
 
 
-def _p102():  # 102:hf_gpt2_where_padding_inference
+def _p112():  # 112:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7396,7 +8195,7 @@ def _p102():  # 102:hf_gpt2_where_padding_inference
     return output
 
 
-def _p103():  # 103:where_scalar_fill_inference
+def _p113():  # 113:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7431,7 +8230,7 @@ def _p103():  # 103:where_scalar_fill_inference
     return output
 
 
-def _p104():  # 104:where_scalar_fill_padding_inference
+def _p114():  # 114:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7467,7 +8266,7 @@ def _p104():  # 104:where_scalar_fill_padding_inference
     return output
 
 
-def _p105():  # 105:bmm_3d_inference
+def _p115():  # 115:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7487,7 +8286,7 @@ def _p105():  # 105:bmm_3d_inference
     return output
 
 
-def _p106():  # 106:bmm_3d_additive_mask_inference
+def _p116():  # 116:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7508,7 +8307,7 @@ def _p106():  # 106:bmm_3d_additive_mask_inference
     return output
 
 
-def _p107():  # 107:bmm_3d_masked_fill_inference
+def _p117():  # 117:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7530,7 +8329,7 @@ def _p107():  # 107:bmm_3d_masked_fill_inference
     return output
 
 
-def _p108():  # 108:bmm_3d_where_inference
+def _p118():  # 118:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7552,7 +8351,7 @@ def _p108():  # 108:bmm_3d_where_inference
     return output
 
 
-def _p109():  # 109:bmm_3d_where_scalar_fill_inference
+def _p119():  # 119:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7574,7 +8373,7 @@ def _p109():  # 109:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p110():  # 110:gemma2_softcap_additive_mask_inference
+def _p120():  # 120:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7611,7 +8410,7 @@ def _p110():  # 110:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p111():  # 111:softcap_no_mask_inference
+def _p121():  # 121:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7647,7 +8446,7 @@ def _p111():  # 111:softcap_no_mask_inference
     return output
 
 
-def _p112():  # 112:gpt_oss_sinks_additive_mask_inference
+def _p122():  # 122:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7689,7 +8488,7 @@ def _p112():  # 112:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p113():  # 113:sinks_no_mask_inference
+def _p123():  # 123:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7730,7 +8529,7 @@ def _p113():  # 113:sinks_no_mask_inference
     return output
 
 
-def _p114():  # 114:flint_float32_sinks_additive_mask_inference
+def _p124():  # 124:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7769,7 +8568,84 @@ def _p114():  # 114:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p115():  # 115:granite_swa_lse_sinks_additive_mask_inference
+def _p125():  # 125:inkling2_two_additive_masks_query_sinks_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, add_Tensor, KeywordArg('padding'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor_1, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p126():  # 126:query_sinks_additive_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    unsqueeze_default = CallFunction(aten.unsqueeze.default, KeywordArg('sinks'), Ignored())
+    cat_default = CallFunction(aten.cat.default, [add_Tensor, unsqueeze_default], Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, cat_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    slice_Tensor = CallFunction(aten.slice.Tensor, div_Tensor, Ignored(), Ignored(), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, slice_Tensor)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, clone_default_2, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_3 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_3, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p127():  # 127:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7823,7 +8699,7 @@ def _p115():  # 115:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p116():  # 116:mimo_max_subtracted_additive_mask_inference
+def _p128():  # 128:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7892,90 +8768,102 @@ PATTERNS = {
     '28:gpt_oss_sinks_additive_mask_repeat_kv_training': _p28,
     '29:sinks_no_mask_repeat_kv_training': _p29,
     '30:flint_float32_sinks_additive_mask_repeat_kv_training': _p30,
-    '31:granite_swa_lse_sinks_additive_mask_repeat_kv_training': _p31,
-    '32:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training': _p32,
-    '33:mimo_max_subtracted_additive_mask_repeat_kv_training': _p33,
-    '34:bert_no_mask_training': _p34,
-    '35:bert_no_mask_fp32_softmax_training': _p35,
-    '36:bert_additive_mask_training': _p36,
-    '37:bert_additive_mask_fp32_softmax_training': _p37,
-    '38:t5_learned_bias_broadcast_training': _p38,
-    '39:t5_learned_bias_training': _p39,
-    '40:t5_learned_bias_fp32_softmax_broadcast_training': _p40,
-    '41:t5_learned_bias_fp32_softmax_training': _p41,
-    '42:t5_bias_then_mask_broadcast_training': _p42,
-    '43:t5_bias_then_mask_training': _p43,
-    '44:t5_bias_then_mask_fp32_softmax_broadcast_training': _p44,
-    '45:t5_bias_then_mask_fp32_softmax_training': _p45,
-    '46:two_additive_masks_training': _p46,
-    '47:two_additive_masks_fp32_softmax_training': _p47,
-    '48:nanogpt_masked_fill_training': _p48,
-    '49:nanogpt_masked_fill_fp32_softmax_training': _p49,
-    '50:hf_gpt2_where_training': _p50,
-    '51:hf_gpt2_where_fp32_softmax_training': _p51,
-    '52:hf_gpt2_where_padding_training': _p52,
-    '53:hf_gpt2_where_padding_fp32_softmax_training': _p53,
-    '54:where_scalar_fill_training': _p54,
-    '55:where_scalar_fill_fp32_softmax_training': _p55,
-    '56:where_scalar_fill_padding_training': _p56,
-    '57:where_scalar_fill_padding_fp32_softmax_training': _p57,
-    '58:bmm_3d_training': _p58,
-    '59:bmm_3d_fp32_softmax_training': _p59,
-    '60:bmm_3d_additive_mask_training': _p60,
-    '61:bmm_3d_additive_mask_fp32_softmax_training': _p61,
-    '62:bmm_3d_learned_bias_broadcast_training': _p62,
-    '63:bmm_3d_learned_bias_training': _p63,
-    '64:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p64,
-    '65:bmm_3d_learned_bias_fp32_softmax_training': _p65,
-    '66:bmm_3d_masked_fill_training': _p66,
-    '67:bmm_3d_masked_fill_fp32_softmax_training': _p67,
-    '68:bmm_3d_where_training': _p68,
-    '69:bmm_3d_where_fp32_softmax_training': _p69,
-    '70:bmm_3d_where_scalar_fill_training': _p70,
-    '71:bmm_3d_where_scalar_fill_fp32_softmax_training': _p71,
-    '72:gemma2_softcap_additive_mask_training': _p72,
-    '73:gemma2_softcap_additive_mask_fp32_softmax_training': _p73,
-    '74:softcap_no_mask_training': _p74,
-    '75:softcap_no_mask_fp32_softmax_training': _p75,
-    '76:gpt_oss_sinks_additive_mask_training': _p76,
-    '77:sinks_no_mask_training': _p77,
-    '78:flint_float32_sinks_additive_mask_training': _p78,
-    '79:granite_swa_lse_sinks_additive_mask_training': _p79,
-    '80:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p80,
-    '81:mimo_max_subtracted_additive_mask_training': _p81,
-    '82:bert_no_mask_repeat_kv_inference': _p82,
-    '83:bert_additive_mask_repeat_kv_inference': _p83,
-    '84:two_additive_masks_repeat_kv_inference': _p84,
-    '85:nanogpt_masked_fill_repeat_kv_inference': _p85,
-    '86:hf_gpt2_where_repeat_kv_inference': _p86,
-    '87:hf_gpt2_where_padding_repeat_kv_inference': _p87,
-    '88:where_scalar_fill_repeat_kv_inference': _p88,
-    '89:where_scalar_fill_padding_repeat_kv_inference': _p89,
-    '90:gemma2_softcap_additive_mask_repeat_kv_inference': _p90,
-    '91:softcap_no_mask_repeat_kv_inference': _p91,
-    '92:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p92,
-    '93:sinks_no_mask_repeat_kv_inference': _p93,
-    '94:flint_float32_sinks_additive_mask_repeat_kv_inference': _p94,
-    '95:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p95,
-    '96:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p96,
-    '97:bert_no_mask_inference': _p97,
-    '98:bert_additive_mask_inference': _p98,
-    '99:two_additive_masks_inference': _p99,
-    '100:nanogpt_masked_fill_inference': _p100,
-    '101:hf_gpt2_where_inference': _p101,
-    '102:hf_gpt2_where_padding_inference': _p102,
-    '103:where_scalar_fill_inference': _p103,
-    '104:where_scalar_fill_padding_inference': _p104,
-    '105:bmm_3d_inference': _p105,
-    '106:bmm_3d_additive_mask_inference': _p106,
-    '107:bmm_3d_masked_fill_inference': _p107,
-    '108:bmm_3d_where_inference': _p108,
-    '109:bmm_3d_where_scalar_fill_inference': _p109,
-    '110:gemma2_softcap_additive_mask_inference': _p110,
-    '111:softcap_no_mask_inference': _p111,
-    '112:gpt_oss_sinks_additive_mask_inference': _p112,
-    '113:sinks_no_mask_inference': _p113,
-    '114:flint_float32_sinks_additive_mask_inference': _p114,
-    '115:granite_swa_lse_sinks_additive_mask_inference': _p115,
-    '116:mimo_max_subtracted_additive_mask_inference': _p116,
+    '31:inkling2_bias_then_mask_query_sinks_repeat_kv_broadcast_training': _p31,
+    '32:inkling2_bias_then_mask_query_sinks_repeat_kv_training': _p32,
+    '33:inkling2_two_additive_masks_query_sinks_repeat_kv_training': _p33,
+    '34:query_sinks_additive_mask_repeat_kv_training': _p34,
+    '35:granite_swa_lse_sinks_additive_mask_repeat_kv_training': _p35,
+    '36:granite_swa_lse_sinks_additive_mask_repeat_kv_fp32_softmax_training': _p36,
+    '37:mimo_max_subtracted_additive_mask_repeat_kv_training': _p37,
+    '38:bert_no_mask_training': _p38,
+    '39:bert_no_mask_fp32_softmax_training': _p39,
+    '40:bert_additive_mask_training': _p40,
+    '41:bert_additive_mask_fp32_softmax_training': _p41,
+    '42:t5_learned_bias_broadcast_training': _p42,
+    '43:t5_learned_bias_training': _p43,
+    '44:t5_learned_bias_fp32_softmax_broadcast_training': _p44,
+    '45:t5_learned_bias_fp32_softmax_training': _p45,
+    '46:t5_bias_then_mask_broadcast_training': _p46,
+    '47:t5_bias_then_mask_training': _p47,
+    '48:t5_bias_then_mask_fp32_softmax_broadcast_training': _p48,
+    '49:t5_bias_then_mask_fp32_softmax_training': _p49,
+    '50:two_additive_masks_training': _p50,
+    '51:two_additive_masks_fp32_softmax_training': _p51,
+    '52:nanogpt_masked_fill_training': _p52,
+    '53:nanogpt_masked_fill_fp32_softmax_training': _p53,
+    '54:hf_gpt2_where_training': _p54,
+    '55:hf_gpt2_where_fp32_softmax_training': _p55,
+    '56:hf_gpt2_where_padding_training': _p56,
+    '57:hf_gpt2_where_padding_fp32_softmax_training': _p57,
+    '58:where_scalar_fill_training': _p58,
+    '59:where_scalar_fill_fp32_softmax_training': _p59,
+    '60:where_scalar_fill_padding_training': _p60,
+    '61:where_scalar_fill_padding_fp32_softmax_training': _p61,
+    '62:bmm_3d_training': _p62,
+    '63:bmm_3d_fp32_softmax_training': _p63,
+    '64:bmm_3d_additive_mask_training': _p64,
+    '65:bmm_3d_additive_mask_fp32_softmax_training': _p65,
+    '66:bmm_3d_learned_bias_broadcast_training': _p66,
+    '67:bmm_3d_learned_bias_training': _p67,
+    '68:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p68,
+    '69:bmm_3d_learned_bias_fp32_softmax_training': _p69,
+    '70:bmm_3d_masked_fill_training': _p70,
+    '71:bmm_3d_masked_fill_fp32_softmax_training': _p71,
+    '72:bmm_3d_where_training': _p72,
+    '73:bmm_3d_where_fp32_softmax_training': _p73,
+    '74:bmm_3d_where_scalar_fill_training': _p74,
+    '75:bmm_3d_where_scalar_fill_fp32_softmax_training': _p75,
+    '76:gemma2_softcap_additive_mask_training': _p76,
+    '77:gemma2_softcap_additive_mask_fp32_softmax_training': _p77,
+    '78:softcap_no_mask_training': _p78,
+    '79:softcap_no_mask_fp32_softmax_training': _p79,
+    '80:gpt_oss_sinks_additive_mask_training': _p80,
+    '81:sinks_no_mask_training': _p81,
+    '82:flint_float32_sinks_additive_mask_training': _p82,
+    '83:inkling2_bias_then_mask_query_sinks_broadcast_training': _p83,
+    '84:inkling2_bias_then_mask_query_sinks_training': _p84,
+    '85:inkling2_two_additive_masks_query_sinks_training': _p85,
+    '86:query_sinks_additive_mask_training': _p86,
+    '87:granite_swa_lse_sinks_additive_mask_training': _p87,
+    '88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p88,
+    '89:mimo_max_subtracted_additive_mask_training': _p89,
+    '90:bert_no_mask_repeat_kv_inference': _p90,
+    '91:bert_additive_mask_repeat_kv_inference': _p91,
+    '92:two_additive_masks_repeat_kv_inference': _p92,
+    '93:nanogpt_masked_fill_repeat_kv_inference': _p93,
+    '94:hf_gpt2_where_repeat_kv_inference': _p94,
+    '95:hf_gpt2_where_padding_repeat_kv_inference': _p95,
+    '96:where_scalar_fill_repeat_kv_inference': _p96,
+    '97:where_scalar_fill_padding_repeat_kv_inference': _p97,
+    '98:gemma2_softcap_additive_mask_repeat_kv_inference': _p98,
+    '99:softcap_no_mask_repeat_kv_inference': _p99,
+    '100:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p100,
+    '101:sinks_no_mask_repeat_kv_inference': _p101,
+    '102:flint_float32_sinks_additive_mask_repeat_kv_inference': _p102,
+    '103:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p103,
+    '104:query_sinks_additive_mask_repeat_kv_inference': _p104,
+    '105:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p105,
+    '106:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p106,
+    '107:bert_no_mask_inference': _p107,
+    '108:bert_additive_mask_inference': _p108,
+    '109:two_additive_masks_inference': _p109,
+    '110:nanogpt_masked_fill_inference': _p110,
+    '111:hf_gpt2_where_inference': _p111,
+    '112:hf_gpt2_where_padding_inference': _p112,
+    '113:where_scalar_fill_inference': _p113,
+    '114:where_scalar_fill_padding_inference': _p114,
+    '115:bmm_3d_inference': _p115,
+    '116:bmm_3d_additive_mask_inference': _p116,
+    '117:bmm_3d_masked_fill_inference': _p117,
+    '118:bmm_3d_where_inference': _p118,
+    '119:bmm_3d_where_scalar_fill_inference': _p119,
+    '120:gemma2_softcap_additive_mask_inference': _p120,
+    '121:softcap_no_mask_inference': _p121,
+    '122:gpt_oss_sinks_additive_mask_inference': _p122,
+    '123:sinks_no_mask_inference': _p123,
+    '124:flint_float32_sinks_additive_mask_inference': _p124,
+    '125:inkling2_two_additive_masks_query_sinks_inference': _p125,
+    '126:query_sinks_additive_mask_inference': _p126,
+    '127:granite_swa_lse_sinks_additive_mask_inference': _p127,
+    '128:mimo_max_subtracted_additive_mask_inference': _p128,
 }

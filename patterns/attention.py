@@ -109,7 +109,7 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
     # a learned parameter (gpt-oss), or one logit per query row projected from the hidden states (Inkling 2)
-    values["sinks"] = torch.empty((_B, _HQ, _S) if form.sinks_per_query else _HQ, dtype=half, **grad)
+    values["sinks"] = torch.empty((_B, _HQ, _S) if form.sinks == "inkling2" else _HQ, dtype=half, **grad)
     # 0-d tensors, so the trace keeps them as KeywordArgs for relax's _MaybeScale to find; distinct on purpose.
     values["scale"], values["q_scale"] = torch.tensor(2.0, dtype=half), torch.tensor(3.0, dtype=half)
     values["scale_kind"] = values["q_scale_kind"] = SCALE_MUL

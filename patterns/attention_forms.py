@@ -37,22 +37,18 @@ class Form:
     gqa: bool = False  # K/V expanded by HF ``repeat_kv``; the op gets the unexpanded K/V (native GQA)
     upcast: bool = False  # softmax in fp32, cast back (HF Llama, T5); differs from plain softmax only in half training
     softcap: bool = False  # the scaled scores soft-capped, tanh(s / cap) * cap, before the mask (HF Gemma 2)
-    sinks: bool = False  # a learned logit per query head joins the softmax as a column, then dropped (HF gpt-oss)
+    # a logit joins the softmax as a column, then dropped, spelled as SINKS[sinks]: one per query head (HF gpt-oss,
+    # Flint) or per query row (HF Inkling 2); "" for none
+    sinks: str = ""
     # the same sinks applied after the softmax: the output scaled by sigmoid(logsumexp(s) - sink) (HF Granite-SWA)
     lse_sinks: bool = False
     # the row max subtracted from the scores before the softmax, which that leaves unchanged (HF MiMo-V2-Flash's
     # full-attention layers; its sliding layers subtract it with gpt-oss's sinks)
     max_subtracted: bool = False
-    # with ``sinks``, HF Flint's spelling: float32 scores (q and k upcast) joined by the sinks in the model's dtype,
-    # no row max subtracted (the softmax shifts each row itself), the probabilities cast to v's dtype
-    float32_sinks: bool = False
-    # with ``sinks``, HF Inkling 2's: one logit per query row, (B, Hq, Sq) unsqueezed to a column, the joined scores
-    # cast to float32 for the softmax, the probabilities cast back
-    sinks_per_query: bool = False
 
     @property
     def takes_sinks(self) -> bool:
-        return self.sinks or self.lse_sinks
+        return bool(self.sinks) or self.lse_sinks
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -191,28 +187,36 @@ def _softcap(s, softcap):
     return torch.tanh(s / softcap) * softcap
 
 
-def _softmax_with_sinks(s, sinks, float32_sinks: bool, per_query: bool, dtype):
+def _gpt_oss_sinks(s, sinks, dtype):
     """HF gpt-oss (``eager_attention_forward``): each head's sink logit appended to every row, the row max
-    subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in
-    ops/attention.py). ``float32_sinks``: HF Flint's, whose scores are float32 in every model (the traced cast makes
-    the sinks' gradient a cast of the float32 one, as in a half model's graph), with no row max subtracted and the
-    probabilities cast to ``dtype``. ``per_query``: HF Inkling 2's, ``sinks`` (B, Hq, Sq) unsqueezed to the column
-    appended, the joined scores' softmax in float32, cast to ``dtype``. (The unsqueeze's squeeze in the backward
-    tells the sinks' gradient, a slice of the joined scores', from the scores' own slice: two bare slices differing
-    only in their ignored ints would both bind the first one.)"""
-    if per_query:
-        combined = torch.cat([s, sinks.unsqueeze(-1)], dim=-1).float()
-        return F.softmax(combined, dim=-1)[..., :-1].clone().to(dtype)
-    if float32_sinks:
-        s = s.float()
+    subtracted, softmax in the scores' dtype, the sink's column dropped (Note [attention sinks] in ops/attention.py)."""
     sink = sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[-2], -1)
     combined = torch.cat([s, sink], dim=-1)
-    if not float32_sinks:
-        combined = combined - combined.max(dim=-1, keepdim=True).values
+    combined = combined - combined.max(dim=-1, keepdim=True).values
     # the slice is a strided view that P @ v copies (a clone in the graph) unless dropout's product came first:
     # the traced clone is optional (attention_relax), so both graphs match
-    p = F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
-    return p.to(dtype) if float32_sinks else p
+    return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone()
+
+
+def _flint_sinks(s, sinks, dtype):
+    """HF Flint: gpt-oss's sinks joined to scores that are float32 in every model (q and k upcast; the traced cast
+    makes the sinks' gradient a cast of the float32 column's, as in a half model's graph), no row max subtracted
+    (the softmax shifts each row itself), the probabilities cast to ``dtype``."""
+    s = s.float()
+    combined = torch.cat([s, sinks.reshape(1, -1, 1, 1).expand(s.shape[0], -1, s.shape[-2], -1)], dim=-1)
+    return F.softmax(combined, dim=-1, dtype=combined.dtype)[..., :-1].clone().to(dtype)
+
+
+def _inkling2_sinks(s, sinks, dtype):
+    """HF Inkling 2: one sink logit per query row, (B, Hq, Sq) unsqueezed to the column appended, the joined scores'
+    softmax in float32, cast to ``dtype``. (The unsqueeze's squeeze in the backward tells the sinks' gradient, a
+    slice of the joined scores', from the scores' own slice: two bare slices differing only in their ignored ints
+    would both bind the first one.)"""
+    combined = torch.cat([s, sinks.unsqueeze(-1)], dim=-1).float()
+    return F.softmax(combined, dim=-1)[..., :-1].clone().to(dtype)
+
+
+SINKS = {"gpt_oss": _gpt_oss_sinks, "flint": _flint_sinks, "inkling2": _inkling2_sinks}
 
 
 def _lse_sink_scale(s, sinks):
@@ -223,12 +227,11 @@ def _lse_sink_scale(s, sinks):
     return (lse - sinks.view(1, -1, 1)).to(torch.float32).sigmoid()
 
 
-def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None, float32_sinks: bool = False,
-                  sinks_per_query: bool = False):
-    """softmax over the keys (with ``sinks``: _softmax_with_sinks; ``upcast``: in fp32, cast back to ``dtype``), then
+def probabilities(s, dtype, upcast: bool, dropout_p, sinks=None, spelling: str = ""):
+    """softmax over the keys (with ``sinks``: as SINKS[spelling]; ``upcast``: in fp32, cast back to ``dtype``), then
     dropout (optional in the relaxed pattern: dropout_p = 0 when the graph has none)."""
     if sinks is not None:
-        p = _softmax_with_sinks(s, sinks, float32_sinks, sinks_per_query, dtype)
+        p = SINKS[spelling](s, sinks, dtype)
     elif upcast:
         p = F.softmax(s, dim=-1, dtype=torch.float32).to(dtype)
     else:
@@ -255,8 +258,7 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
         sink_scale = _lse_sink_scale(s, sinks)
     if form.max_subtracted:
         s = s - s.max(dim=-1, keepdim=True).values
-    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None, form.float32_sinks,
-                      form.sinks_per_query)
+    p = probabilities(s, query.dtype, form.upcast, dropout_p, sinks if form.sinks else None, form.sinks)
     out = torch.bmm(p, value) if form.scores == "bmm" else torch.matmul(p, value)
     if form.lse_sinks:
         out = out * sink_scale.unsqueeze(-1).to(out.dtype)
@@ -346,14 +348,14 @@ FORMS = (
     Form("bmm_3d_where_scalar_fill", scores="bmm", mask="where_scalar"),
     Form("gemma2_softcap_additive_mask", mask="additive", softcap=True),
     Form("softcap_no_mask", softcap=True),
-    Form("gpt_oss_sinks_additive_mask", mask="additive", sinks=True),
-    Form("sinks_no_mask", sinks=True),
-    Form("flint_float32_sinks_additive_mask", mask="additive", sinks=True, float32_sinks=True),
+    Form("gpt_oss_sinks_additive_mask", mask="additive", sinks="gpt_oss"),
+    Form("sinks_no_mask", sinks="gpt_oss"),
+    Form("flint_float32_sinks_additive_mask", mask="additive", sinks="flint"),
     # Inkling 2: a position bias computed from the hidden states (trained through; fixed in inference), the mask,
     # sinks per query row
-    Form("inkling2_bias_then_mask_query_sinks", mask="bias_pair", sinks=True, sinks_per_query=True),
-    Form("inkling2_two_additive_masks_query_sinks", mask="additive_pair", sinks=True, sinks_per_query=True),
-    Form("query_sinks_additive_mask", mask="additive", sinks=True, sinks_per_query=True),
+    Form("inkling2_bias_then_mask_query_sinks", mask="bias_pair", sinks="inkling2"),
+    Form("inkling2_two_additive_masks_query_sinks", mask="additive_pair", sinks="inkling2"),
+    Form("query_sinks_additive_mask", mask="additive", sinks="inkling2"),
     Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
     Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
 )

@@ -84,7 +84,9 @@ RELEASE = f"{TORCH_VERSION[0]}.{TORCH_VERSION[1]}"  # what a shipped file's TORC
 _DEFINED_IN = {
     "causal_conv1d": ("causal_conv1d_silu.py",),
     "attention": ("attention.py", "attention_forms.py"),
-    "attention_model_forms": ("attention_model_forms.py",),  # its forms and variants; the widening is attention's
+    # its forms and variants, and the table's pieces they are built from (probabilities, scales); the widening is
+    # attention's
+    "attention_model_forms": ("attention_model_forms.py", "attention_forms.py"),
     "causal_conv1d_update": ("causal_conv1d_update.py", "causal_conv1d_silu.py"),  # its activations are the conv's
 }
 

@@ -1,6 +1,6 @@
 """Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
-cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's, MPT's and Falcon's ALiBi, XGLM's 3-D scores viewed
-to 4-D, GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
+cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's, MPT's and Falcon's ALiBi, XGLM's and the older BART
+spelling's 3-D scores viewed to 4-D for the mask, GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -57,6 +57,10 @@ That is attention with scale 1 and the additive mask. The clamp only turns score
 an fp16 sum that overflowed) into finfo.min; the op adds the mask in float32, where a finfo.min entry stays at least
 as far below the row's other scores, so a hidden key keeps probability 0, as the clamped one does. (A row with every
 key hidden differs only for a float16 mask: eager's clamp makes it uniform, the op gives the softmax of its scores.)
+
+The older HF BART spelling, kept in 5.x by TrOCR, MVP, LED, FSMT, SpeechT5 and others (``attn_weights.view(bsz,
+self.num_heads, tgt_len, src_len) + attention_mask``), is XGLM's without the clamp: the form ``bart_masked_bmm``
+shares its scores and its replacement.
 
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
@@ -174,24 +178,41 @@ def falcon_alibi_replacement(query, key, value, alibi, mask, scale, scale_kind, 
     return attention_op(query, key, value, bias.expand(B, H, Sq, key.shape[-2]), dropout_p, float(op_scale))
 
 
-def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool):
-    """HF XGLM's attention (module docstring)."""
+def _masked_bmm_scores(query, key, value, mask, fill):
+    """XGLM's and the older BART spelling's scores: (B·H)-batched ``bmm``, the mask added on a 4-D view, (XGLM) the
+    clamp at ``fill``, viewed back to 3-D; and v as (B·H, Sk, D_v)."""
     B, H, Sq, D = query.shape
     Sk = key.shape[-2]
     q = query.reshape(B * H, Sq, D)
     k = key.reshape(B * H, Sk, D)
-    v = value.reshape(B * H, Sk, value.shape[-1])
     s = torch.bmm(q, k.transpose(1, 2)).view(B, H, Sq, Sk) + mask
-    s = torch.max(s, torch.full((), fill, dtype=s.dtype, device=s.device)).view(B * H, Sq, Sk)
+    if fill is not None:
+        s = torch.max(s, torch.full((), fill, dtype=s.dtype, device=s.device))
+    return s.view(B * H, Sq, Sk), value.reshape(B * H, Sk, value.shape[-1])
+
+
+def clamped_bmm_search(query, key, value, mask, fill, dropout_p, *, upcast: bool):
+    """HF XGLM's attention (module docstring)."""
+    s, v = _masked_bmm_scores(query, key, value, mask, fill)
     # (XGLM views p to 4-D and back, for the weights it may return: the pass removes that no-op pair before matching)
     return torch.bmm(probabilities(s, query.dtype, upcast, dropout_p), v)
 
 
-def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):
+def masked_bmm_search(query, key, value, mask, dropout_p, *, upcast: bool):
+    """The older BART spelling (module docstring): XGLM's without the clamp."""
+    s, v = _masked_bmm_scores(query, key, value, mask, None)
+    return torch.bmm(probabilities(s, query.dtype, upcast, dropout_p), v)
+
+
+def masked_bmm_replacement(query, key, value, mask, dropout_p, *, upcast: bool):
     B, H, Sq, _ = query.shape
     attn_mask = mask.expand(B, H, Sq, key.shape[-2])
     out = attention_op(query, key, value, attn_mask, dropout_p, 1.0)
     return out.reshape(B * H, Sq, value.shape[-1])
+
+
+def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast: bool):
+    return masked_bmm_replacement(query, key, value, mask, dropout_p, upcast=upcast)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -336,6 +357,9 @@ FORMS = (
     ModelForm("xglm_clamped_bmm", clamped_bmm_search, clamped_bmm_replacement,
               ("query", "key", "value", "mask", "fill", "dropout_p"),
               (reshapes_split_batch_heads, masks_broadcast_to_scores, clamp_at_finfo_min),
+              (), torch.float16, float32_input="mask"),
+    ModelForm("bart_masked_bmm", masked_bmm_search, masked_bmm_replacement,
+              ("query", "key", "value", "mask", "dropout_p"), (reshapes_split_batch_heads, masks_broadcast_to_scores),
               (), torch.float16, float32_input="mask"),
 )
 

@@ -241,6 +241,17 @@ def _xglm(m, q, k, v, mask):
     return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
+def _bart_bmm(m, q, k, v, mask):
+    """The older HF BART spelling (TrOCR, MVP, LED, FSMT, SpeechT5): q scaled by its projection, heads folded into
+    the batch, the mask added on a 4-D view of the bmm scores, viewed back, softmax, dropout, bmm."""
+    q, k, v = heads(q * m.scaling, k, v)
+    b, h, s, d = q.shape
+    w = torch.bmm(q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2))
+    w = (w.view(b, h, s, s) + mask).view(b * h, s, s)
+    p = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
+
+
 def gpt_neo(m, q, k, v, mask, upcast=True):
     """HF GPT-Neo: q and k upcast to float32 (real casts in half, Note [float32 scores]; ``upcast=False``: the same
     attention with half scores), no scale, the causal buffer's ``where`` with a ``torch.tensor`` constant for the
@@ -414,6 +425,7 @@ RECOGNISED = {
     "mpt_alibi_masked_fill": (_mpt(), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "mpt_alibi_masked_fill_minus_inf": (_mpt(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "xglm_clamped_bmm": (_xglm, {}, _causal_left_padding(), H),
+    "bart_masked_bmm": (_bart_bmm, {}, _causal_left_padding(), H),
     "falcon_alibi_twice": (_falcon, {}, _causal_left_padding(), H),
     "falcon_alibi_multi_query": (_falcon, {}, _causal_left_padding(), 1),
     "gpt_neo_tensor_fill": (gpt_neo, {}, _right_padding(), H),

@@ -93,7 +93,7 @@ GOLDEN_RECOGNISED = {  # (name, train)
     ("bmm_learned_bias_broadcast", True), ("kimi_key_assembled", True), ("bloom_alibi_baddbmm", False),
     ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", False), ("mpt_alibi_masked_fill", True),
     ("xglm_clamped_bmm", False), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", False),
-    ("falcon_alibi_twice", True)}
+    ("falcon_alibi_twice", True), ("bart_masked_bmm", False), ("bart_masked_bmm", True)}
 GOLDEN_LEFT_ALONE = {"weights_used_in_graph", "weights_stored", "softmax_dim_minus2", "weights_returned",
                      "mask_from_scores", "head_dim_8", "masked_fill_minus_1e4", "int_additive_mask", "scale_along_keys",
                      "softcap_two_constants"}

@@ -96,6 +96,12 @@ MODELS = {
     "falcon_alibi": (lambda: _causal_lm("falcon", alibi=True, multi_query=False, new_decoder_architecture=False,
                                         parallel_attn=False, bias=True),
                      dict(attention=1, causal_conv1d=0), dict(padding="left")),
+    # TrOCR's decoder: the older BART spelling, the mask added on a 4-D view of (B·H)-batched bmm scores (its
+    # dropouts are float attributes, as XGLM's: the config switches them off)
+    "trocr": (lambda: _causal_lm("trocr", d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128,
+                                 dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0,
+                                 bos_token_id=1, eos_token_id=2),
+              dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # GPT-Neo: no scale, the fill a torch.tensor constant (graph_pass.scalar_constants_as_full), a global and a local
     # (window 8 of 16 positions) layer
     "gpt_neo": (lambda: _causal_lm("gpt_neo", num_hidden_layers=2, attention_types=[[["global", "local"], 1]],

@@ -1,13 +1,14 @@
 """Attention as single HF model families write it (patterns/attention_model_forms.py): BLOOM's ALiBi (``baddbmm`` on
 scores viewed between 3-D and 4-D), MPT's (a bias buffer, then ``masked_fill``), Falcon's (before the scale, and
-again in the mask), XGLM's clamped 3-D scores, GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
+again in the mask), XGLM's clamped 3-D scores and the older BART spelling without the clamp, GPT-NeoX-Japanese's
+BLOOM-like scores onto zeros.
 
 The recognised cases ``bloom_alibi_baddbmm``, ``mpt_alibi_masked_fill``, ``falcon_alibi_twice``,
-``xglm_clamped_bmm`` (and ``gpt_neox_japanese_baddbmm``, in the pattern tests' static and dynamic shapes) also run
-with every other form in test_patterns_attention.py (static and dynamic shapes, bf16, autocast, CUDA) and their graphs are
-pinned in test_golden_graphs_attention.py; the HF models run in test_hf_models.py. Here: dropout replayed from one
-keep mask in the forward and the backward (against a float64 reconstruction), and the spellings the rewrite must
-leave alone, each still computing eager's values.
+``xglm_clamped_bmm``, ``bart_masked_bmm`` (and ``gpt_neox_japanese_baddbmm``, in the pattern tests' static and
+dynamic shapes) also run with every other form in test_patterns_attention.py (static and dynamic shapes, bf16,
+autocast, CUDA) and their graphs are pinned in test_golden_graphs_attention.py; the HF models run in
+test_hf_models.py. Here: dropout replayed from one keep mask in the forward and the backward (against a float64
+reconstruction), and the spellings the rewrite must leave alone, each still computing eager's values.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from attention_forms_cases import (
-    B, D, H, P_DROP, S, Attention, _bloom, _causal_left_padding, _falcon, _hidden, _mpt, heads, merge, one_hot_probe,
+    B, D, H, P_DROP, S, Attention, _bart_bmm, _bloom, _causal_left_padding, _falcon, _hidden, _mpt, heads, merge,
+    one_hot_probe,
 )
 from attention_forms_checks import check_dropout_replay, run_and_compare
 from helpers import compile_and_run, ops_in
@@ -61,8 +63,14 @@ def _falcon_scores(model, q, k, mask):
     return (q @ k.transpose(-2, -1) + model.alibi.double()) / math.sqrt(D) + mask.double()
 
 
+def _bart_scores(model, q, k, mask):
+    """The older BART spelling's scores in float64: (q / √D) kᵀ + the additive mask."""
+    return q / math.sqrt(D) @ k.transpose(-2, -1) + mask.double()
+
+
 DROPOUT = {"bloom": (_bloom, _causal_left_padding(), _bloom_scores), "mpt": (_mpt(), _hidden(B, 1, S, S), _mpt_scores),
-           "falcon": (_falcon, _causal_left_padding(), _falcon_scores)}
+           "falcon": (_falcon, _causal_left_padding(), _falcon_scores),
+           "bart": (_bart_bmm, _causal_left_padding(), _bart_scores)}
 
 
 @pytest.mark.parametrize("spelling", list(DROPOUT))

@@ -827,6 +827,62 @@ class Graph:
         return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, None, None], self._out_spec)
 """)
 
+    def test_bart_masked_bmm_inference(self):
+        self.assertExpectedInline(recognised("bart_masked_bmm", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[3, 1, 8, 8]"):
+        mul: "f32[3, 8, 4, 16]" = torch.ops.aten.mul.Tensor(arg0_1, 0.25);  arg0_1 = None
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(mul, [0, 2, 1, 3]);  mul = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [3, 4, 8, 8]);  arg3_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 1.0, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        clone_default: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(getitem, memory_format = torch.contiguous_format);  getitem = None
+        view_default: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_default, [12, 8, 16]);  clone_default = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default, [3, 4, 8, 16]);  view_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
+    def test_bart_masked_bmm_training(self):
+        self.assertExpectedInline(recognised("bart_masked_bmm", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        mul: "f32[3, 8, 4, 16]" = torch.ops.aten.mul.Tensor(primals_1, 0.25);  primals_1 = None
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(mul, [0, 2, 1, 3]);  mul = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 1.0, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        clone_default: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(getitem, memory_format = torch.contiguous_format)
+        view_default: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_default, [12, 8, 16]);  clone_default = None
+        view_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default, [3, 4, 8, 16]);  view_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_5, [0, 2, 1, 3]);  view_5 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        clone_5: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_8: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_5, [12, 8, 16]);  clone_5 = None
+        view_default_1: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_8, [3, 4, 8, 16]);  view_8 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(view_default_1, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 1.0, None, False, True);  view_default_1 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        mul_2: "f32[3, 8, 4, 16]" = torch.ops.aten.mul.Tensor(permute_13, 0.25);  permute_13 = None
+        return pytree.tree_unflatten([view_6, mul_2, permute_12, permute_11, None], self._out_spec)
+""")
+
     def test_bmm_additive_mask_inference(self):
         self.assertExpectedInline(recognised("bmm_additive_mask", train=False), """\
 class Graph:

@@ -58,7 +58,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
-           ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True)]
+           ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
+           ("bart_masked_bmm", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ def test_recognised_dynamic(name, train, monkeypatch):
 
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
-        ("falcon_alibi_twice", False), ("falcon_alibi_twice", True)]
+        ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))

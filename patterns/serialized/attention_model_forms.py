@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-5fccca507b9b6920d86d83e6'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-6f14965425dbfdaa3999b60d'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -991,6 +991,200 @@ def _p16():  # 16:xglm_clamped_bmm_fp32_softmax_inference
     return output
 
 
+def _p17():  # 17:bart_masked_bmm_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, permute_default)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_3, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored(), _users=2)
+    clone_default_2 = CallFunction(aten.clone.default, KeywordArg('value'), memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, mul_Tensor_1, view_default_4)
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, bmm_default_2, mul_Tensor_2)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, convert_element_type_default_4, permute_default_2)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, convert_element_type_default_4)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_4, Ignored())
+    view_default_6 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    view_default_7 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([bmm_default_1,
+      view_default_5,
+      view_default_6,
+      view_default_7,
+      None,
+      None
+    ])
+    return output
+
+
+def _p18():  # 18:bart_masked_bmm_fp32_softmax_fp32_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, permute_default)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, view_default_3, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, view_default_3, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored(), _users=2)
+    clone_default_2 = CallFunction(aten.clone.default, KeywordArg('value'), memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, mul_Tensor_1, view_default_4)
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_1, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, bmm_default_2, mul_Tensor_2)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    view_default_5 = CallFunction(aten.view.default, fma_default, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, view_default_5, Ignored())
+    view_default_6 = CallFunction(aten.view.default, convert_element_type_default_3, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_6, permute_default_2)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_6)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_4, Ignored())
+    view_default_8 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    view_default_9 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([bmm_default_1,
+      view_default_7,
+      view_default_8,
+      view_default_9,
+      None,
+      None
+    ])
+    return output
+
+
+def _p19():  # 19:bart_masked_bmm_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, permute_default)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_3, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored(), _users=2)
+    clone_default_2 = CallFunction(aten.clone.default, KeywordArg('value'), memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, mul_Tensor_1, view_default_4)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, bmm_default_2, mul_Tensor_2)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, convert_element_type_default_5, permute_default_2)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, convert_element_type_default_5)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_4, Ignored())
+    view_default_6 = CallFunction(aten.view.default, permute_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    view_default_7 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([bmm_default_1,
+      view_default_5,
+      view_default_6,
+      view_default_7,
+      None,
+      None
+    ])
+    return output
+
+
+def _p20():  # 20:bart_masked_bmm_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    clone_default = CallFunction(aten.clone.default, KeywordArg('query'), memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, KeywordArg('key'), memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    permute_default = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, permute_default)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_3, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, KeywordArg('value'), memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    output = CallFunction(aten.bmm.default, mul_Tensor_1, view_default_4, _users=0)
+    return output
+
+
 PATTERNS = {
     '0:bloom_alibi_baddbmm_fp32_softmax_training': _p0,
     '1:bloom_alibi_baddbmm_training': _p1,
@@ -1009,4 +1203,8 @@ PATTERNS = {
     '14:xglm_clamped_bmm_fp32_softmax_fp32_mask_training': _p14,
     '15:xglm_clamped_bmm_training': _p15,
     '16:xglm_clamped_bmm_fp32_softmax_inference': _p16,
+    '17:bart_masked_bmm_fp32_softmax_training': _p17,
+    '18:bart_masked_bmm_fp32_softmax_fp32_mask_training': _p18,
+    '19:bart_masked_bmm_training': _p19,
+    '20:bart_masked_bmm_fp32_softmax_inference': _p20,
 }

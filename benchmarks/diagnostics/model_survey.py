@@ -34,8 +34,14 @@ from inductor_conv._compat import compiled_graph_caches_disabled  # noqa: E402
 VOCAB, BATCH, LENGTH = 64, 2, 16
 BASE = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4,
             intermediate_size=128, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+# Encoder-decoder families' decoders (their CausalLM): their own names for width, heads and layers.
+_SEQ2SEQ = dict(d_model=64, encoder_attention_heads=4, decoder_attention_heads=4, encoder_layers=1, decoder_layers=1,
+                encoder_ffn_dim=128, decoder_ffn_dim=128)
 # Per-type keys the base config lacks or names otherwise.
-EXTRA = {"gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
+EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp", "pegasus",
+                                  "plbart", "whisper")},
+         "trocr": dict(d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128),
+         "gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
          "xglm": dict(d_model=64, num_layers=1, attention_heads=4, ffn_dim=128),
          "opt": dict(ffn_dim=128, word_embed_proj_dim=64),
          # hybrids: a Mamba-2 layer (short conv) and an attention layer

@@ -282,11 +282,15 @@ def softcap_supported(match) -> bool:
     return isinstance(cap, (int, float)) and not isinstance(cap, bool) and 0.0 < cap < math.inf
 
 
-def _one_sink_per_head(match) -> bool:
-    """The sinks are a (Hq,) float tensor on q's device."""
+def _sinks_shaped(match, shape) -> bool:
+    """The sinks are a float tensor of ``shape`` on q's device: (Hq,), one per head, or (B, Hq, Sq), one per row."""
     q, sinks = _val(match, "query"), _val(match, "sinks")
-    return (isinstance(sinks, torch.Tensor) and sinks.dim() == 1 and _known(sinks.shape[0] == q.shape[1])
-            and sinks.is_floating_point() and sinks.device == q.device)
+    return (isinstance(sinks, torch.Tensor) and _same_shape(sinks.shape, shape) and sinks.is_floating_point()
+            and sinks.device == q.device)
+
+
+def _one_sink_per_head(match) -> bool:
+    return _sinks_shaped(match, _val(match, "query").shape[1:2])
 
 
 @predicate
@@ -306,9 +310,7 @@ def sinks_supported(match) -> bool:
     sink = cats[0].args[0][1]
     if _is_call(sink, aten.unsqueeze.default) and sink.args[0] is match.kwargs["sinks"]:
         # Inkling 2's: one logit per query row, (B, Hq, Sq) unsqueezed along the last dim
-        sinks = _val(match, "sinks")
-        if not (isinstance(sinks, torch.Tensor) and _same_shape(sinks.shape, (B, Hq, Sq)) and sink.args[1] in (-1, 3)
-                and sinks.is_floating_point() and sinks.device == q.device):
+        if not (_sinks_shaped(match, (B, Hq, Sq)) and sink.args[1] in (-1, 3)):
             return False
     elif not (_one_sink_per_head(match) and _is_call(sink, aten.expand.default)
               and _same_shape(_shape(sink), (B, Hq, Sq, 1)) and _same_shape(_shape(sink.args[0]), (1, Hq, 1, 1))

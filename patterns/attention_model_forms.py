@@ -297,8 +297,7 @@ def alibi_and_mask_supported(match) -> bool:
     (B, H, Sq, Sk) scores without growing them; the bias needs no gradient (Falcon builds it from the attention
     mask)."""
     q, k, alibi = _val(match, "query"), _val(match, "key"), _val(match, "alibi")
-    return (_fixed_bias(alibi, q, (*q.shape[:-1], k.shape[-2])) and checks.masks_supported(match)
-            and _val(match, "mask").is_floating_point())
+    return _fixed_bias(alibi, q, (*q.shape[:-1], k.shape[-2])) and masks_broadcast_to_scores(match)
 
 
 @predicate

@@ -230,10 +230,10 @@ def _mimo_full_layer(max_dim=-1):
 @pytest.mark.parametrize("layer", ["gpt_oss", "flint", "inkling2", "granite_swa", "mimo_full"])
 def test_sinks_spellings_are_rewritten(layer, training):
     """gpt-oss's sinks, Flint's (no row max subtracted, float32 scores), Inkling 2's (per query row, with a trained
-    position bias), Granite-SWA's (the output scaled by
-    sigmoid(LSE - sink): attention with sinks, exactly) and MiMo's max-subtracted scores without sinks (plain
-    attention), in inference and training: one attention_fwd (and attention_bwd), the values and every gradient (the
-    sinks' included; MiMo's full layers leave them unused) as eager's."""
+    position bias), Granite-SWA's (the output scaled by sigmoid(LSE - sink): attention with sinks, exactly) and
+    MiMo's max-subtracted scores without sinks (plain attention), in inference and training: one attention_fwd (and
+    attention_bwd), the values and every gradient (the sinks' included; MiMo's full layers leave them unused) as
+    eager's."""
     torch.manual_seed(0)
     args = _layer_inputs(training)
     fn = {"gpt_oss": _gpt_oss_layer, "flint": _flint_layer, "inkling2": _inkling2_layer,

@@ -126,7 +126,8 @@ def variants():
         for gqa in (True, False):
             for form in FORMS:
                 learned = MASKS[form.mask].learned
-                if (gqa and form.scores == "bmm") or (learned and not training):
+                # (CodeGen, the one model adding its mask before the scale, has no GQA)
+                if (gqa and (form.scores == "bmm" or form.mask_then_scale)) or (learned and not training):
                     continue
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (

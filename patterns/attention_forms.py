@@ -45,6 +45,9 @@ class Form:
     # the row max subtracted from the scores before the softmax, which that leaves unchanged (HF MiMo-V2-Flash's
     # full-attention layers; its sliding layers subtract it with gpt-oss's sinks)
     max_subtracted: bool = False
+    # the mask added before the scale, (s + mask)·c (HF CodeGen's own ``_attn``, transformers 5.17 and earlier): the
+    # op's mask is mask·c, in float32 as eager adds the mask to float32 scores
+    mask_then_scale: bool = False
 
     @property
     def takes_sinks(self) -> bool:
@@ -250,10 +253,13 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
         s = torch.bmm(query, key.transpose(1, 2))
     else:
         s = torch.matmul(query, key.transpose(-2, -1))
-    s = _apply_scale(s, scale, scale_kind)
-    if form.softcap:
-        s = _softcap(s, softcap)
-    s = MASKS[form.mask].search(s, mask, fill, padding)
+    if form.mask_then_scale:
+        s = _apply_scale(MASKS[form.mask].search(s, mask, fill, padding), scale, scale_kind)
+    else:
+        s = _apply_scale(s, scale, scale_kind)
+        if form.softcap:
+            s = _softcap(s, softcap)
+        s = MASKS[form.mask].search(s, mask, fill, padding)
     if form.lse_sinks:
         sink_scale = _lse_sink_scale(s, sinks)
     if form.max_subtracted:
@@ -283,6 +289,8 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
     query, op_scale = _op_scale(query, scale, scale_kind)
     query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
     query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
+    if form.mask_then_scale:  # (s + mask)·c == s·c + mask·c
+        attn_mask = _apply_scale(attn_mask.float(), scale, scale_kind)
     if form.scores == "bmm":  # (B·H, S, D) -> (1, B·H, S, D); the mask broadcasts over (Sq, Sk)
         query, key, value = query[None], key[None], value[None]
     B, Hq, Sq, _ = query.shape
@@ -358,4 +366,5 @@ FORMS = (
     Form("query_sinks_additive_mask", mask="additive", sinks="inkling2"),
     Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
     Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
+    Form("codegen_mask_then_scale", mask="additive", mask_then_scale=True),
 )

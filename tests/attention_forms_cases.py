@@ -266,6 +266,16 @@ def gpt_neo(m, q, k, v, mask, upcast=True):
     return merge(torch.matmul(F.softmax(s, dim=-1).to(v.dtype), v))
 
 
+def _codegen(m, q, k, v, mask):
+    """HF CodeGen's own ``_attn`` (transformers 5.17 and earlier): GPT-J's float32 scores with the mask added before
+    the scale, ``(s + mask) / sqrt(D)``, then softmax, the cast to v's dtype, dropout."""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q.to(torch.float32), k.to(torch.float32).transpose(-1, -2))
+    s = (s + mask) / math.sqrt(q.shape[-1])
+    p = F.dropout(F.softmax(s, dim=-1).to(v.dtype), p=m.p, training=m.training)
+    return merge(torch.matmul(p, v))
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -429,6 +439,8 @@ RECOGNISED = {
     "falcon_alibi_twice": (_falcon, {}, _causal_left_padding(), H),
     "falcon_alibi_multi_query": (_falcon, {}, _causal_left_padding(), 1),
     "gpt_neo_tensor_fill": (gpt_neo, {}, _right_padding(), H),
+    "codegen_mask_then_scale": (_codegen, {}, _causal_left_padding(), H),
+    "codegen_random_mask_then_scale": (_codegen, {}, additive(B, 1, S, S), H),  # a mask the scale changes
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

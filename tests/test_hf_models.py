@@ -54,10 +54,6 @@ def _compiling(device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name, train", [(n, False) for n in MODELS] + [(n, True) for n in TRAINING])
 def test_model_is_rewritten_and_matches_eager(name, train, device):
-    if (name, train, device) == ("gpt_oss", True, "cuda"):
-        # transformers 5.17's MoE (integrations/moe.py, grouped_mm_fallback) fails in its own backward on the H200;
-        # the sinks' training rewrite is checked on the CPU here and on the GPU by test_attention_sinks.py
-        pytest.skip("transformers 5.17: gpt-oss MoE backward (grouped_mm_fallback) fails on CUDA")
     _, expected, extra = MODELS[name]
     model = build_model(name, train, device)
     inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-e0686a6351ae2043afc15323'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-a62c330e71dc36b1a0419f9c'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -7243,7 +7243,150 @@ def _p89():  # 89:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p90():  # 90:bert_no_mask_repeat_kv_inference
+def _p90():  # 90:codegen_mask_then_scale_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, mul_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p91():  # 91:codegen_mask_then_scale_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, mul_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p92():  # 92:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7282,7 +7425,7 @@ def _p90():  # 90:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p91():  # 91:bert_additive_mask_repeat_kv_inference
+def _p93():  # 93:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7322,7 +7465,7 @@ def _p91():  # 91:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p92():  # 92:two_additive_masks_repeat_kv_inference
+def _p94():  # 94:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7363,7 +7506,7 @@ def _p92():  # 92:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p93():  # 93:nanogpt_masked_fill_repeat_kv_inference
+def _p95():  # 95:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7404,7 +7547,7 @@ def _p93():  # 93:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p94():  # 94:hf_gpt2_where_repeat_kv_inference
+def _p96():  # 96:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7445,7 +7588,7 @@ def _p94():  # 94:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p95():  # 95:hf_gpt2_where_padding_repeat_kv_inference
+def _p97():  # 97:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7487,7 +7630,7 @@ def _p95():  # 95:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p96():  # 96:where_scalar_fill_repeat_kv_inference
+def _p98():  # 98:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7528,7 +7671,7 @@ def _p96():  # 96:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p97():  # 97:where_scalar_fill_padding_repeat_kv_inference
+def _p99():  # 99:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7570,7 +7713,7 @@ def _p97():  # 97:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p98():  # 98:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p100():  # 100:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7613,7 +7756,7 @@ def _p98():  # 98:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p99():  # 99:softcap_no_mask_repeat_kv_inference
+def _p101():  # 101:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7655,7 +7798,7 @@ def _p99():  # 99:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p100():  # 100:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p102():  # 102:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7703,7 +7846,7 @@ def _p100():  # 100:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p101():  # 101:sinks_no_mask_repeat_kv_inference
+def _p103():  # 103:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7750,7 +7893,7 @@ def _p101():  # 101:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p102():  # 102:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p104():  # 104:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7795,7 +7938,7 @@ def _p102():  # 102:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p105():  # 105:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7840,7 +7983,7 @@ def _p103():  # 103:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:query_sinks_additive_mask_repeat_kv_inference
+def _p106():  # 106:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7884,7 +8027,7 @@ def _p104():  # 104:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p107():  # 107:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7944,7 +8087,7 @@ def _p105():  # 105:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p108():  # 108:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7987,7 +8130,7 @@ def _p106():  # 106:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:bert_no_mask_inference
+def _p109():  # 109:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8020,7 +8163,7 @@ def _p107():  # 107:bert_no_mask_inference
     return output
 
 
-def _p108():  # 108:bert_additive_mask_inference
+def _p110():  # 110:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8054,7 +8197,7 @@ def _p108():  # 108:bert_additive_mask_inference
     return output
 
 
-def _p109():  # 109:two_additive_masks_inference
+def _p111():  # 111:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8089,7 +8232,7 @@ def _p109():  # 109:two_additive_masks_inference
     return output
 
 
-def _p110():  # 110:nanogpt_masked_fill_inference
+def _p112():  # 112:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8124,7 +8267,7 @@ def _p110():  # 110:nanogpt_masked_fill_inference
     return output
 
 
-def _p111():  # 111:hf_gpt2_where_inference
+def _p113():  # 113:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8159,7 +8302,7 @@ def _p111():  # 111:hf_gpt2_where_inference
     return output
 
 
-def _p112():  # 112:hf_gpt2_where_padding_inference
+def _p114():  # 114:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8195,7 +8338,7 @@ def _p112():  # 112:hf_gpt2_where_padding_inference
     return output
 
 
-def _p113():  # 113:where_scalar_fill_inference
+def _p115():  # 115:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8230,7 +8373,7 @@ def _p113():  # 113:where_scalar_fill_inference
     return output
 
 
-def _p114():  # 114:where_scalar_fill_padding_inference
+def _p116():  # 116:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8266,7 +8409,7 @@ def _p114():  # 114:where_scalar_fill_padding_inference
     return output
 
 
-def _p115():  # 115:bmm_3d_inference
+def _p117():  # 117:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8286,7 +8429,7 @@ def _p115():  # 115:bmm_3d_inference
     return output
 
 
-def _p116():  # 116:bmm_3d_additive_mask_inference
+def _p118():  # 118:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8307,7 +8450,7 @@ def _p116():  # 116:bmm_3d_additive_mask_inference
     return output
 
 
-def _p117():  # 117:bmm_3d_masked_fill_inference
+def _p119():  # 119:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8329,7 +8472,7 @@ def _p117():  # 117:bmm_3d_masked_fill_inference
     return output
 
 
-def _p118():  # 118:bmm_3d_where_inference
+def _p120():  # 120:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8351,7 +8494,7 @@ def _p118():  # 118:bmm_3d_where_inference
     return output
 
 
-def _p119():  # 119:bmm_3d_where_scalar_fill_inference
+def _p121():  # 121:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8373,7 +8516,7 @@ def _p119():  # 119:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p120():  # 120:gemma2_softcap_additive_mask_inference
+def _p122():  # 122:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8410,7 +8553,7 @@ def _p120():  # 120:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p121():  # 121:softcap_no_mask_inference
+def _p123():  # 123:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8446,7 +8589,7 @@ def _p121():  # 121:softcap_no_mask_inference
     return output
 
 
-def _p122():  # 122:gpt_oss_sinks_additive_mask_inference
+def _p124():  # 124:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8488,7 +8631,7 @@ def _p122():  # 122:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p123():  # 123:sinks_no_mask_inference
+def _p125():  # 125:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8529,7 +8672,7 @@ def _p123():  # 123:sinks_no_mask_inference
     return output
 
 
-def _p124():  # 124:flint_float32_sinks_additive_mask_inference
+def _p126():  # 126:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8568,7 +8711,7 @@ def _p124():  # 124:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p125():  # 125:inkling2_two_additive_masks_query_sinks_inference
+def _p127():  # 127:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8607,7 +8750,7 @@ def _p125():  # 125:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p126():  # 126:query_sinks_additive_mask_inference
+def _p128():  # 128:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8645,7 +8788,7 @@ def _p126():  # 126:query_sinks_additive_mask_inference
     return output
 
 
-def _p127():  # 127:granite_swa_lse_sinks_additive_mask_inference
+def _p129():  # 129:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8699,7 +8842,7 @@ def _p127():  # 127:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p128():  # 128:mimo_max_subtracted_additive_mask_inference
+def _p130():  # 130:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8721,6 +8864,40 @@ def _p128():  # 128:mimo_max_subtracted_additive_mask_inference
     amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
     sub_Tensor_1 = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
     exp_default = CallFunction(aten.exp.default, sub_Tensor_1, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p131():  # 131:codegen_mask_then_scale_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, mul_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
     sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
     div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
     convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
@@ -8827,43 +9004,46 @@ PATTERNS = {
     '87:granite_swa_lse_sinks_additive_mask_training': _p87,
     '88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p88,
     '89:mimo_max_subtracted_additive_mask_training': _p89,
-    '90:bert_no_mask_repeat_kv_inference': _p90,
-    '91:bert_additive_mask_repeat_kv_inference': _p91,
-    '92:two_additive_masks_repeat_kv_inference': _p92,
-    '93:nanogpt_masked_fill_repeat_kv_inference': _p93,
-    '94:hf_gpt2_where_repeat_kv_inference': _p94,
-    '95:hf_gpt2_where_padding_repeat_kv_inference': _p95,
-    '96:where_scalar_fill_repeat_kv_inference': _p96,
-    '97:where_scalar_fill_padding_repeat_kv_inference': _p97,
-    '98:gemma2_softcap_additive_mask_repeat_kv_inference': _p98,
-    '99:softcap_no_mask_repeat_kv_inference': _p99,
-    '100:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p100,
-    '101:sinks_no_mask_repeat_kv_inference': _p101,
-    '102:flint_float32_sinks_additive_mask_repeat_kv_inference': _p102,
-    '103:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p103,
-    '104:query_sinks_additive_mask_repeat_kv_inference': _p104,
-    '105:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p105,
-    '106:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p106,
-    '107:bert_no_mask_inference': _p107,
-    '108:bert_additive_mask_inference': _p108,
-    '109:two_additive_masks_inference': _p109,
-    '110:nanogpt_masked_fill_inference': _p110,
-    '111:hf_gpt2_where_inference': _p111,
-    '112:hf_gpt2_where_padding_inference': _p112,
-    '113:where_scalar_fill_inference': _p113,
-    '114:where_scalar_fill_padding_inference': _p114,
-    '115:bmm_3d_inference': _p115,
-    '116:bmm_3d_additive_mask_inference': _p116,
-    '117:bmm_3d_masked_fill_inference': _p117,
-    '118:bmm_3d_where_inference': _p118,
-    '119:bmm_3d_where_scalar_fill_inference': _p119,
-    '120:gemma2_softcap_additive_mask_inference': _p120,
-    '121:softcap_no_mask_inference': _p121,
-    '122:gpt_oss_sinks_additive_mask_inference': _p122,
-    '123:sinks_no_mask_inference': _p123,
-    '124:flint_float32_sinks_additive_mask_inference': _p124,
-    '125:inkling2_two_additive_masks_query_sinks_inference': _p125,
-    '126:query_sinks_additive_mask_inference': _p126,
-    '127:granite_swa_lse_sinks_additive_mask_inference': _p127,
-    '128:mimo_max_subtracted_additive_mask_inference': _p128,
+    '90:codegen_mask_then_scale_training': _p90,
+    '91:codegen_mask_then_scale_fp32_softmax_training': _p91,
+    '92:bert_no_mask_repeat_kv_inference': _p92,
+    '93:bert_additive_mask_repeat_kv_inference': _p93,
+    '94:two_additive_masks_repeat_kv_inference': _p94,
+    '95:nanogpt_masked_fill_repeat_kv_inference': _p95,
+    '96:hf_gpt2_where_repeat_kv_inference': _p96,
+    '97:hf_gpt2_where_padding_repeat_kv_inference': _p97,
+    '98:where_scalar_fill_repeat_kv_inference': _p98,
+    '99:where_scalar_fill_padding_repeat_kv_inference': _p99,
+    '100:gemma2_softcap_additive_mask_repeat_kv_inference': _p100,
+    '101:softcap_no_mask_repeat_kv_inference': _p101,
+    '102:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p102,
+    '103:sinks_no_mask_repeat_kv_inference': _p103,
+    '104:flint_float32_sinks_additive_mask_repeat_kv_inference': _p104,
+    '105:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p105,
+    '106:query_sinks_additive_mask_repeat_kv_inference': _p106,
+    '107:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p107,
+    '108:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p108,
+    '109:bert_no_mask_inference': _p109,
+    '110:bert_additive_mask_inference': _p110,
+    '111:two_additive_masks_inference': _p111,
+    '112:nanogpt_masked_fill_inference': _p112,
+    '113:hf_gpt2_where_inference': _p113,
+    '114:hf_gpt2_where_padding_inference': _p114,
+    '115:where_scalar_fill_inference': _p115,
+    '116:where_scalar_fill_padding_inference': _p116,
+    '117:bmm_3d_inference': _p117,
+    '118:bmm_3d_additive_mask_inference': _p118,
+    '119:bmm_3d_masked_fill_inference': _p119,
+    '120:bmm_3d_where_inference': _p120,
+    '121:bmm_3d_where_scalar_fill_inference': _p121,
+    '122:gemma2_softcap_additive_mask_inference': _p122,
+    '123:softcap_no_mask_inference': _p123,
+    '124:gpt_oss_sinks_additive_mask_inference': _p124,
+    '125:sinks_no_mask_inference': _p125,
+    '126:flint_float32_sinks_additive_mask_inference': _p126,
+    '127:inkling2_two_additive_masks_query_sinks_inference': _p127,
+    '128:query_sinks_additive_mask_inference': _p128,
+    '129:granite_swa_lse_sinks_additive_mask_inference': _p129,
+    '130:mimo_max_subtracted_additive_mask_inference': _p130,
+    '131:codegen_mask_then_scale_inference': _p131,
 }

@@ -1,4 +1,5 @@
-"""Attention with ALiBi as HF BLOOM (baddbmm) and HF MPT (a bias buffer, then masked_fill) write it
+"""Attention with ALiBi as HF BLOOM (baddbmm), HF MPT (a bias buffer, then masked_fill) and HF Falcon-RW (ALiBi
+added to the float32 scores before the scale, and again, scaled, inside the mask) write it
 (patterns/attention_model_forms.py): the eager attention compiled by default Inductor and with the plugin, and SDPA
 given the same bias as a float mask (the eager alternative a user has: no fused ALiBi in SDPA), forward+backward wall
 ms (GPU ms beside it) and peak GiB, bf16.
@@ -42,6 +43,15 @@ def mpt_attention(q, k, v, alibi, hidden, p):
     return torch.matmul(probs, v)
 
 
+def falcon_attention(q, k, v, alibi, mask, p):
+    """HF Falcon's FalconAttention.forward with ``config.alibi`` between the projections (transformers 5): alibi
+    (B, H, 1, S), mask (B, H, S, S) = ALiBi / sqrt(D) where visible, finfo.min where hidden."""
+    s = (q @ k.transpose(-1, -2)).float()
+    s = (s + alibi) * (1 / math.sqrt(q.shape[-1]))
+    probs = F.dropout(F.softmax(s + mask, dim=-1, dtype=q.dtype), p=p, training=True)
+    return probs @ v
+
+
 def bloom_alibi_and_mask(B, H, S, dtype):
     """HF's build_alibi_tensor (no padding: positions 0..S-1) and its causal mask, 0 / finfo.min."""
     base = 2 ** (-(2 ** -(math.log2(H) - 3)))
@@ -63,8 +73,11 @@ def main():
         alibi, mask = bloom_alibi_and_mask(B, H, S, torch.bfloat16)
         hidden = mask != 0
         bias = alibi.view(B, H, 1, S) + mask  # the float mask SDPA needs, made once outside the timing
+        # Falcon's layer mask: HF's masked_fill(alibi / sqrt(D), causal < -1, finfo.min), (B, H, S, S)
+        falcon_mask = (alibi.view(B, H, 1, S) / math.sqrt(D)).masked_fill(hidden, torch.finfo(alibi.dtype).min)
         models = {"BLOOM": (bloom_attention, (alibi, mask), lambda o: o.view(B, H, S, D)),
-                  "MPT": (mpt_attention, (alibi.view(B, H, 1, S)[0], hidden), lambda o: o)}
+                  "MPT": (mpt_attention, (alibi.view(B, H, 1, S)[0], hidden), lambda o: o),
+                  "Falcon-RW": (falcon_attention, (alibi.view(B, H, 1, S), falcon_mask), lambda o: o)}
         do = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
         for (model, (attention, inputs, as_4d)), p in itertools.product(models.items(), DROPOUTS):
             def timed(name, fn, rewrites=""):

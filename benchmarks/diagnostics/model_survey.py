@@ -58,7 +58,7 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
                                      sliding_window=8),
          # linear-attention layers (Gated DeltaNet: short conv) and a full-attention one
          "qwen3_5_text": dict(num_hidden_layers=4),
-         "longcat_flash": dict(num_layers=1),  # its layer count's own name
+         "longcat_flash": dict(num_hidden_layers=2),  # always 2 * num_layers: one of its double layers
          # head_dim defaults to 128 or to None (not hidden size / heads)
          "helium": dict(head_dim=16), "ministral": dict(head_dim=16), "hunyuan_v1_dense": dict(head_dim=16),
          "hunyuan_v1_moe": dict(head_dim=16),
@@ -103,7 +103,10 @@ def build(model_type: str, dtype: torch.dtype, train: bool):
         if ("drop" in name or "jitter" in name) and isinstance(value, float):
             setattr(config, name, 0.0)
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    # Mixture-of-experts layers as batched matmuls: transformers 5.17's default grouped-mm fallback reads the routing
+    # offsets on the host, which Inductor cannot compile, so each layer's graph would be split around it
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
+                                                          experts_implementation="batched_mm")
     return model.float().to(dtype).train(train)
 
 

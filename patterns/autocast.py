@@ -13,7 +13,9 @@ either way), a crop and a transpose move values without changing them.
 HF BLOOM's ``baddbmm`` reads its operands as ``convert(view(clone(q)))`` (the model folded the heads into the batch
 with ``reshape``) and gives their gradients as ``view(convert(bmm(...) * alpha))``: a cast also crosses those reshapes
 (``view``, a contiguous ``clone``: each moves values without changing them, and a cast keeps its input's strides, so
-the view stays valid) when what it feeds, through reshapes only, is a matmul's operand.
+the view stays valid) when what it feeds, through reshapes only, is a matmul's operand. Not when the reshape is
+undone right after the cast: the older BART spelling adds its mask on a 4-D view of 3-D scores, so dS reaches the
+bmms' backward as ``view(convert(view(dS, 4-D)), 3-D)``, which is how the patterns were traced.
 
 Only casts next to an operand of a matmul / convolution or to the result of one are moved, so the rest of a graph
 keeps its spelling.
@@ -78,6 +80,19 @@ def _computed_by_matmul(node) -> bool:
     return _is_compute_result(node)
 
 
+def _between_view_and_back(src, cast) -> bool:
+    """``view(convert(view(x, s)), x's shape)``: the cast of a gradient that a model's view and view back put in
+    another shape (the older BART spelling adds its mask on a 4-D view of 3-D bmm scores, so dS reaches the bmms'
+    backward as ``view(convert(view(dS, 4-D)), 3-D)``). The patterns were traced with the cast there, between the
+    two views; it is not an operand's cast to move."""
+    if not (_is_call(src, (aten.view.default,)) and len(cast.users) == 1):
+        return False
+    back, x = next(iter(cast.users)), src.args[0]
+    vals = [n.meta.get("val") if isinstance(n, torch.fx.Node) else None for n in (back, x)]
+    return (_is_call(back, (aten.view.default,)) and all(isinstance(v, torch.Tensor) for v in vals)
+            and vals[0].shape == vals[1].shape)
+
+
 def normalize(graph: torch.fx.Graph) -> None:
     """Note [autocast respellings]."""
     round_trip_casts(graph)
@@ -126,7 +141,8 @@ def _move_casts_once(graph: torch.fx.Graph, moved_up: set, moved_down: set) -> i
         src = cast.args[0]
         operand_cast = (_is_call(src, _LAYOUT_OPS) and not _computed_by_matmul(src)
                         and all(_is_call(u, _OPERAND_USERS) for u in cast.users)) or (
-            _is_call(src, _RESHAPES) and not _is_compute_result(src) and _feeds_operands(cast))
+            _is_call(src, _RESHAPES) and not _is_compute_result(src) and _feeds_operands(cast)
+            and not _between_view_and_back(src, cast))
         if operand_cast and cast not in moved_down:
             # convert(layout(x)) -> layout(convert(x))
             last = cast  # the pair's second node, whose uses the new pair takes over

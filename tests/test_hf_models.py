@@ -34,11 +34,12 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear", "gpt_oss", "bloom", "mpt", "xglm", "gpt_neo",
             "granite_swa", "mimo_v2_flash", "gpt_neox_japanese", "falcon_alibi", "flint", "inkling2", "trocr")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16). (XGLM's own code fails in float64,
-# the reference here; TrOCR's older BART spelling is not rewritten under autocast yet, README.)
+# the reference here.)
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
             "gemma2": dict(attention=2, causal_conv1d=0), "bloom": dict(attention=1, causal_conv1d=0),
-            "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0)}
+            "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0),
+            "trocr": dict(attention=1, causal_conv1d=0)}
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import itertools
 import threading
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
@@ -108,6 +109,8 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
     else:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
+    if form.float32_mask:
+        values["mask"] = values["mask"].float()
     # a learned parameter (gpt-oss), or one logit per query row projected from the hidden states (Inkling 2)
     values["sinks"] = torch.empty((_B, _HQ, _S) if form.sinks == "inkling2" else _HQ, dtype=half, **grad)
     # 0-d tensors, so the trace keeps them as KeywordArgs for relax's _MaybeScale to find; distinct on purpose.
@@ -135,11 +138,13 @@ def variants():
                 # gpt-oss and MiMo take the softmax in the scores' dtype
                 plain_only = form.sinks or form.max_subtracted
                 for upcast in (False, True) if training and not plain_only else (False,):
-                    for bias_shape in bias_shapes if learned else (None,):
-                        f = dataclasses.replace(form, gqa=gqa, upcast=upcast)
+                    wide = training and upcast and form.mask_then_scale
+                    for bias_shape, float32_mask in itertools.product(bias_shapes if learned else (None,),
+                                                                      (False, True) if wide else (False,)):
+                        f = dataclasses.replace(form, gqa=gqa, upcast=upcast, float32_mask=float32_mask)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
-                            bias_shape and bias_shape[0] == 1 and "broadcast",
+                            float32_mask and "fp32_mask", bias_shape and bias_shape[0] == 1 and "broadcast",
                             "training" if training else "inference")))
                         yield name, f, training, bias_shape
 

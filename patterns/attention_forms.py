@@ -48,6 +48,9 @@ class Form:
     # the mask added before the scale, (s + mask)·c (HF CodeGen's own ``_attn``, transformers 5.17 and earlier): the
     # op's mask is mask·c, in float32 as eager adds the mask to float32 scores
     mask_then_scale: bool = False
+    # (a variant, as gqa and upcast are) the additive mask float32 in a half graph, autocast's: where the scale comes
+    # after the mask, the backward casts dS to half after the scale's backward instead of before it
+    float32_mask: bool = False
 
     @property
     def takes_sinks(self) -> bool:

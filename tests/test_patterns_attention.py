@@ -103,7 +103,7 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True), ("bmm_masked_fill", True),
             ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True), ("bloom_alibi_baddbmm", True),
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
-            ("bart_masked_bmm", True)]
+            ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))

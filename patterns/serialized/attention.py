@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-a62c330e71dc36b1a0419f9c'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-3696be58e0c1e816b5cf594a'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -7386,7 +7386,77 @@ def _p91():  # 91:codegen_mask_then_scale_fp32_softmax_training
     return output
 
 
-def _p92():  # 92:bert_no_mask_repeat_kv_inference
+def _p92():  # 92:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'), _users=2)
+    amax_default = CallFunction(aten.amax.default, mul_Tensor_1, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, mul_Tensor_1, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_1, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, fma_default, KeywordArg('scale'))
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_7, Ignored())
+    view_default_8 = CallFunction(aten.view.default, convert_element_type_default_3, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p93():  # 93:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7425,7 +7495,7 @@ def _p92():  # 92:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p93():  # 93:bert_additive_mask_repeat_kv_inference
+def _p94():  # 94:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7465,7 +7535,7 @@ def _p93():  # 93:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p94():  # 94:two_additive_masks_repeat_kv_inference
+def _p95():  # 95:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7506,7 +7576,7 @@ def _p94():  # 94:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p95():  # 95:nanogpt_masked_fill_repeat_kv_inference
+def _p96():  # 96:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7547,7 +7617,7 @@ def _p95():  # 95:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p96():  # 96:hf_gpt2_where_repeat_kv_inference
+def _p97():  # 97:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7588,7 +7658,7 @@ def _p96():  # 96:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p97():  # 97:hf_gpt2_where_padding_repeat_kv_inference
+def _p98():  # 98:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7630,7 +7700,7 @@ def _p97():  # 97:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p98():  # 98:where_scalar_fill_repeat_kv_inference
+def _p99():  # 99:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7671,7 +7741,7 @@ def _p98():  # 98:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p99():  # 99:where_scalar_fill_padding_repeat_kv_inference
+def _p100():  # 100:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7713,7 +7783,7 @@ def _p99():  # 99:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p100():  # 100:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p101():  # 101:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7756,7 +7826,7 @@ def _p100():  # 100:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p101():  # 101:softcap_no_mask_repeat_kv_inference
+def _p102():  # 102:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7798,7 +7868,7 @@ def _p101():  # 101:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p102():  # 102:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p103():  # 103:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7846,7 +7916,7 @@ def _p102():  # 102:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:sinks_no_mask_repeat_kv_inference
+def _p104():  # 104:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7893,7 +7963,7 @@ def _p103():  # 103:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p105():  # 105:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7938,7 +8008,7 @@ def _p104():  # 104:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p106():  # 106:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7983,7 +8053,7 @@ def _p105():  # 105:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:query_sinks_additive_mask_repeat_kv_inference
+def _p107():  # 107:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8027,7 +8097,7 @@ def _p106():  # 106:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p108():  # 108:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8087,7 +8157,7 @@ def _p107():  # 107:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p108():  # 108:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p109():  # 109:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8130,7 +8200,7 @@ def _p108():  # 108:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p109():  # 109:bert_no_mask_inference
+def _p110():  # 110:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8163,7 +8233,7 @@ def _p109():  # 109:bert_no_mask_inference
     return output
 
 
-def _p110():  # 110:bert_additive_mask_inference
+def _p111():  # 111:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8197,7 +8267,7 @@ def _p110():  # 110:bert_additive_mask_inference
     return output
 
 
-def _p111():  # 111:two_additive_masks_inference
+def _p112():  # 112:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8232,7 +8302,7 @@ def _p111():  # 111:two_additive_masks_inference
     return output
 
 
-def _p112():  # 112:nanogpt_masked_fill_inference
+def _p113():  # 113:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8267,7 +8337,7 @@ def _p112():  # 112:nanogpt_masked_fill_inference
     return output
 
 
-def _p113():  # 113:hf_gpt2_where_inference
+def _p114():  # 114:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8302,7 +8372,7 @@ def _p113():  # 113:hf_gpt2_where_inference
     return output
 
 
-def _p114():  # 114:hf_gpt2_where_padding_inference
+def _p115():  # 115:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8338,7 +8408,7 @@ def _p114():  # 114:hf_gpt2_where_padding_inference
     return output
 
 
-def _p115():  # 115:where_scalar_fill_inference
+def _p116():  # 116:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8373,7 +8443,7 @@ def _p115():  # 115:where_scalar_fill_inference
     return output
 
 
-def _p116():  # 116:where_scalar_fill_padding_inference
+def _p117():  # 117:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8409,7 +8479,7 @@ def _p116():  # 116:where_scalar_fill_padding_inference
     return output
 
 
-def _p117():  # 117:bmm_3d_inference
+def _p118():  # 118:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8429,7 +8499,7 @@ def _p117():  # 117:bmm_3d_inference
     return output
 
 
-def _p118():  # 118:bmm_3d_additive_mask_inference
+def _p119():  # 119:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8450,7 +8520,7 @@ def _p118():  # 118:bmm_3d_additive_mask_inference
     return output
 
 
-def _p119():  # 119:bmm_3d_masked_fill_inference
+def _p120():  # 120:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8472,7 +8542,7 @@ def _p119():  # 119:bmm_3d_masked_fill_inference
     return output
 
 
-def _p120():  # 120:bmm_3d_where_inference
+def _p121():  # 121:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8494,7 +8564,7 @@ def _p120():  # 120:bmm_3d_where_inference
     return output
 
 
-def _p121():  # 121:bmm_3d_where_scalar_fill_inference
+def _p122():  # 122:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8516,7 +8586,7 @@ def _p121():  # 121:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p122():  # 122:gemma2_softcap_additive_mask_inference
+def _p123():  # 123:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8553,7 +8623,7 @@ def _p122():  # 122:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p123():  # 123:softcap_no_mask_inference
+def _p124():  # 124:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8589,7 +8659,7 @@ def _p123():  # 123:softcap_no_mask_inference
     return output
 
 
-def _p124():  # 124:gpt_oss_sinks_additive_mask_inference
+def _p125():  # 125:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8631,7 +8701,7 @@ def _p124():  # 124:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p125():  # 125:sinks_no_mask_inference
+def _p126():  # 126:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8672,7 +8742,7 @@ def _p125():  # 125:sinks_no_mask_inference
     return output
 
 
-def _p126():  # 126:flint_float32_sinks_additive_mask_inference
+def _p127():  # 127:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8711,7 +8781,7 @@ def _p126():  # 126:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p127():  # 127:inkling2_two_additive_masks_query_sinks_inference
+def _p128():  # 128:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8750,7 +8820,7 @@ def _p127():  # 127:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p128():  # 128:query_sinks_additive_mask_inference
+def _p129():  # 129:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8788,7 +8858,7 @@ def _p128():  # 128:query_sinks_additive_mask_inference
     return output
 
 
-def _p129():  # 129:granite_swa_lse_sinks_additive_mask_inference
+def _p130():  # 130:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8842,7 +8912,7 @@ def _p129():  # 129:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p130():  # 130:mimo_max_subtracted_additive_mask_inference
+def _p131():  # 131:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8879,7 +8949,7 @@ def _p130():  # 130:mimo_max_subtracted_additive_mask_inference
     return output
 
 
-def _p131():  # 131:codegen_mask_then_scale_inference
+def _p132():  # 132:codegen_mask_then_scale_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9006,44 +9076,45 @@ PATTERNS = {
     '89:mimo_max_subtracted_additive_mask_training': _p89,
     '90:codegen_mask_then_scale_training': _p90,
     '91:codegen_mask_then_scale_fp32_softmax_training': _p91,
-    '92:bert_no_mask_repeat_kv_inference': _p92,
-    '93:bert_additive_mask_repeat_kv_inference': _p93,
-    '94:two_additive_masks_repeat_kv_inference': _p94,
-    '95:nanogpt_masked_fill_repeat_kv_inference': _p95,
-    '96:hf_gpt2_where_repeat_kv_inference': _p96,
-    '97:hf_gpt2_where_padding_repeat_kv_inference': _p97,
-    '98:where_scalar_fill_repeat_kv_inference': _p98,
-    '99:where_scalar_fill_padding_repeat_kv_inference': _p99,
-    '100:gemma2_softcap_additive_mask_repeat_kv_inference': _p100,
-    '101:softcap_no_mask_repeat_kv_inference': _p101,
-    '102:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p102,
-    '103:sinks_no_mask_repeat_kv_inference': _p103,
-    '104:flint_float32_sinks_additive_mask_repeat_kv_inference': _p104,
-    '105:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p105,
-    '106:query_sinks_additive_mask_repeat_kv_inference': _p106,
-    '107:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p107,
-    '108:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p108,
-    '109:bert_no_mask_inference': _p109,
-    '110:bert_additive_mask_inference': _p110,
-    '111:two_additive_masks_inference': _p111,
-    '112:nanogpt_masked_fill_inference': _p112,
-    '113:hf_gpt2_where_inference': _p113,
-    '114:hf_gpt2_where_padding_inference': _p114,
-    '115:where_scalar_fill_inference': _p115,
-    '116:where_scalar_fill_padding_inference': _p116,
-    '117:bmm_3d_inference': _p117,
-    '118:bmm_3d_additive_mask_inference': _p118,
-    '119:bmm_3d_masked_fill_inference': _p119,
-    '120:bmm_3d_where_inference': _p120,
-    '121:bmm_3d_where_scalar_fill_inference': _p121,
-    '122:gemma2_softcap_additive_mask_inference': _p122,
-    '123:softcap_no_mask_inference': _p123,
-    '124:gpt_oss_sinks_additive_mask_inference': _p124,
-    '125:sinks_no_mask_inference': _p125,
-    '126:flint_float32_sinks_additive_mask_inference': _p126,
-    '127:inkling2_two_additive_masks_query_sinks_inference': _p127,
-    '128:query_sinks_additive_mask_inference': _p128,
-    '129:granite_swa_lse_sinks_additive_mask_inference': _p129,
-    '130:mimo_max_subtracted_additive_mask_inference': _p130,
-    '131:codegen_mask_then_scale_inference': _p131,
+    '92:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p92,
+    '93:bert_no_mask_repeat_kv_inference': _p93,
+    '94:bert_additive_mask_repeat_kv_inference': _p94,
+    '95:two_additive_masks_repeat_kv_inference': _p95,
+    '96:nanogpt_masked_fill_repeat_kv_inference': _p96,
+    '97:hf_gpt2_where_repeat_kv_inference': _p97,
+    '98:hf_gpt2_where_padding_repeat_kv_inference': _p98,
+    '99:where_scalar_fill_repeat_kv_inference': _p99,
+    '100:where_scalar_fill_padding_repeat_kv_inference': _p100,
+    '101:gemma2_softcap_additive_mask_repeat_kv_inference': _p101,
+    '102:softcap_no_mask_repeat_kv_inference': _p102,
+    '103:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p103,
+    '104:sinks_no_mask_repeat_kv_inference': _p104,
+    '105:flint_float32_sinks_additive_mask_repeat_kv_inference': _p105,
+    '106:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p106,
+    '107:query_sinks_additive_mask_repeat_kv_inference': _p107,
+    '108:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p108,
+    '109:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p109,
+    '110:bert_no_mask_inference': _p110,
+    '111:bert_additive_mask_inference': _p111,
+    '112:two_additive_masks_inference': _p112,
+    '113:nanogpt_masked_fill_inference': _p113,
+    '114:hf_gpt2_where_inference': _p114,
+    '115:hf_gpt2_where_padding_inference': _p115,
+    '116:where_scalar_fill_inference': _p116,
+    '117:where_scalar_fill_padding_inference': _p117,
+    '118:bmm_3d_inference': _p118,
+    '119:bmm_3d_additive_mask_inference': _p119,
+    '120:bmm_3d_masked_fill_inference': _p120,
+    '121:bmm_3d_where_inference': _p121,
+    '122:bmm_3d_where_scalar_fill_inference': _p122,
+    '123:gemma2_softcap_additive_mask_inference': _p123,
+    '124:softcap_no_mask_inference': _p124,
+    '125:gpt_oss_sinks_additive_mask_inference': _p125,
+    '126:sinks_no_mask_inference': _p126,
+    '127:flint_float32_sinks_additive_mask_inference': _p127,
+    '128:inkling2_two_additive_masks_query_sinks_inference': _p128,
+    '129:query_sinks_additive_mask_inference': _p129,
+    '130:granite_swa_lse_sinks_additive_mask_inference': _p130,
+    '131:mimo_max_subtracted_additive_mask_inference': _p131,
+    '132:codegen_mask_then_scale_inference': _p132,
 }

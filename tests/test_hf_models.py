@@ -39,7 +39,7 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
             "gemma2": dict(attention=2, causal_conv1d=0), "bloom": dict(attention=1, causal_conv1d=0),
             "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0),
-            "trocr": dict(attention=1, causal_conv1d=0)}
+            "trocr": dict(attention=1, causal_conv1d=0), "codegen": dict(attention=1, causal_conv1d=0)}
 
 
 @contextlib.contextmanager

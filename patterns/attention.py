@@ -102,6 +102,8 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
     values = {"query": heads(_HQ), "key": heads(hkv), "value": heads(hkv)}
     if MASKS[form.mask].learned:
         values["mask"] = torch.empty(bias_shape, dtype=half, **grad)
+    elif form.mask == "masked_fill_heads":  # FSMT's key padding mask, one row per batch
+        values["mask"] = torch.empty(_B, 1, 1, _S, dtype=torch.bool)
     elif "fill" in MASKS[form.mask].inputs:  # masked_fill / where: a bool mask broadcast over batch and heads
         values["mask"] = torch.empty((1, _S, _S) if form.scores == "bmm" else (1, 1, _S, _S), dtype=torch.bool)
     elif form.scores == "bmm":

@@ -253,6 +253,31 @@ def masks_supported(match) -> bool:
     return True
 
 
+@predicate
+def mask_splits_heads(match) -> bool:
+    """FSMT: the mask is a bool tensor on q's device, (B, 1 or H, 1 or Sq, Sk) for (B·H, Sq, Sk) scores, and every
+    reshape in the match between 3-D and 4-D splits (B·H) into (B, H) with B the mask's batch, or merges it back:
+    the views put each score of the 3-D bmm where the mask reads it, as the op's (B, H, Sq, Sk) does."""
+    q, k, m = _val(match, "query"), _val(match, "key"), _val(match, "mask")
+    if not (isinstance(m, torch.Tensor) and m.dtype == torch.bool and m.device == q.device and m.dim() == 4
+            and q.dim() == 3):
+        return False
+    for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+        src, dst = _shape(node.args[0]), _shape(node)
+        if len(src) == 3 and len(dst) == 4:
+            three, four = src, dst
+        elif len(src) == 4 and len(dst) == 3:
+            three, four = dst, src
+        else:
+            if not _same_shape(src, dst):
+                return False
+            continue
+        if not (_same_shape(four[:1], m.shape[:1]) and _same_shape((four[0] * four[1], *four[2:]), three)
+                and _same_shape(three, (q.shape[0], q.shape[1], k.shape[-2])) and broadcasts_to(m, four)):
+            return False
+    return True
+
+
 def broadcasts_to(m: torch.Tensor, shape) -> bool:
     """m has 1 to len(shape) dims, each equal to shape's or 1: it broadcasts to shape without growing it."""
     return 1 <= m.dim() <= len(shape) and all(_known(a == s) or _known(a == 1)
@@ -428,7 +453,8 @@ def all_hold(match, form) -> bool:
     from inductor_conv.patterns.attention_forms import MASKS
 
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
-              scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two, masks_supported,
+              scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two,
+              mask_splits_heads if form.mask == "masked_fill_heads" else masks_supported,
               head_sums_reduce_broadcast_kv, computes_a_gradient, gradients_shaped_like_inputs, no_outside_users]
     if form.gqa:
         checks.append(repeat_kv_interleaves)

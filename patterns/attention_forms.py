@@ -83,6 +83,12 @@ def _search_masked_fill(s, mask, fill, padding):
     return s.masked_fill(mask, fill)
 
 
+def _search_masked_fill_heads(s, mask, fill, padding):
+    """HF FSMT (fairseq's ``key_padding_mask``): the (B·H, Sq, Sk) bmm scores viewed as (B, H, Sq, Sk) for a
+    (B, 1, 1, Sk) bool mask, ``masked_fill(mask, finfo.min)``, viewed back."""
+    return s.view(mask.shape[0], -1, *s.shape[1:]).masked_fill(mask, fill).view(s.shape)
+
+
 def _search_where(s, mask, fill, padding):
     """HF GPT-2 ``torch.where(causal, s, torch.full([], finfo(dtype).min))`` (True = attend)."""
     return torch.where(mask, s, torch.full([], fill, dtype=s.dtype, device=s.device))
@@ -163,6 +169,8 @@ MASKS = {
     "additive_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding")),
     "bias_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
+    # q, k, v reach the op with the mask's batch split off (attention_replacement), so its to_op is masked_fill's
+    "masked_fill_heads": MaskPiece(_search_masked_fill_heads, _op_mask_masked_fill, ("mask", "fill")),
     "where": MaskPiece(_search_where, _op_mask_where, ("mask", "fill")),
     "where_scalar": MaskPiece(_search_where_scalar, _op_mask_where, ("mask", "fill")),
     "where_padding": MaskPiece(_search_where_padding, _op_mask_where_padding, ("mask", "fill", "padding")),
@@ -289,18 +297,23 @@ def _op_scale(query, scale, kind):
 
 def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, scale_kind, q_scale, q_scale_kind,
                           softcap, dropout_p, *, form: Form):
+    split_heads = form.mask == "masked_fill_heads"
+    if split_heads:  # (B·H, S, D) -> (B, H, S, D), B the mask's batch (attention_checks.mask_splits_heads)
+        query, key, value = (x.unflatten(0, (mask.shape[0], -1)) for x in (query, key, value))
     query, op_scale = _op_scale(query, scale, scale_kind)
     query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
     query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
     if form.mask_then_scale:  # (s + mask)·c == s·c + mask·c
         attn_mask = _apply_scale(attn_mask.float(), scale, scale_kind)
-    if form.scores == "bmm":  # (B·H, S, D) -> (1, B·H, S, D); the mask broadcasts over (Sq, Sk)
+    if form.scores == "bmm" and not split_heads:  # (B·H, S, D) -> (1, B·H, S, D); the mask broadcasts over (Sq, Sk)
         query, key, value = query[None], key[None], value[None]
     B, Hq, Sq, _ = query.shape
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, key.shape[-2])  # a view: broadcast dims get stride 0
     out = attention_op(query, key, value, attn_mask, dropout_p, op_scale * op_q_scale,
                        softcap if form.softcap else 0.0, sinks if form.takes_sinks else None)
+    if split_heads:
+        return out.flatten(0, 1)
     return out.squeeze(0) if form.scores == "bmm" else out
 
 
@@ -355,6 +368,7 @@ FORMS = (
     Form("bmm_3d_additive_mask", scores="bmm", mask="additive"),
     Form("bmm_3d_learned_bias", scores="bmm", mask="bias"),
     Form("bmm_3d_masked_fill", scores="bmm", mask="masked_fill"),
+    Form("fsmt_bmm_masked_fill_heads", scores="bmm", mask="masked_fill_heads"),
     Form("bmm_3d_where", scores="bmm", mask="where"),
     Form("bmm_3d_where_scalar_fill", scores="bmm", mask="where_scalar"),
     Form("gemma2_softcap_additive_mask", mask="additive", softcap=True),

@@ -252,6 +252,29 @@ def _bart_bmm(m, q, k, v, mask):
     return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
 
 
+def _fsmt(m, q, k, v, mask):
+    """HF FSMT (fairseq): q scaled by its projection and laid out (T, B·H, D) then transposed, k and v folded into
+    (B·H, S, D); the key padding mask (B, 1, 1, S) filled with finfo.min on a 4-D view of the bmm scores, viewed
+    back, softmax, dropout, bmm."""
+    q, k, v = heads(q * m.scaling, k, v)
+    b, h, s, d = q.shape
+    q3 = q.permute(2, 0, 1, 3).reshape(s, b * h, d).transpose(0, 1)
+    w = torch.bmm(q3, k.reshape(b * h, s, d).transpose(1, 2))
+    w = w.view(b, h, s, s).masked_fill(mask, torch.finfo(w.dtype).min).view(b * h, s, s)
+    p = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return merge(torch.bmm(p, v.reshape(b * h, s, d)).view(b, h, s, d))
+
+
+def _fsmt_heads_first(m, q, k, v, mask):
+    """FSMT's scores viewed as (H, B, Sq, Sk), heads first, for a (1, B, 1, Sk) mask: the 4-D view does not put the
+    (B·H) rows where a (B, H) split does, so the mask hides other rows than the op's would."""
+    q, k, v = heads(q * m.scaling, k, v)
+    b, h, s, d = q.shape
+    w = torch.bmm(q.reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2))
+    w = w.view(h, b, s, s).masked_fill(mask, torch.finfo(w.dtype).min).view(b * h, s, s)
+    return merge(torch.bmm(F.softmax(w, dim=-1), v.reshape(b * h, s, d)).view(b, h, s, d))
+
+
 def gpt_neo(m, q, k, v, mask, upcast=True):
     """HF GPT-Neo: q and k upcast to float32 (real casts in half, Note [float32 scores]; ``upcast=False``: the same
     attention with half scores), no scale, the causal buffer's ``where`` with a ``torch.tensor`` constant for the
@@ -396,6 +419,17 @@ def _causal_left_padding():
     return build
 
 
+def _key_padding():
+    """fairseq's key padding mask (B, 1, 1, S), True = padding: batch 0's last three keys."""
+
+    def build():
+        hidden = torch.zeros(B, 1, 1, S, dtype=torch.bool)
+        hidden[0, ..., -3:] = True
+        return hidden
+
+    return build
+
+
 def _right_padding():
     """GPT-2 padding mask (B, 1, 1, S): 0 or finfo.min for the last two keys of batch 0."""
 
@@ -439,6 +473,7 @@ RECOGNISED = {
     "falcon_alibi_twice": (_falcon, {}, _causal_left_padding(), H),
     "falcon_alibi_multi_query": (_falcon, {}, _causal_left_padding(), 1),
     "gpt_neo_tensor_fill": (gpt_neo, {}, _right_padding(), H),
+    "fsmt_key_padding": (_fsmt, {}, _key_padding(), H),
     "codegen_mask_then_scale": (_codegen, {}, _causal_left_padding(), H),
     "codegen_random_mask_then_scale": (_codegen, {}, additive(B, 1, S, S), H),  # a mask the scale changes
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
@@ -522,6 +557,7 @@ LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim
     "int_additive_mask": (bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
     "softcap_two_constants": (gemma2(1.5, 2.0), {}, additive(B, 1, S, S), HKV, D),
+    "fsmt_mask_view_heads_first": (_fsmt_heads_first, {}, lambda: torch.rand(1, B, 1, S) < 0.3, H, D),
 }
 # the routing table (inductor_conv/heuristics/attention.py template_pays): soft-capping at head dim 256 with a mask
 # input the pass cannot prove causal is measured slower fused than in Inductor's own graph when the template computes

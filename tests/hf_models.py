@@ -15,6 +15,7 @@ import torch
 import transformers
 
 VOCAB, BATCH, LENGTH = 64, 2, 16
+_TRANSFORMERS = tuple(int(x) for x in transformers.__version__.split(".")[:2])
 
 
 def _config(model_type: str, **kwargs):
@@ -44,6 +45,15 @@ def _t5():
     config = transformers.T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=1, num_heads=4,
                                    dropout_rate=0.0)
     return transformers.T5ForConditionalGeneration._from_config(config, attn_implementation="eager")
+
+
+def _fsmt():
+    config = transformers.FSMTConfig(langs=["en", "de"], src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=64,
+                                     encoder_attention_heads=4, decoder_attention_heads=4, encoder_layers=1,
+                                     decoder_layers=1, encoder_ffn_dim=128, decoder_ffn_dim=128, dropout=0.0,
+                                     attention_dropout=0.0, activation_dropout=0.0, max_position_embeddings=64,
+                                     pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+    return transformers.FSMTForConditionalGeneration._from_config(config, attn_implementation="eager")
 
 
 def _recent_causal_lm(model_type, module=None, **kwargs):
@@ -112,6 +122,11 @@ MODELS = {
                      dict(attention=1, causal_conv1d=0), dict(padding="left")),
     # TrOCR's decoder: the older BART spelling, the mask added on a 4-D view of (B·H)-batched bmm scores (its
     # dropouts are float attributes, as XGLM's: the config switches them off)
+    # FSMT (fairseq's WMT19 translation models): q laid out (T, B·H, D), the encoder's and the cross-attention's key
+    # padding mask filled on a 4-D view of the bmm scores. Its decoder self-attention adds a causal mask on such a
+    # view in transformers 5.17 (not rewritten; 5.24 does not pass that mask, and it is; versions between untried)
+    "fsmt": (_fsmt, dict(attention=3 if _TRANSFORMERS >= (5, 24) else 2, causal_conv1d=0),
+             dict(padding="right", decoder=True)),
     "trocr": (lambda: _causal_lm("trocr", d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128,
                                  dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0,
                                  bos_token_id=1, eos_token_id=2),

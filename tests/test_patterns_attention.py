@@ -59,7 +59,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
-           ("bart_masked_bmm", True)]
+           ("bart_masked_bmm", True), ("fsmt_key_padding", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -86,7 +86,8 @@ def test_recognised_dynamic(name, train, monkeypatch):
 
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
-        ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True)]
+        ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True),
+        ("fsmt_key_padding", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -103,7 +104,8 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("t5_v5_batch_bias_then_mask", True), ("bert_learned_mask_bhss", True), ("bmm_masked_fill", True),
             ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True), ("bloom_alibi_baddbmm", True),
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
-            ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True)]
+            ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
+            ("fsmt_key_padding", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -365,7 +367,8 @@ def test_layouts_without_copies(layout, train):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["hf_llama_repeat_kv", "hf_gpt2", "nanogpt", "bloom_alibi_baddbmm",
-                                  "mpt_alibi_masked_fill", "xglm_clamped_bmm", "falcon_alibi_twice"])
+                                  "mpt_alibi_masked_fill", "xglm_clamped_bmm", "falcon_alibi_twice",
+                                  "bart_masked_bmm", "codegen_random_mask_then_scale", "fsmt_key_padding"])
 def test_recognised_on_cuda_bf16(name):
     """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
     model, args = make_case(name, torch.bfloat16)

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-3696be58e0c1e816b5cf594a'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-79efa6e67d49cb1cb8bd18ef'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -5786,7 +5786,128 @@ def _p71():  # 71:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p72():  # 72:bmm_3d_where_training
+def _p72():  # 72:fsmt_bmm_masked_fill_heads_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, mul_Tensor, permute_default)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, bmm_default, KeywordArg('scale'))
+    view_default = CallFunction(aten.view.default, mul_Tensor_1, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    view_default_1 = CallFunction(aten.view.default, where_self, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, mul_Tensor_3, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, bmm_default_2, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, convert_element_type_default_5, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, mul_Tensor_7, permute_default_2)
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, bmm_default_3, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, mul_Tensor, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, mul_Tensor_7)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      mul_Tensor_8,
+      permute_default_4,
+      bmm_default_5,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p73():  # 73:fsmt_bmm_masked_fill_heads_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, mul_Tensor, permute_default)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, bmm_default, KeywordArg('scale'))
+    view_default = CallFunction(aten.view.default, mul_Tensor_1, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    view_default_1 = CallFunction(aten.view.default, where_self, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, mul_Tensor_3, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, bmm_default_2, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    view_default_2 = CallFunction(aten.view.default, convert_element_type_default_4, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, view_default_2)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, view_default_3, KeywordArg('scale'), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, mul_Tensor_7, permute_default_2)
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, bmm_default_3, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, mul_Tensor, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, mul_Tensor_7)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_4, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      mul_Tensor_8,
+      permute_default_4,
+      bmm_default_5,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p74():  # 74:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5843,7 +5964,7 @@ def _p72():  # 72:bmm_3d_where_training
     return output
 
 
-def _p73():  # 73:bmm_3d_where_fp32_softmax_training
+def _p75():  # 75:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5899,7 +6020,7 @@ def _p73():  # 73:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p74():  # 74:bmm_3d_where_scalar_fill_training
+def _p76():  # 76:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5956,7 +6077,7 @@ def _p74():  # 74:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p75():  # 75:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p77():  # 77:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6012,7 +6133,7 @@ def _p75():  # 75:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p76():  # 76:gemma2_softcap_additive_mask_training
+def _p78():  # 78:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6096,7 +6217,7 @@ def _p76():  # 76:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p77():  # 77:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p79():  # 79:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6179,7 +6300,7 @@ def _p77():  # 77:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p78():  # 78:softcap_no_mask_training
+def _p80():  # 80:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6261,7 +6382,7 @@ def _p78():  # 78:softcap_no_mask_training
     return output
 
 
-def _p79():  # 79:softcap_no_mask_fp32_softmax_training
+def _p81():  # 81:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6342,7 +6463,7 @@ def _p79():  # 79:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p80():  # 80:gpt_oss_sinks_additive_mask_training
+def _p82():  # 82:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6435,7 +6556,7 @@ def _p80():  # 80:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p81():  # 81:sinks_no_mask_training
+def _p83():  # 83:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6526,7 +6647,7 @@ def _p81():  # 81:sinks_no_mask_training
     return output
 
 
-def _p82():  # 82:flint_float32_sinks_additive_mask_training
+def _p84():  # 84:flint_float32_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6610,7 +6731,7 @@ def _p82():  # 82:flint_float32_sinks_additive_mask_training
     return output
 
 
-def _p83():  # 83:inkling2_bias_then_mask_query_sinks_broadcast_training
+def _p85():  # 85:inkling2_bias_then_mask_query_sinks_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6694,7 +6815,7 @@ def _p83():  # 83:inkling2_bias_then_mask_query_sinks_broadcast_training
     return output
 
 
-def _p84():  # 84:inkling2_bias_then_mask_query_sinks_training
+def _p86():  # 86:inkling2_bias_then_mask_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6777,7 +6898,7 @@ def _p84():  # 84:inkling2_bias_then_mask_query_sinks_training
     return output
 
 
-def _p85():  # 85:inkling2_two_additive_masks_query_sinks_training
+def _p87():  # 87:inkling2_two_additive_masks_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6860,7 +6981,7 @@ def _p85():  # 85:inkling2_two_additive_masks_query_sinks_training
     return output
 
 
-def _p86():  # 86:query_sinks_additive_mask_training
+def _p88():  # 88:query_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6941,7 +7062,7 @@ def _p86():  # 86:query_sinks_additive_mask_training
     return output
 
 
-def _p87():  # 87:granite_swa_lse_sinks_additive_mask_training
+def _p89():  # 89:granite_swa_lse_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7052,7 +7173,7 @@ def _p87():  # 87:granite_swa_lse_sinks_additive_mask_training
     return output
 
 
-def _p88():  # 88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+def _p90():  # 90:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7162,7 +7283,7 @@ def _p88():  # 88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     return output
 
 
-def _p89():  # 89:mimo_max_subtracted_additive_mask_training
+def _p91():  # 91:mimo_max_subtracted_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7243,7 +7364,7 @@ def _p89():  # 89:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p90():  # 90:codegen_mask_then_scale_training
+def _p92():  # 92:codegen_mask_then_scale_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7315,7 +7436,7 @@ def _p90():  # 90:codegen_mask_then_scale_training
     return output
 
 
-def _p91():  # 91:codegen_mask_then_scale_fp32_softmax_training
+def _p93():  # 93:codegen_mask_then_scale_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7386,7 +7507,7 @@ def _p91():  # 91:codegen_mask_then_scale_fp32_softmax_training
     return output
 
 
-def _p92():  # 92:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
+def _p94():  # 94:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7456,7 +7577,7 @@ def _p92():  # 92:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p93():  # 93:bert_no_mask_repeat_kv_inference
+def _p95():  # 95:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7495,7 +7616,7 @@ def _p93():  # 93:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p94():  # 94:bert_additive_mask_repeat_kv_inference
+def _p96():  # 96:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7535,7 +7656,7 @@ def _p94():  # 94:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p95():  # 95:two_additive_masks_repeat_kv_inference
+def _p97():  # 97:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7576,7 +7697,7 @@ def _p95():  # 95:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p96():  # 96:nanogpt_masked_fill_repeat_kv_inference
+def _p98():  # 98:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7617,7 +7738,7 @@ def _p96():  # 96:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p97():  # 97:hf_gpt2_where_repeat_kv_inference
+def _p99():  # 99:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7658,7 +7779,7 @@ def _p97():  # 97:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p98():  # 98:hf_gpt2_where_padding_repeat_kv_inference
+def _p100():  # 100:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7700,7 +7821,7 @@ def _p98():  # 98:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p99():  # 99:where_scalar_fill_repeat_kv_inference
+def _p101():  # 101:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7741,7 +7862,7 @@ def _p99():  # 99:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p100():  # 100:where_scalar_fill_padding_repeat_kv_inference
+def _p102():  # 102:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7783,7 +7904,7 @@ def _p100():  # 100:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p101():  # 101:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p103():  # 103:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7826,7 +7947,7 @@ def _p101():  # 101:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p102():  # 102:softcap_no_mask_repeat_kv_inference
+def _p104():  # 104:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7868,7 +7989,7 @@ def _p102():  # 102:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p105():  # 105:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7916,7 +8037,7 @@ def _p103():  # 103:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:sinks_no_mask_repeat_kv_inference
+def _p106():  # 106:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7963,7 +8084,7 @@ def _p104():  # 104:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p107():  # 107:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8008,7 +8129,7 @@ def _p105():  # 105:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p108():  # 108:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8053,7 +8174,7 @@ def _p106():  # 106:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:query_sinks_additive_mask_repeat_kv_inference
+def _p109():  # 109:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8097,7 +8218,7 @@ def _p107():  # 107:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p108():  # 108:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p110():  # 110:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8157,7 +8278,7 @@ def _p108():  # 108:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p109():  # 109:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p111():  # 111:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8200,7 +8321,7 @@ def _p109():  # 109:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p110():  # 110:bert_no_mask_inference
+def _p112():  # 112:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8233,7 +8354,7 @@ def _p110():  # 110:bert_no_mask_inference
     return output
 
 
-def _p111():  # 111:bert_additive_mask_inference
+def _p113():  # 113:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8267,7 +8388,7 @@ def _p111():  # 111:bert_additive_mask_inference
     return output
 
 
-def _p112():  # 112:two_additive_masks_inference
+def _p114():  # 114:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8302,7 +8423,7 @@ def _p112():  # 112:two_additive_masks_inference
     return output
 
 
-def _p113():  # 113:nanogpt_masked_fill_inference
+def _p115():  # 115:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8337,7 +8458,7 @@ def _p113():  # 113:nanogpt_masked_fill_inference
     return output
 
 
-def _p114():  # 114:hf_gpt2_where_inference
+def _p116():  # 116:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8372,7 +8493,7 @@ def _p114():  # 114:hf_gpt2_where_inference
     return output
 
 
-def _p115():  # 115:hf_gpt2_where_padding_inference
+def _p117():  # 117:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8408,7 +8529,7 @@ def _p115():  # 115:hf_gpt2_where_padding_inference
     return output
 
 
-def _p116():  # 116:where_scalar_fill_inference
+def _p118():  # 118:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8443,7 +8564,7 @@ def _p116():  # 116:where_scalar_fill_inference
     return output
 
 
-def _p117():  # 117:where_scalar_fill_padding_inference
+def _p119():  # 119:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8479,7 +8600,7 @@ def _p117():  # 117:where_scalar_fill_padding_inference
     return output
 
 
-def _p118():  # 118:bmm_3d_inference
+def _p120():  # 120:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8499,7 +8620,7 @@ def _p118():  # 118:bmm_3d_inference
     return output
 
 
-def _p119():  # 119:bmm_3d_additive_mask_inference
+def _p121():  # 121:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8520,7 +8641,7 @@ def _p119():  # 119:bmm_3d_additive_mask_inference
     return output
 
 
-def _p120():  # 120:bmm_3d_masked_fill_inference
+def _p122():  # 122:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8542,7 +8663,31 @@ def _p120():  # 120:bmm_3d_masked_fill_inference
     return output
 
 
-def _p121():  # 121:bmm_3d_where_inference
+def _p123():  # 123:fsmt_bmm_masked_fill_heads_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    bmm_default = CallFunction(aten.bmm.default, mul_Tensor, permute_default)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, bmm_default, KeywordArg('scale'))
+    view_default = CallFunction(aten.view.default, mul_Tensor_1, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    view_default_1 = CallFunction(aten.view.default, where_self, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    output = CallFunction(aten.bmm.default, mul_Tensor_3, KeywordArg('value'), _users=0)
+    return output
+
+
+def _p124():  # 124:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8564,7 +8709,7 @@ def _p121():  # 121:bmm_3d_where_inference
     return output
 
 
-def _p122():  # 122:bmm_3d_where_scalar_fill_inference
+def _p125():  # 125:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8586,7 +8731,7 @@ def _p122():  # 122:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p123():  # 123:gemma2_softcap_additive_mask_inference
+def _p126():  # 126:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8623,7 +8768,7 @@ def _p123():  # 123:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p124():  # 124:softcap_no_mask_inference
+def _p127():  # 127:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8659,7 +8804,7 @@ def _p124():  # 124:softcap_no_mask_inference
     return output
 
 
-def _p125():  # 125:gpt_oss_sinks_additive_mask_inference
+def _p128():  # 128:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8701,7 +8846,7 @@ def _p125():  # 125:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p126():  # 126:sinks_no_mask_inference
+def _p129():  # 129:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8742,7 +8887,7 @@ def _p126():  # 126:sinks_no_mask_inference
     return output
 
 
-def _p127():  # 127:flint_float32_sinks_additive_mask_inference
+def _p130():  # 130:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8781,7 +8926,7 @@ def _p127():  # 127:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p128():  # 128:inkling2_two_additive_masks_query_sinks_inference
+def _p131():  # 131:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8820,7 +8965,7 @@ def _p128():  # 128:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p129():  # 129:query_sinks_additive_mask_inference
+def _p132():  # 132:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8858,7 +9003,7 @@ def _p129():  # 129:query_sinks_additive_mask_inference
     return output
 
 
-def _p130():  # 130:granite_swa_lse_sinks_additive_mask_inference
+def _p133():  # 133:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8912,7 +9057,7 @@ def _p130():  # 130:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p131():  # 131:mimo_max_subtracted_additive_mask_inference
+def _p134():  # 134:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8949,7 +9094,7 @@ def _p131():  # 131:mimo_max_subtracted_additive_mask_inference
     return output
 
 
-def _p132():  # 132:codegen_mask_then_scale_inference
+def _p135():  # 135:codegen_mask_then_scale_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9056,65 +9201,68 @@ PATTERNS = {
     '69:bmm_3d_learned_bias_fp32_softmax_training': _p69,
     '70:bmm_3d_masked_fill_training': _p70,
     '71:bmm_3d_masked_fill_fp32_softmax_training': _p71,
-    '72:bmm_3d_where_training': _p72,
-    '73:bmm_3d_where_fp32_softmax_training': _p73,
-    '74:bmm_3d_where_scalar_fill_training': _p74,
-    '75:bmm_3d_where_scalar_fill_fp32_softmax_training': _p75,
-    '76:gemma2_softcap_additive_mask_training': _p76,
-    '77:gemma2_softcap_additive_mask_fp32_softmax_training': _p77,
-    '78:softcap_no_mask_training': _p78,
-    '79:softcap_no_mask_fp32_softmax_training': _p79,
-    '80:gpt_oss_sinks_additive_mask_training': _p80,
-    '81:sinks_no_mask_training': _p81,
-    '82:flint_float32_sinks_additive_mask_training': _p82,
-    '83:inkling2_bias_then_mask_query_sinks_broadcast_training': _p83,
-    '84:inkling2_bias_then_mask_query_sinks_training': _p84,
-    '85:inkling2_two_additive_masks_query_sinks_training': _p85,
-    '86:query_sinks_additive_mask_training': _p86,
-    '87:granite_swa_lse_sinks_additive_mask_training': _p87,
-    '88:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p88,
-    '89:mimo_max_subtracted_additive_mask_training': _p89,
-    '90:codegen_mask_then_scale_training': _p90,
-    '91:codegen_mask_then_scale_fp32_softmax_training': _p91,
-    '92:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p92,
-    '93:bert_no_mask_repeat_kv_inference': _p93,
-    '94:bert_additive_mask_repeat_kv_inference': _p94,
-    '95:two_additive_masks_repeat_kv_inference': _p95,
-    '96:nanogpt_masked_fill_repeat_kv_inference': _p96,
-    '97:hf_gpt2_where_repeat_kv_inference': _p97,
-    '98:hf_gpt2_where_padding_repeat_kv_inference': _p98,
-    '99:where_scalar_fill_repeat_kv_inference': _p99,
-    '100:where_scalar_fill_padding_repeat_kv_inference': _p100,
-    '101:gemma2_softcap_additive_mask_repeat_kv_inference': _p101,
-    '102:softcap_no_mask_repeat_kv_inference': _p102,
-    '103:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p103,
-    '104:sinks_no_mask_repeat_kv_inference': _p104,
-    '105:flint_float32_sinks_additive_mask_repeat_kv_inference': _p105,
-    '106:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p106,
-    '107:query_sinks_additive_mask_repeat_kv_inference': _p107,
-    '108:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p108,
-    '109:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p109,
-    '110:bert_no_mask_inference': _p110,
-    '111:bert_additive_mask_inference': _p111,
-    '112:two_additive_masks_inference': _p112,
-    '113:nanogpt_masked_fill_inference': _p113,
-    '114:hf_gpt2_where_inference': _p114,
-    '115:hf_gpt2_where_padding_inference': _p115,
-    '116:where_scalar_fill_inference': _p116,
-    '117:where_scalar_fill_padding_inference': _p117,
-    '118:bmm_3d_inference': _p118,
-    '119:bmm_3d_additive_mask_inference': _p119,
-    '120:bmm_3d_masked_fill_inference': _p120,
-    '121:bmm_3d_where_inference': _p121,
-    '122:bmm_3d_where_scalar_fill_inference': _p122,
-    '123:gemma2_softcap_additive_mask_inference': _p123,
-    '124:softcap_no_mask_inference': _p124,
-    '125:gpt_oss_sinks_additive_mask_inference': _p125,
-    '126:sinks_no_mask_inference': _p126,
-    '127:flint_float32_sinks_additive_mask_inference': _p127,
-    '128:inkling2_two_additive_masks_query_sinks_inference': _p128,
-    '129:query_sinks_additive_mask_inference': _p129,
-    '130:granite_swa_lse_sinks_additive_mask_inference': _p130,
-    '131:mimo_max_subtracted_additive_mask_inference': _p131,
-    '132:codegen_mask_then_scale_inference': _p132,
+    '72:fsmt_bmm_masked_fill_heads_training': _p72,
+    '73:fsmt_bmm_masked_fill_heads_fp32_softmax_training': _p73,
+    '74:bmm_3d_where_training': _p74,
+    '75:bmm_3d_where_fp32_softmax_training': _p75,
+    '76:bmm_3d_where_scalar_fill_training': _p76,
+    '77:bmm_3d_where_scalar_fill_fp32_softmax_training': _p77,
+    '78:gemma2_softcap_additive_mask_training': _p78,
+    '79:gemma2_softcap_additive_mask_fp32_softmax_training': _p79,
+    '80:softcap_no_mask_training': _p80,
+    '81:softcap_no_mask_fp32_softmax_training': _p81,
+    '82:gpt_oss_sinks_additive_mask_training': _p82,
+    '83:sinks_no_mask_training': _p83,
+    '84:flint_float32_sinks_additive_mask_training': _p84,
+    '85:inkling2_bias_then_mask_query_sinks_broadcast_training': _p85,
+    '86:inkling2_bias_then_mask_query_sinks_training': _p86,
+    '87:inkling2_two_additive_masks_query_sinks_training': _p87,
+    '88:query_sinks_additive_mask_training': _p88,
+    '89:granite_swa_lse_sinks_additive_mask_training': _p89,
+    '90:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p90,
+    '91:mimo_max_subtracted_additive_mask_training': _p91,
+    '92:codegen_mask_then_scale_training': _p92,
+    '93:codegen_mask_then_scale_fp32_softmax_training': _p93,
+    '94:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p94,
+    '95:bert_no_mask_repeat_kv_inference': _p95,
+    '96:bert_additive_mask_repeat_kv_inference': _p96,
+    '97:two_additive_masks_repeat_kv_inference': _p97,
+    '98:nanogpt_masked_fill_repeat_kv_inference': _p98,
+    '99:hf_gpt2_where_repeat_kv_inference': _p99,
+    '100:hf_gpt2_where_padding_repeat_kv_inference': _p100,
+    '101:where_scalar_fill_repeat_kv_inference': _p101,
+    '102:where_scalar_fill_padding_repeat_kv_inference': _p102,
+    '103:gemma2_softcap_additive_mask_repeat_kv_inference': _p103,
+    '104:softcap_no_mask_repeat_kv_inference': _p104,
+    '105:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p105,
+    '106:sinks_no_mask_repeat_kv_inference': _p106,
+    '107:flint_float32_sinks_additive_mask_repeat_kv_inference': _p107,
+    '108:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p108,
+    '109:query_sinks_additive_mask_repeat_kv_inference': _p109,
+    '110:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p110,
+    '111:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p111,
+    '112:bert_no_mask_inference': _p112,
+    '113:bert_additive_mask_inference': _p113,
+    '114:two_additive_masks_inference': _p114,
+    '115:nanogpt_masked_fill_inference': _p115,
+    '116:hf_gpt2_where_inference': _p116,
+    '117:hf_gpt2_where_padding_inference': _p117,
+    '118:where_scalar_fill_inference': _p118,
+    '119:where_scalar_fill_padding_inference': _p119,
+    '120:bmm_3d_inference': _p120,
+    '121:bmm_3d_additive_mask_inference': _p121,
+    '122:bmm_3d_masked_fill_inference': _p122,
+    '123:fsmt_bmm_masked_fill_heads_inference': _p123,
+    '124:bmm_3d_where_inference': _p124,
+    '125:bmm_3d_where_scalar_fill_inference': _p125,
+    '126:gemma2_softcap_additive_mask_inference': _p126,
+    '127:softcap_no_mask_inference': _p127,
+    '128:gpt_oss_sinks_additive_mask_inference': _p128,
+    '129:sinks_no_mask_inference': _p129,
+    '130:flint_float32_sinks_additive_mask_inference': _p130,
+    '131:inkling2_two_additive_masks_query_sinks_inference': _p131,
+    '132:query_sinks_additive_mask_inference': _p132,
+    '133:granite_swa_lse_sinks_additive_mask_inference': _p133,
+    '134:mimo_max_subtracted_additive_mask_inference': _p134,
+    '135:codegen_mask_then_scale_inference': _p135,
 }

@@ -262,20 +262,27 @@ def mask_splits_heads(match) -> bool:
     if not (isinstance(m, torch.Tensor) and m.dtype == torch.bool and m.device == q.device and m.dim() == 4
             and q.dim() == 3):
         return False
+    views = views_between_3d_and_4d(match)
+    return views is not None and all(
+        _same_shape(four[:1], m.shape[:1]) and _same_shape((four[0] * four[1], *four[2:]), three)
+        and _same_shape(three, (q.shape[0], q.shape[1], k.shape[-2])) and broadcasts_to(m, four)
+        for three, four in views)
+
+
+def views_between_3d_and_4d(match) -> list | None:
+    """(3-D shape, 4-D shape) of each reshape in the match between 3 and 4 dims, either way (the (B·H)-batched bmm
+    forms' views of their scores and probabilities); None if a reshape of other ranks changes its shape (a backward
+    view that keeps it is no reshape)."""
+    views = []
     for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
         src, dst = _shape(node.args[0]), _shape(node)
         if len(src) == 3 and len(dst) == 4:
-            three, four = src, dst
+            views.append((src, dst))
         elif len(src) == 4 and len(dst) == 3:
-            three, four = dst, src
-        else:
-            if not _same_shape(src, dst):
-                return False
-            continue
-        if not (_same_shape(four[:1], m.shape[:1]) and _same_shape((four[0] * four[1], *four[2:]), three)
-                and _same_shape(three, (q.shape[0], q.shape[1], k.shape[-2])) and broadcasts_to(m, four)):
-            return False
-    return True
+            views.append((dst, src))
+        elif not _same_shape(src, dst):
+            return None
+    return views
 
 
 def broadcasts_to(m: torch.Tensor, shape) -> bool:

@@ -241,16 +241,10 @@ def reshapes_split_batch_heads(match) -> bool:
         return False
     B, H, Sq, _ = q.shape
     Sk = k.shape[-2]
-    for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
-        src, dst = _shape(node.args[0]), _shape(node)
-        if len(src) == 4 and len(dst) == 3:
-            ok = _same_shape(src[:2], (B, H)) and _same_shape(dst, (B * H, *src[2:]))
-        elif len(src) == 3 and len(dst) == 4:
-            ok = _same_shape(dst[:2], (B, H)) and _same_shape(src, (B * H, *dst[2:]))
-        else:
-            ok = _same_shape(src, dst)  # a backward view that keeps the shape
-        if not ok:
-            return False
+    views = checks.views_between_3d_and_4d(match)
+    if views is None or not all(_same_shape(four[:2], (B, H)) and _same_shape(three, (B * H, *four[2:]))
+                                for three, four in views):
+        return False
     amaxes = _nodes(match, aten.amax.default)
     out = match.output_nodes()[0]
     scores = ((B, H, Sq, Sk), (B * H, Sq, Sk))  # BLOOM's softmax runs on the 4-D view, XGLM's on the 3-D one

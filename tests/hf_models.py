@@ -25,15 +25,10 @@ def _config(model_type: str, **kwargs):
 
 
 def _causal_lm(model_type, **kwargs):
-    return transformers.AutoModelForCausalLM.from_config(_config(model_type, **kwargs), attn_implementation="eager")
-
-
-def _moe_causal_lm(model_type, **kwargs):
-    """A mixture-of-experts model whose experts run as batched matmuls: transformers' default grouped-mm fallback
-    (5.17) reads the routing offsets on the host (``offs.tolist()``), which Inductor cannot compile, so Dynamo
-    splits every layer's graph around it and the attention is never in a graph the pass sees."""
-    config = _config(model_type, **kwargs)
-    return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
+    """Mixture-of-experts layers run as batched matmuls: transformers' default grouped-mm fallback (5.17) reads the
+    routing offsets on the host (``offs.tolist()``), which Inductor cannot compile, so Dynamo splits every layer's
+    graph around it and the attention is never in a graph the pass sees (a dense model ignores the setting)."""
+    return transformers.AutoModelForCausalLM.from_config(_config(model_type, **kwargs), attn_implementation="eager",
                                                          experts_implementation="batched_mm")
 
 
@@ -61,11 +56,6 @@ def _recent_causal_lm(model_type, module=None, **kwargs):
     (``transformers.models.<module or model_type>``) is missing."""
     pytest.importorskip(f"transformers.models.{module or model_type}")
     return _causal_lm(model_type, **kwargs)
-
-
-def _recent_moe_causal_lm(model_type, module=None, **kwargs):
-    pytest.importorskip(f"transformers.models.{module or model_type}")
-    return _moe_causal_lm(model_type, **kwargs)
 
 
 def _kimi_linear():
@@ -120,13 +110,13 @@ MODELS = {
     "falcon_alibi": (lambda: _causal_lm("falcon", alibi=True, multi_query=False, new_decoder_architecture=False,
                                         parallel_attn=False, bias=True),
                      dict(attention=1, causal_conv1d=0), dict(padding="left")),
-    # TrOCR's decoder: the older BART spelling, the mask added on a 4-D view of (B·H)-batched bmm scores (its
-    # dropouts are float attributes, as XGLM's: the config switches them off)
     # FSMT (fairseq's WMT19 translation models): q laid out (T, B·H, D), the encoder's and the cross-attention's key
     # padding mask filled on a 4-D view of the bmm scores. Its decoder self-attention adds a causal mask on such a
     # view in transformers 5.17 (not rewritten; 5.24 does not pass that mask, and it is; versions between untried)
     "fsmt": (_fsmt, dict(attention=3 if _TRANSFORMERS >= (5, 24) else 2, causal_conv1d=0),
              dict(padding="right", decoder=True)),
+    # TrOCR's decoder: the older BART spelling, the mask added on a 4-D view of (B·H)-batched bmm scores (its
+    # dropouts are float attributes, as XGLM's: the config switches them off)
     "trocr": (lambda: _causal_lm("trocr", d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128,
                                  dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0,
                                  bos_token_id=1, eos_token_id=2),
@@ -150,9 +140,9 @@ MODELS = {
                     dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # MiMo-V2-Flash: q/k head dim 192, v 128; a sliding-window layer (gpt-oss's sinks, twice the KV heads) and a full
     # one (the row max subtracted before the softmax)
-    "mimo_v2_flash": (lambda: _recent_moe_causal_lm("mimo_v2_flash", num_hidden_layers=2, num_key_value_heads=1,
-                                                    layer_types=["sliding_attention", "full_attention"],
-                                                    sliding_window=8, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+    "mimo_v2_flash": (lambda: _recent_causal_lm("mimo_v2_flash", num_hidden_layers=2, num_key_value_heads=1,
+                                                layer_types=["sliding_attention", "full_attention"], sliding_window=8,
+                                                pad_token_id=0, bos_token_id=1, eos_token_id=2),
                       dict(attention=2, causal_conv1d=0), dict(padding="right")),
     # Flint: gpt-oss's sinks joined to float32 scores without the row max subtracted, GQA, a sliding-window layer
     # (rotary) and a full one (no positional encoding); dense MLPs
@@ -163,16 +153,16 @@ MODELS = {
     # Inkling 2: a sink logit per query row and a position bias, both computed from the hidden states (trained
     # through), short convs on q/k/v; hidden size 320 keeps its block-attention residuals (head dim = hidden size,
     # queries broadcast over the batch) beyond the kernels' head dims, as in the released sizes
-    "inkling2": (lambda: _recent_moe_causal_lm("inkling2_text", "inkling2", hidden_size=320, head_dim=16,
-                                               swa_head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2,
-                                               n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
-                                               pad_token_id=0, bos_token_id=1, eos_token_id=2),
+    "inkling2": (lambda: _recent_causal_lm("inkling2_text", "inkling2", hidden_size=320, head_dim=16,
+                                           swa_head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2,
+                                           n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                           pad_token_id=0, bos_token_id=1, eos_token_id=2),
                  dict(attention=1, causal_conv1d=4), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
-    "gpt_oss": (lambda: _moe_causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
-                                       num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
-                                       layer_types=["sliding_attention", "full_attention"]),
+    "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
+                                   num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                                   layer_types=["sliding_attention", "full_attention"]),
                 dict(attention=2, causal_conv1d=0), dict(padding="right")),
 }
 

@@ -10,6 +10,7 @@ near misses (``TORCH_LOGS=inductor_conv``, Note [rewrite log] in rewrite_log.py)
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 
@@ -187,13 +188,16 @@ def head_sums_reduce_broadcast_kv(match) -> bool:
 
 
 @predicate
-def gradients_shaped_like_inputs(match) -> bool:
-    """A training match returns the output, then the gradients of query, key and value (those that need one): each
-    must have its input's shape, as the replacement's gradients do (a K/V gradient not yet reduced over broadcast
-    heads would not)."""
+def gradients_shaped_like_inputs(match, names=("query", "key", "value")) -> bool:
+    """A training match returns the output, then the gradient of each input (``names``: the pattern's inputs in
+    signature order) that needs one: each must have its input's shape, as the replacement's gradients do. A K/V
+    gradient not yet reduced over broadcast heads would not, nor a bias gradient that the graph sums over the batch
+    after the match: MPNet expands its (1, H, S, S) position bias over the batch and adds the (B, H, S, S) copy, so
+    the sum in its backward belongs to the expand, not to a broadcast bias of the pattern."""
     outputs = match.output_nodes()
-    for name, node in zip(("query", "key", "value"), outputs[1:4]):
-        if node is not None and not _same_shape(_shape(node), _val(match, name).shape):
+    for name, node in zip(names, outputs[1:]):
+        value = _val(match, name)
+        if node is not None and isinstance(value, torch.Tensor) and not _same_shape(_shape(node), value.shape):
             return False
     return True
 
@@ -457,12 +461,13 @@ def _is_call(node, target) -> bool:
 
 
 def all_hold(match, form) -> bool:
-    from inductor_conv.patterns.attention_forms import MASKS
+    from inductor_conv.patterns.attention_forms import MASKS, argnames
 
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two,
               mask_splits_heads if form.mask == "masked_fill_heads" else masks_supported,
-              head_sums_reduce_broadcast_kv, computes_a_gradient, gradients_shaped_like_inputs, no_outside_users]
+              head_sums_reduce_broadcast_kv, computes_a_gradient,
+              functools.partial(gradients_shaped_like_inputs, names=argnames(form)), no_outside_users]
     if form.gqa:
         checks.append(repeat_kv_interleaves)
     if "fill" in MASKS[form.mask].inputs:

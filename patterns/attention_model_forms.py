@@ -307,7 +307,7 @@ def clamp_at_finfo_min(match) -> bool:
 # The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
 _COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
            checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
-           checks.gradients_shaped_like_inputs, checks.no_outside_users)
+           checks.no_outside_users)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -360,7 +360,8 @@ FORMS = (
 def _all_hold(match, form: ModelForm) -> bool:
     from inductor_conv.heuristics.attention import template_pays
 
-    if not all(p(match) for p in (*_COMMON, *form.predicates, checks.dropout_consistent)):
+    if not (all(p(match) for p in (*_COMMON, *form.predicates, checks.dropout_consistent))
+            and checks.gradients_shaped_like_inputs(match, names=form.argnames)):
         return False
     return template_pays(_val(match, "query").shape[-1], False, dense_mask=True)
 

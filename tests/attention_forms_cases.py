@@ -133,6 +133,17 @@ def t5(m, q, k, v, mask, inplace=False):  # HF T5Attention: no scale, learned po
     return merge(torch.matmul(w, v))
 
 
+def _mpnet(m, q, k, v, mask):
+    """HF MPNet: a (S, S, H) position bias (its embedding lookup) permuted to (1, H, S, S), expanded over the batch
+    and made contiguous: a full (B, H, S, S) bias whose gradient is then summed over the batch outside the attention,
+    as a broadcast bias's is inside it. Added in place, then the padding mask."""
+    q, k, v = heads(q, k, v)
+    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+    scores += m.bias.permute(2, 0, 1).unsqueeze(0).expand(q.shape[0], -1, -1, -1).contiguous()
+    scores = scores + mask
+    return merge(torch.matmul(F.softmax(scores, dim=-1), v))
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -462,6 +473,7 @@ RECOGNISED = {
     "t5_learned_bias_and_mask": (t5, dict(bias_shape=(1, H, S, S)), additive(B, 1, 1, S), H),
     "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
+    "mpnet_bias_expanded_over_batch": (_mpnet, dict(bias_shape=(S, S, H)), _right_padding(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),

@@ -33,6 +33,7 @@ from inductor_conv._compat import (
     remove_noop_ops,
     set_joint_custom_pre_pass,
     stable_topological_sort,
+    statically_known_true,
     unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
@@ -98,6 +99,36 @@ def merge_repeated_views(graph) -> int:
             graph.erase_node(node)
             merged += 1
     return merged
+
+
+def _feeds_bmm_only(node) -> bool:
+    """Every user of ``node`` is a bmm, or a transpose (permute) whose every user is a bmm: the backward's."""
+    bmm, permute = torch.ops.aten.bmm.default, torch.ops.aten.permute.default
+    return all(u.target == bmm or (u.target == permute and all(w.target == bmm for w in u.users))
+               for u in node.users)
+
+
+def bmm_operand_expands_dropped(graph) -> int:
+    """Replace each ``expand`` of a 3-D tensor to its own shape that feeds only bmms by its input: the spelling
+    ``torch.bmm`` gives, which the 3-D (bmm) attention forms were traced in. ``a @ b`` on 3-D tensors (SAM's and
+    ViTDet's ``(q * scale) @ k.transpose(-2, -1)`` on (B·H, N, D) heads) decomposes to ``bmm(expand(a), expand(b))``
+    with both expands to the operands' own shapes. Exact: such an expand is a view with the same sizes and strides.
+    Expands that broadcast, or that feed anything else (the 4-D matmul's expand before its view to 3-D, which the
+    4-D forms were traced with), stay. Returns the number of expands dropped."""
+    dropped = 0
+    for node in list(graph.find_nodes(op="call_function", target=torch.ops.aten.expand.default)):
+        src = node.args[0]
+        if not isinstance(src, torch.fx.Node) or not _feeds_bmm_only(node):
+            continue
+        before, after = src.meta.get("val"), node.meta.get("val")
+        if not (isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor) and before.dim() == 3
+                and after.dim() == 3 and all(statically_known_true(a == b)
+                                             for a, b in zip(before.shape, after.shape, strict=True))):
+            continue
+        node.replace_all_uses_with(src)
+        graph.erase_node(node)
+        dropped += 1
+    return dropped
 
 
 def scalar_constants_as_full(graph) -> int:
@@ -189,14 +220,15 @@ class InductorConvPass(CustomGraphPass):
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
         # same cleanups): no-op aliases/clones, dead nodes, Inductor's early patterns (pointless view pairs); then
-        # spellings the patterns were not traced in (views the backward repeats, 0-d constants, causal_conv1d_silu's
-        # and autocast's normalize).
+        # spellings the patterns were not traced in (3-D matmuls' no-op expands, views the backward repeats, 0-d
+        # constants, causal_conv1d_silu's and autocast's normalize).
         from inductor_conv.patterns.autocast import normalize as normalize_autocast
         from inductor_conv.patterns.causal_conv1d_silu import normalize
 
         remove_noop_ops(graph)
         graph.eliminate_dead_code()
         apply_early_joint_patterns(graph)
+        bmm_operand_expands_dropped(graph)
         merge_repeated_views(graph)
         scalar_constants_as_full(graph)
         normalize(graph)

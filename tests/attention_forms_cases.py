@@ -144,6 +144,19 @@ def _mpnet(m, q, k, v, mask):
     return merge(torch.matmul(F.softmax(scores, dim=-1), v))
 
 
+def _sam(m, q, k, v, mask):
+    """HF SAM / ViTDet: (B·H, N, D) heads, ``(q * scale) @ kᵀ`` on 3-D tensors (a matmul whose decomposition expands
+    each operand to its own shape), plus relative positions computed from q (SAM's decomposed ones are einsums of q
+    with learned tables: a bias trained through q and the table), softmax in float32 cast back."""
+    b, s, h, d = q.shape
+    q, k, v = (x.transpose(1, 2).reshape(b * h, s, d) for x in (q, k, v))
+    w = (q * m.scaling) @ k.transpose(-2, -1)
+    w = w + q @ m.bias.transpose(0, 1)
+    w = F.softmax(w, dtype=torch.float32, dim=-1).to(q.dtype)
+    w = F.dropout(w, p=m.p, training=m.training)
+    return (w @ v).view(b, h, s, d).transpose(1, 2).reshape(b, s, h * d)
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -474,6 +487,7 @@ RECOGNISED = {
     "t5_v5_bias_then_padding": (_t5_v5, dict(bias_shape=(1, H, S, S)), _right_padding(), H),
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
     "mpnet_bias_expanded_over_batch": (_mpnet, dict(bias_shape=(S, S, H)), _right_padding(), H),
+    "sam_rel_pos_3d_matmul": (_sam, dict(bias_shape=(S, D)), None, H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),

@@ -53,7 +53,7 @@ STATIC = [(name, train) for name in RECOGNISED for train in (False, True)
 DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nanogpt", True), ("t5_learned_bias", True),
            ("t5_v5_bias_then_padding", True), ("alibi_then_padding", False), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
-           ("masked_fill_finfo_min", False),
+           ("masked_fill_finfo_min", False), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", True),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
@@ -105,7 +105,7 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True), ("bloom_alibi_baddbmm", True),
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
             ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
-            ("fsmt_key_padding", True)]
+            ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -368,7 +368,8 @@ def test_layouts_without_copies(layout, train):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["hf_llama_repeat_kv", "hf_gpt2", "nanogpt", "bloom_alibi_baddbmm",
                                   "mpt_alibi_masked_fill", "xglm_clamped_bmm", "falcon_alibi_twice",
-                                  "bart_masked_bmm", "codegen_random_mask_then_scale", "fsmt_key_padding"])
+                                  "bart_masked_bmm", "codegen_random_mask_then_scale", "fsmt_key_padding",
+                                  "sam_rel_pos_3d_matmul", "mpnet_bias_expanded_over_batch"])
 def test_recognised_on_cuda_bf16(name):
     """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
     model, args = make_case(name, torch.bfloat16)

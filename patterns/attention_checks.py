@@ -391,13 +391,28 @@ def no_outside_users(match) -> bool:
     """No matched intermediate (scores, probabilities, ...) is used outside the match: the weights are not
     returned, stored or logged, and no mask is computed from the scores.  Size queries are not uses: under dynamic
     shapes a later reshape may read a length from the scores (sym_size); it needs no values, and the scores'
-    computation is dead once nothing else reads it."""
+    computation is dead once nothing else reads it.  Nor are views of the match's inputs intermediates: the
+    replacement leaves such a node, and its value, to the users it keeps (DeBERTa's kᵀ, which its position bias's
+    backward reads too)."""
     inside = set(match.nodes)
     outputs = {n for n in match.output_nodes() if n is not None}
-    for node in inside - outputs:
+    for node in inside - outputs - _views_of_inputs(match):
         if any(user not in inside and user.target not in SIZE_QUERIES for user in node.users):
             return False
     return True
+
+
+_VIEW_OPS = (aten.view.default, aten._unsafe_view.default, aten.permute.default, aten.transpose.int, aten.t.default,
+             aten.expand.default, aten.unsqueeze.default)
+
+
+def _views_of_inputs(match) -> set:
+    """The match's view ops whose input is a pattern input or such a view (in graph order)."""
+    views = {n for n in match.kwargs.values() if isinstance(n, torch.fx.Node)}
+    for node in _nodes(match, *_VIEW_OPS):
+        if node.args[0] in views:
+            views.add(node)
+    return views
 
 
 @predicate

@@ -1,6 +1,7 @@
 """Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
 cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's, MPT's and Falcon's ALiBi, XGLM's and the older BART
-spelling's 3-D scores viewed to 4-D for the mask, GPT-NeoX-Japanese's BLOOM-like scores onto zeros.
+spelling's 3-D scores viewed to 4-D for the mask, GPT-NeoX-Japanese's BLOOM-like scores onto zeros, DeBERTa's
+disentangled position bias on scaled keys.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -62,6 +63,24 @@ The older HF BART spelling, kept in 5.x by TrOCR, MVP, LED, FSMT, SpeechT5 and o
 self.num_heads, tgt_len, src_len) + attention_mask``), is XGLM's without the clamp: the form ``bart_masked_bmm``
 shares its scores and its replacement.
 
+HF DeBERTa-v2 and -v3 (``DisentangledSelfAttention``; deberta-v3-base/large, mdeberta) keep their heads as
+(B·H, S, D) tensors, divide kᵀ by a 0-d tensor made in the graph (``sqrt(D·factor)``, factor 1 + the number of
+relative terms) and add the disentangled position bias, computed from q and k (content-to-position and
+position-to-content bmms and gathers), before viewing the scores to 4-D for the mask::
+
+    s = torch.bmm(q3, k3.transpose(-1, -2) / scale) + rel_att              # rel_att (B·H, Sq, Sk), trained
+    s = s.view(-1, H, Sq, Sk).masked_fill(~mask, finfo.min)                # mask (B, 1, Sq, Sk) bool
+    p = dropout(softmax(s, dim=-1))
+    o3 = torch.bmm(p.view(-1, Sq, Sk), v3)
+
+The replacement splits the mask's batch off q, k and v (a view, as FSMT's form does; ``mask_splits_heads`` proves
+every view splits (B·H) as (B, H)), gives the op the keys divided by the scale (the same elementwise division eager
+does, so the same rounded keys) with scale 1, and MPT's mask: the bias where a key is visible, -inf where hidden,
+rows hidden entirely uniform. The bias's gradient is the op's (from dS), through that ``where``: 0 where hidden, as
+masked_fill's backward gives. Without relative attention (``deberta_key_scaled``) there is no bias and the mask is
+the bool one. Its kᵀ is read by the position-to-content bmm's backward too: ``checks.no_outside_users`` lets views of
+the pattern's inputs keep outside readers, since the rewrite leaves them as they are.
+
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
 [pattern cache]), so adding them left the attention table's shipped patterns valid. It shares the attention
@@ -76,7 +95,10 @@ scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcas
 (``alibi_supported``); for MPT the bias is a float tensor and the mask a bool one, each broadcasting to the scores
 (``bias_and_hidden_supported``); for Falcon the bias and the mask are float tensors, each broadcasting to the
 scores (``alibi_and_mask_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
-(``clamp_at_finfo_min``). A bias that requires grad is left alone (its gradient would come from dS).
+(``clamp_at_finfo_min``); for DeBERTa the mask's batch splitting every view, the divisor a 0-d floating tensor
+and the bias broadcasting to the 3-D scores (``deberta_inputs_supported``). Only DeBERTa's bias is trained (its
+gradient comes from dS, the pattern traced with it requiring grad); the other forms leave a bias that requires grad
+alone.
 """
 from __future__ import annotations
 
@@ -90,7 +112,15 @@ import torch
 from inductor_conv.patterns import attention_checks as checks
 from inductor_conv.patterns.attention import SENTINELS, Registration, register_all
 from inductor_conv.patterns.attention_checks import _nodes, _same_shape, _shape, _val
-from inductor_conv.patterns.attention_forms import SCALE_MUL, _apply_scale, _op_scale, attention_op, probabilities
+from inductor_conv.patterns.attention_forms import (
+    SCALE_MUL,
+    SCALE_NONE,
+    _apply_scale,
+    _op_mask_masked_fill,
+    _op_scale,
+    attention_op,
+    probabilities,
+)
 from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
@@ -215,6 +245,52 @@ def clamped_bmm_replacement(query, key, value, mask, fill, dropout_p, *, upcast:
     return masked_bmm_replacement(query, key, value, mask, dropout_p, upcast=upcast)
 
 
+def _deberta_search(query, key, value, bias, mask, key_scale, fill, dropout_p, upcast):
+    """DeBERTa-v2's attention on its (B·H, S, D) heads (module docstring); ``bias``: the disentangled one, or None."""
+    s = torch.bmm(query, key.transpose(-1, -2) / key_scale)
+    if bias is not None:
+        s = s + bias
+    s = s.view(mask.shape[0], -1, *s.shape[1:])
+    p = probabilities(s.masked_fill(mask, fill), query.dtype, upcast, dropout_p)
+    return torch.bmm(p.view(-1, *p.shape[2:]), value)
+
+
+def disentangled_search(query, key, value, bias, mask, key_scale, fill, dropout_p, *, upcast: bool):
+    """HF DeBERTa-v2/v3's attention with relative attention (module docstring)."""
+    return _deberta_search(query, key, value, bias, mask, key_scale, fill, dropout_p, upcast)
+
+
+def key_scaled_search(query, key, value, mask, key_scale, fill, dropout_p, *, upcast: bool):
+    """HF DeBERTa-v2's attention without relative attention: the same, no bias."""
+    return _deberta_search(query, key, value, None, mask, key_scale, fill, dropout_p, upcast)
+
+
+def _deberta_op(query, key, value, bias, mask, key_scale, fill, dropout_p):
+    # (B·H, S, D) -> (B, H, S, D), B the mask's batch (attention_checks.mask_splits_heads); eager divides kᵀ by the
+    # 0-d scale elementwise, so the op gets those same keys, and scale 1
+    B = mask.shape[0]
+    query, key, value = (x.unflatten(0, (B, -1)) for x in (query, key, value))
+    key = key / key_scale
+    _, H, Sq, _ = query.shape
+    Sk = key.shape[-2]
+    if bias is None:
+        query, keep = _op_mask_masked_fill(query, mask, fill, None)
+        out = attention_op(query, key, value, keep.expand(B, H, Sq, Sk), dropout_p, 1.0)
+    else:  # MPT's: the bias where a key is visible, -inf where hidden, rows hidden entirely uniform
+        bias = bias.expand(B * H, Sq, Sk).view(B, H, Sq, Sk)
+        out = alibi_masked_fill_replacement(query, key, value, bias, mask, 1.0, SCALE_NONE, fill, dropout_p,
+                                            upcast=False)
+    return out.flatten(0, 1)
+
+
+def disentangled_replacement(query, key, value, bias, mask, key_scale, fill, dropout_p, *, upcast: bool):
+    return _deberta_op(query, key, value, bias, mask, key_scale, fill, dropout_p)
+
+
+def key_scaled_replacement(query, key, value, mask, key_scale, fill, dropout_p, *, upcast: bool):
+    return _deberta_op(query, key, value, None, mask, key_scale, fill, dropout_p)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Predicates of this form (the attention rewrite's are in attention_checks.py)
 # ---------------------------------------------------------------------------------------------------------------
@@ -304,6 +380,20 @@ def clamp_at_finfo_min(match) -> bool:
             and fill == torch.finfo(maxima[0].meta["val"].dtype).min)
 
 
+@predicate
+def deberta_inputs_supported(match) -> bool:
+    """DeBERTa: the keys' divisor is a 0-d floating tensor (``sqrt(D·factor)``, made in the graph: the op divides the
+    keys by it as eager does) and the disentangled bias (if the form has one) a floating tensor on q's device that
+    broadcasts to the (B·H, Sq, Sk) scores without growing them."""
+    q, k, key_scale = (_val(match, n) for n in ("query", "key", "key_scale"))
+    if not (isinstance(key_scale, torch.Tensor) and key_scale.dim() == 0 and key_scale.is_floating_point()):
+        return False
+    bias = _val(match, "bias")
+    return "bias" not in match.kwargs or (isinstance(bias, torch.Tensor) and bias.is_floating_point()
+                                          and bias.device == q.device
+                                          and checks.broadcasts_to(bias, (*q.shape[:-1], k.shape[-2])))
+
+
 # The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
 _COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
            checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
@@ -320,12 +410,17 @@ class ModelForm:
     replacement: object
     argnames: tuple[str, ...]  # tensors, then bound scalars, then the sentinel scalars (as attention_forms.argnames)
     predicates: tuple  # besides _COMMON and dropout_consistent
-    bias_shape: tuple  # of the example bias (the trace ignores it: the bias needs no gradient)
+    bias_shape: tuple  # of the example bias (a fixed one's is ignored by the trace; a learned one's gradient has it)
     mask_dtype: torch.dtype  # of the example mask
     # The input ("bias", "mask") that a half model may add in float32 (MPT builds its ALiBi in float32; a float32
     # mask under autocast): training is traced with it half and float32. Float32, it makes the scores float32 from
     # the addition on, so the backward's cast to half sits after the masked_fill's or clamp's backward, not before.
     float32_input: str | None = None
+    # The input trained through the scores (DeBERTa's disentangled bias, computed from q and k): it requires grad in
+    # the training trace, so its gradient (the op's, from dS) is a pattern output.
+    learned: str | None = None
+    # q, k and v come as (B·H, S, D) heads (DeBERTa's), not (B, H, S, D)
+    heads_batched: bool = False
 
 
 # BLOOM's scores: the inputs and the predicates its and GPT-NeoX-Japanese's forms share
@@ -354,6 +449,14 @@ FORMS = (
     ModelForm("bart_masked_bmm", masked_bmm_search, masked_bmm_replacement,
               ("query", "key", "value", "mask", "dropout_p"), (reshapes_split_batch_heads, masks_broadcast_to_scores),
               (), torch.float16, float32_input="mask"),
+    ModelForm("deberta_disentangled", disentangled_search, disentangled_replacement,
+              ("query", "key", "value", "bias", "mask", "key_scale", "fill", "dropout_p"),
+              (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported),
+              (_B * _H, _S, _S), torch.bool, learned="bias", heads_batched=True),
+    ModelForm("deberta_key_scaled", key_scaled_search, key_scaled_replacement,
+              ("query", "key", "value", "mask", "key_scale", "fill", "dropout_p"),
+              (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported), (), torch.bool,
+              heads_batched=True),
 )
 
 
@@ -388,12 +491,17 @@ def _example_inputs(form: ModelForm, training: bool, float32_input: str | None) 
     half = torch.float16
 
     def heads():
+        if form.heads_batched:
+            return torch.empty(_B * _H, _S, _D, dtype=half).requires_grad_(training)
         return torch.empty(_B, _S, _H, _D, dtype=half).transpose(1, 2).requires_grad_(training)
 
     values = {"query": heads(), "key": heads(), "value": heads(), "scale": torch.tensor(2.0, dtype=half),
               "scale_kind": SCALE_MUL, "mask": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype),
               "hidden": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype)}
     values["alibi"] = values["bias"] = torch.empty(form.bias_shape, dtype=half)
+    values["key_scale"] = torch.tensor(2.0, dtype=half)
+    if form.learned:
+        values[form.learned].requires_grad_(training)
     if float32_input:
         values[float32_input] = values[float32_input].float()
     return [values[n] for n in form.argnames if n not in _SENTINELS]

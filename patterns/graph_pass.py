@@ -37,6 +37,7 @@ from inductor_conv._compat import (
     unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
+from inductor_conv.patterns.checks import SIZE_QUERIES
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
@@ -129,6 +130,44 @@ def bmm_operand_expands_dropped(graph) -> int:
         graph.erase_node(node)
         dropped += 1
     return dropped
+
+
+def size_queries_off_replaced_nodes(graph) -> int:
+    """Make each size query (``sym_size``) whose tensor nothing but size queries reads read an equal size of a
+    tensor that stays instead, so the replaced computation behind it can go. Under dynamic shapes a backward
+    reshape can take a length from the forward's scores or probabilities (DeBERTa's ``p.view(-1, S, S)``: B·H from
+    its 3-D view); after a rewrite those size queries are the last readers of the replaced scores, softmax and bmms.
+    The size is read from the first placeholder, or the first node before the query, with an equal size in some
+    dim (the same symbolic value: exact); where none has one, the query stays. Returns the number of queries
+    moved."""
+    size_queries = set(SIZE_QUERIES)
+    sized_only: set = set()  # nodes whose every reader is a size query or such a node
+    for node in reversed(graph.nodes):
+        if (node.op == "call_function" and node.users and not node.is_impure()
+                and all(u.target in size_queries or u in sized_only for u in node.users)):
+            sized_only.add(node)
+    moved = 0
+    for query in list(graph.find_nodes(op="call_function", target=torch.ops.aten.sym_size.int)):
+        if query.args[0] not in sized_only:
+            continue
+        size = query.meta.get("val")
+        placeholders = graph.find_nodes(op="placeholder")
+        for node in (*placeholders, *(n for n in graph.nodes if n.op != "placeholder")):
+            if node is query:
+                break
+            value = node.meta.get("val")
+            if node in sized_only or not isinstance(value, torch.Tensor):
+                continue
+            dim = next((d for d, n in enumerate(value.shape) if statically_known_true(n == size)), None)
+            if dim is not None:
+                with graph.inserting_before(query):
+                    live = graph.call_function(torch.ops.aten.sym_size.int, (node, dim))
+                live.meta.update(query.meta)
+                query.replace_all_uses_with(live)
+                graph.erase_node(query)
+                moved += 1
+                break
+    return moved
 
 
 def scalar_constants_as_full(graph) -> int:
@@ -243,6 +282,7 @@ class InductorConvPass(CustomGraphPass):
 
             infer_causal(graph)
             keep_eager_output_layout(graph, existing)
+            size_queries_off_replaced_nodes(graph)
             stable_topological_sort(graph)
             # Replaced forward nodes can stay behind as dead code (e.g. a convolution whose only user was a
             # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.

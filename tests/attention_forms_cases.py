@@ -157,6 +157,29 @@ def _sam(m, q, k, v, mask):
     return (w @ v).view(b, h, s, d).transpose(1, 2).reshape(b, s, h * d)
 
 
+def _deberta(m, q, k, v, mask, relative=True):
+    """HF DeBERTa-v2/v3 (DisentangledSelfAttention): (B·H, S, D) heads, kᵀ divided by sqrt(3·D) made in the graph,
+    with ``relative`` a disentangled bias computed from q and k (here against a learned (S, D) position table, in
+    place of its content-to-position and position-to-content gathers; test_patterns_attention.py's
+    test_views_of_inputs_read_outside_the_match has its bmms), viewed to 4-D for ``masked_fill(~mask,
+    finfo.min)``, the softmax, dropout, viewed back to 3-D."""
+    b, s, h, d = q.shape
+    q, k, v = (x.permute(0, 2, 1, 3).contiguous().view(-1, s, d) for x in (q, k, v))
+    scale = torch.sqrt(torch.tensor(d, dtype=torch.float) * 3)
+    w = torch.bmm(q, k.transpose(-1, -2) / scale.to(dtype=q.dtype))
+    if relative:
+        c2p = torch.matmul(q, m.bias.t())
+        p2c = torch.matmul(k, m.bias.t()).transpose(-1, -2)
+        w = w + (c2p + p2c) / scale.to(dtype=q.dtype)
+    w = w.view(-1, h, s, s).masked_fill(~mask, torch.finfo(q.dtype).min)
+    w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return torch.bmm(w.view(-1, s, s), v).view(-1, h, s, d).permute(0, 2, 1, 3).reshape(b, s, h * d)
+
+
+def _deberta_v2_absolute(m, q, k, v, mask):  # DeBERTa-v2 without relative attention: no bias
+    return _deberta(m, q, k, v, mask, relative=False)
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -465,6 +488,19 @@ def _right_padding():
     return build
 
 
+def _token_pairs():
+    """DeBERTa's bool mask (B, 1, S, S): query i may read key j where neither is padding (the outer product of the
+    padding mask), so a padding query hides every key (finfo.min fills its row: uniform, as eager)."""
+
+    def build():
+        keep = torch.ones(B, S, dtype=torch.bool)
+        keep[1, -3:] = False
+        keep[2, -1:] = False
+        return keep[:, None, :, None] & keep[:, None, None, :]
+
+    return build
+
+
 RECOGNISED = {
     "bert_additive_mask": (bert, {}, additive(B, 1, 1, S), H),
     "bert_mask_b1sk": (bert, {}, additive(B, 1, S, S), H),
@@ -488,6 +524,8 @@ RECOGNISED = {
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
     "mpnet_bias_expanded_over_batch": (_mpnet, dict(bias_shape=(S, S, H)), _right_padding(), H),
     "sam_rel_pos_3d_matmul": (_sam, dict(bias_shape=(S, D)), None, H),
+    "deberta_v3_disentangled": (_deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
+    "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),
     "bloom_alibi_baddbmm": (_bloom, {}, _causal_left_padding(), H),

@@ -158,6 +158,16 @@ MODELS = {
                                            n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                                            pad_token_id=0, bos_token_id=1, eos_token_id=2),
                  dict(attention=1, causal_conv1d=4), dict(padding="right")),
+    # DeBERTa-v3: (B·H, S, D) heads, kᵀ divided by a 0-d tensor, the disentangled position bias computed from q and k
+    # (trained through), masked_fill(~mask, finfo.min) on a 4-D view; the (B, 1, S, S) mask hides every key of a
+    # padding query
+    "deberta_v3": (lambda: _encoder("deberta-v2", relative_attention=True, pos_att_type=["p2c", "c2p"],
+                                    position_buckets=8, max_relative_positions=-1, norm_rel_ebd="layer_norm",
+                                    share_att_key=True),
+                   dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # MPNet: a relative position bias expanded over the batch (its gradient summed outside the attention), added in
+    # place, then the padding mask
+    "mpnet": (lambda: _encoder("mpnet"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -33,7 +33,7 @@ TOL = {"cpu": dict(atol=1e-4, rtol=1e-4), "cuda": dict(atol=1e-3, rtol=1e-3)}
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear", "gpt_oss", "bloom", "mpt", "xglm", "gpt_neo",
             "granite_swa", "mimo_v2_flash", "gpt_neox_japanese", "falcon_alibi", "flint", "inkling2", "trocr",
-            "fsmt")
+            "fsmt", "deberta_v3", "mpnet")
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16). (XGLM's own code fails in float64,
 # the reference here. FSMT is rewritten under autocast too, but its tiny config's q/k gradients come out at 3-6x eager
 # autocast's relative error: its attention is nearly uniform, so dS = P∘(dP - Δ) cancels, and Δ comes from the bf16
@@ -42,7 +42,8 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
             "gemma2": dict(attention=2, causal_conv1d=0), "bloom": dict(attention=1, causal_conv1d=0),
             "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0),
-            "trocr": dict(attention=1, causal_conv1d=0), "codegen": dict(attention=1, causal_conv1d=0)}
+            "trocr": dict(attention=1, causal_conv1d=0), "codegen": dict(attention=1, causal_conv1d=0),
+            "deberta_v3": dict(attention=1, causal_conv1d=0)}
 
 
 @contextlib.contextmanager

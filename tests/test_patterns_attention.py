@@ -54,6 +54,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("t5_v5_bias_then_padding", True), ("alibi_then_padding", False), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
            ("masked_fill_finfo_min", False), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", True),
+           ("deberta_v3_disentangled", True),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
@@ -87,7 +88,7 @@ def test_recognised_dynamic(name, train, monkeypatch):
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
         ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True),
-        ("fsmt_key_padding", True)]
+        ("fsmt_key_padding", True), ("deberta_v2_absolute", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -348,6 +349,28 @@ def test_t5_inplace_bias(train):
     assert counts["attention"] == 1, graphs
 
 
+def _deberta_bmm_positions(m, q, k, v, mask):
+    """DeBERTa's disentangled bias as its bmms compute it: its position-to-content bmm reads kᵀ in the backward, and
+    the pass gives the backward the forward's kᵀ (merge_repeated_views), which the scores' bmm reads too."""
+    b, s, h, d = q.shape
+    q, k, v = (x.permute(0, 2, 1, 3).contiguous().view(-1, s, d) for x in (q, k, v))
+    pos, scale = m.bias.expand(q.shape[0], -1, -1), torch.sqrt(torch.tensor(d, dtype=torch.float) * 3)
+    bias = torch.bmm(q, pos.transpose(-1, -2)) + torch.bmm(k, pos.transpose(-1, -2)).transpose(-1, -2)
+    w = torch.bmm(q, k.transpose(-1, -2) / scale) + bias / scale
+    w = F.softmax(w.view(-1, h, s, s).masked_fill(~mask, torch.finfo(q.dtype).min), dim=-1)
+    return torch.bmm(w.view(-1, s, s), v).view(-1, h, s, d).permute(0, 2, 1, 3).reshape(b, s, h * d)
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_views_of_inputs_read_outside_the_match(train):
+    """A view of a pattern input (kᵀ) that a node outside the match reads too stays for it: no_outside_users lets
+    the rewrite happen, and the results are eager's."""
+    model, args = make_case("deberta", table={"deberta": (_deberta_bmm_positions, dict(bias_shape=(S, D)),
+                                                          RECOGNISED["deberta_v3_disentangled"][2], H)})
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
+    assert counts["attention"] == 1, graphs
+
+
 def _contiguous_heads(m, q, k, v, mask):  # q, k, v given as contiguous (B, H, S, D): no layout copies at all
     return torch.softmax(q @ k.transpose(-2, -1) * m.scaling, dim=-1) @ v
 
@@ -369,7 +392,8 @@ def test_layouts_without_copies(layout, train):
 @pytest.mark.parametrize("name", ["hf_llama_repeat_kv", "hf_gpt2", "nanogpt", "bloom_alibi_baddbmm",
                                   "mpt_alibi_masked_fill", "xglm_clamped_bmm", "falcon_alibi_twice",
                                   "bart_masked_bmm", "codegen_random_mask_then_scale", "fsmt_key_padding",
-                                  "sam_rel_pos_3d_matmul", "mpnet_bias_expanded_over_batch"])
+                                  "sam_rel_pos_3d_matmul", "mpnet_bias_expanded_over_batch",
+                                  "deberta_v3_disentangled"])
 def test_recognised_on_cuda_bf16(name):
     """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
     model, args = make_case(name, torch.bfloat16)

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-307c0812481ac8581aeb5569'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-f0467df02d5e3c2956961e30'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -1185,6 +1185,279 @@ def _p20():  # 20:bart_masked_bmm_fp32_softmax_inference
     return output
 
 
+def _p21():  # 21:deberta_disentangled_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    add_Tensor = CallFunction(aten.add.Tensor, bmm_default, KeywordArg('bias'))
+    view_default = CallFunction(aten.view.default, add_Tensor, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor_1)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_2, mul_Tensor_2)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor_1, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, convert_element_type_default_4)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored(), _users=3)
+    permute_default_2 = CallFunction(aten.permute.default, div_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_3, permute_default_2)
+    permute_default_3 = CallFunction(aten.permute.default, KeywordArg('query'), Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_3)
+    div_Tensor_2 = CallFunction(aten.div.Tensor, bmm_default_4, KeywordArg('key_scale'))
+    permute_default_4 = CallFunction(aten.permute.default, div_Tensor_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      bmm_default_3,
+      permute_default_4,
+      bmm_default_5,
+      view_default_3,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p22():  # 22:deberta_disentangled_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    add_Tensor = CallFunction(aten.add.Tensor, bmm_default, KeywordArg('bias'))
+    view_default = CallFunction(aten.view.default, add_Tensor, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_2, mul_Tensor_2)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, convert_element_type_default_5)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored(), _users=3)
+    permute_default_2 = CallFunction(aten.permute.default, div_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_3, permute_default_2)
+    permute_default_3 = CallFunction(aten.permute.default, KeywordArg('query'), Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_3)
+    div_Tensor_2 = CallFunction(aten.div.Tensor, bmm_default_4, KeywordArg('key_scale'))
+    permute_default_4 = CallFunction(aten.permute.default, div_Tensor_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      bmm_default_3,
+      permute_default_4,
+      bmm_default_5,
+      view_default_3,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p23():  # 23:deberta_disentangled_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'))
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    add_Tensor = CallFunction(aten.add.Tensor, bmm_default, KeywordArg('bias'))
+    view_default = CallFunction(aten.view.default, add_Tensor, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored())
+    output = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'), _users=0)
+    return output
+
+
+def _p24():  # 24:deberta_key_scaled_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    view_default = CallFunction(aten.view.default, bmm_default, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor_1)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_2, mul_Tensor_2)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor_1, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, convert_element_type_default_4)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, div_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_3, permute_default_2)
+    permute_default_3 = CallFunction(aten.permute.default, KeywordArg('query'), Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_3)
+    div_Tensor_2 = CallFunction(aten.div.Tensor, bmm_default_4, KeywordArg('key_scale'))
+    permute_default_4 = CallFunction(aten.permute.default, div_Tensor_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      bmm_default_3,
+      permute_default_4,
+      bmm_default_5,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p25():  # 25:deberta_key_scaled_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    view_default = CallFunction(aten.view.default, bmm_default, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored(), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'))
+    scalar_tensor_default_1 = CallFunction(aten.scalar_tensor.default, Ignored(), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, view_default_2, mul_Tensor_2)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_4, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_4)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    where_self_1 = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default_1, convert_element_type_default_5)
+    view_default_3 = CallFunction(aten.view.default, where_self_1, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, div_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_3, permute_default_2)
+    permute_default_3 = CallFunction(aten.permute.default, KeywordArg('query'), Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_3)
+    div_Tensor_2 = CallFunction(aten.div.Tensor, bmm_default_4, KeywordArg('key_scale'))
+    permute_default_4 = CallFunction(aten.permute.default, div_Tensor_2, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    output = MultiOutputPattern([bmm_default_1,
+      bmm_default_3,
+      permute_default_4,
+      bmm_default_5,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p26():  # 26:deberta_key_scaled_fp32_softmax_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    div_Tensor = CallFunction(aten.div.Tensor, permute_default, KeywordArg('key_scale'))
+    bmm_default = CallFunction(aten.bmm.default, KeywordArg('query'), div_Tensor)
+    view_default = CallFunction(aten.view.default, bmm_default, Ignored())
+    where_self = CallFunction(aten.where.self, KeywordArg('mask'), scalar_tensor_default, view_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, where_self, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor_1 = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor_1, Ignored())
+    mul_Tensor = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, mul_Tensor, Ignored())
+    view_default_1 = CallFunction(aten.view.default, mul_Tensor_1, Ignored())
+    output = CallFunction(aten.bmm.default, view_default_1, KeywordArg('value'), _users=0)
+    return output
+
+
 PATTERNS = {
     '0:bloom_alibi_baddbmm_fp32_softmax_training': _p0,
     '1:bloom_alibi_baddbmm_training': _p1,
@@ -1207,4 +1480,10 @@ PATTERNS = {
     '18:bart_masked_bmm_fp32_softmax_fp32_mask_training': _p18,
     '19:bart_masked_bmm_training': _p19,
     '20:bart_masked_bmm_fp32_softmax_inference': _p20,
+    '21:deberta_disentangled_fp32_softmax_training': _p21,
+    '22:deberta_disentangled_training': _p22,
+    '23:deberta_disentangled_fp32_softmax_inference': _p23,
+    '24:deberta_key_scaled_fp32_softmax_training': _p24,
+    '25:deberta_key_scaled_training': _p25,
+    '26:deberta_key_scaled_fp32_softmax_inference': _p26,
 }

@@ -9,12 +9,19 @@ A model type that gets fewer rewrites in bf16 than in float32 has an attention s
 precision (``TORCH_LOGS=inductor_conv`` then names the check that refused it).
 
     python benchmarks/diagnostics/model_survey.py llama gptj ... [--dtypes float32 bfloat16] [--modes infer train]
+    python benchmarks/diagnostics/model_survey.py --base vit wav2vec2 deberta-v2 ...
+
+``--base`` builds the base model (``AutoModel``: encoders, vision and audio models) and feeds it what its
+``main_input_name`` asks for (token ids with right padding, 32 x 32 images in 8 x 8 patches, 0.1 s of audio, 32 mel
+frames; encoder-decoder models also get decoder ids); the output compared is the first floating one (the last hidden
+state), the training loss its mean square.
 
 A type whose tiny config or eager code fails is reported as such. Runs on the CPU in about 5-15 s per model type.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import pathlib
 import sys
 import time
@@ -92,44 +99,90 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          "qwen3_5_moe_text": dict(num_hidden_layers=4), "recurrent_gemma": dict(num_hidden_layers=3),
          # two hybrid layers: they share one attention block (tied weights need a second layer)
          "zamba": dict(num_hidden_layers=2, layers_block_type=["hybrid", "hybrid"]),
+         # (--base) Swin: one stage of two blocks, 4 x 4 windows of 8 x 8 patches, the second block's shifted (its
+         # window mask); DINOv3 without its training-time random rescaling of RoPE coordinates (drawn otherwise by
+         # eager and compiled code alike, so unequal)
+         **{t: dict(embed_dim=32, depths=[2], num_attention_heads=[2], window_size=4, patch_size=4)
+            for t in ("swin", "swinv2")},
+         "dinov3_vit": dict(pos_embed_rescale=None),
          # its indexed (sparse) attention every 4th layer: the indexer's sizes
          "qwen4_exp_text": dict(num_hidden_layers=4, head_dim=16, indexer_n_heads=2, indexer_kv_heads=1,
                                 indexer_head_dim=16, indexer_budget=8, indexer_compress_ratio=4)}
 
 
-def build(model_type: str, dtype: torch.dtype, train: bool):
-    config = transformers.AutoConfig.for_model(model_type, **(BASE | EXTRA.get(model_type, {})))
+# Base models (--base): image, patch and audio sizes the tiny configs fit; SpecAugment off (random in training).
+_BASE_MODEL = dict(image_size=32, patch_size=8, num_channels=3, mask_time_prob=0.0, mask_feature_prob=0.0,
+                   max_source_positions=16)
+
+
+def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
+    keys = BASE | (_BASE_MODEL if base else {}) | EXTRA.get(model_type, {})
+    config = transformers.AutoConfig.for_model(model_type, **keys)
     for name, value in config.to_dict().items():  # dropout and router noise off: random in training
         if ("drop" in name or "jitter" in name) and isinstance(value, float):
             setattr(config, name, 0.0)
     torch.manual_seed(0)
     # Mixture-of-experts layers as batched matmuls: transformers 5.17's default grouped-mm fallback reads the routing
     # offsets on the host, which Inductor cannot compile, so each layer's graph would be split around it
-    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
-                                                          experts_implementation="batched_mm")
+    auto = transformers.AutoModel if base else transformers.AutoModelForCausalLM
+    model = auto.from_config(config, attn_implementation="eager", experts_implementation="batched_mm")
     return model.float().to(dtype).train(train)
 
 
-def step(model, ids, mask, train: bool, compiled: bool):
-    fn = (lambda i, m: model(input_ids=i, attention_mask=m, use_cache=False).logits)
+def inputs(model, dtype: torch.dtype, base: bool) -> dict:
+    """The model's inputs: token ids with a right-padded row (a causal LM's, or a base model's whose main input they
+    are), else what its ``main_input_name`` asks for (``--base``), in ``dtype``."""
+    generator = torch.Generator().manual_seed(1)
+    config, name = model.config, model.main_input_name
+    if name == "input_ids":
+        ids = torch.randint(3, VOCAB, (BATCH, LENGTH), generator=generator)
+        mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
+        mask[1, -5:] = 0  # right padding
+        kwargs = dict(input_ids=ids, attention_mask=mask)
+    elif name == "pixel_values":
+        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        kwargs = dict(pixel_values=torch.randn(BATCH, config.num_channels, size, size, generator=generator))
+    elif name == "input_values":
+        kwargs = dict(input_values=torch.randn(BATCH, 1600, generator=generator))
+    elif name == "input_features":
+        frames = 2 * getattr(config, "max_source_positions", 16)  # Whisper's two convs halve them once
+        kwargs = dict(input_features=torch.randn(BATCH, config.num_mel_bins, frames, generator=generator))
+    else:
+        raise ValueError(f"main input {name!r}")
+    if "noise" in inspect.signature(model.forward).parameters:  # ViT-MAE's random patch masking: one draw for both
+        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        kwargs["noise"] = torch.rand(BATCH, (size // config.patch_size) ** 2, generator=generator)
+    if base and config.is_encoder_decoder:
+        kwargs["decoder_input_ids"] = torch.randint(3, VOCAB, (BATCH, LENGTH // 2), generator=generator)
+    kwargs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in kwargs.items()}
+    return kwargs if base else kwargs | {"use_cache": False}
+
+
+def _first_float(output) -> torch.Tensor:
+    """A model output's logits, else its first floating tensor (a base model's last hidden state)."""
+    if getattr(output, "logits", None) is not None:
+        return output.logits
+    return next(v for v in output.values() if isinstance(v, torch.Tensor) and v.is_floating_point())
+
+
+def step(model, kwargs: dict, train: bool, compiled: bool):
+    fn = (lambda kw: _first_float(model(**kw)))
     fn = torch.compile(fn, backend="inductor") if compiled else fn
     with torch.set_grad_enabled(train):
-        out = fn(ids, mask)
+        out = fn(kwargs)
         if train:
             out.float().square().mean().backward()
     return out.detach()
 
 
-def survey(model_type: str, dtype: torch.dtype, train: bool) -> str:
+def survey(model_type: str, dtype: torch.dtype, train: bool, base: bool = False) -> str:
     try:
-        model = build(model_type, dtype, train)
+        model = build(model_type, dtype, train, base)
+        kwargs = inputs(model, dtype, base)
     except Exception as e:  # noqa: BLE001 - a config the tiny sizes do not fit: report, go on
         return f"config failed: {type(e).__name__}: {str(e)[:80]}"
-    ids = torch.randint(3, VOCAB, (BATCH, LENGTH), generator=torch.Generator().manual_seed(1))
-    mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
-    mask[1, -5:] = 0  # right padding
     try:
-        want = step(model, ids, mask, train, compiled=False)
+        want = step(model, kwargs, train, compiled=False)
     except Exception as e:  # noqa: BLE001
         return f"eager failed: {type(e).__name__}: {str(e)[:80]}"
     torch._dynamo.reset()
@@ -137,7 +190,7 @@ def survey(model_type: str, dtype: torch.dtype, train: bool) -> str:
     start = time.perf_counter()
     try:
         with compiled_graph_caches_disabled(), no_cpu_codegen("cpu"), inductor_conv.enabled(device_types=("cpu",)):
-            got = step(model, ids, mask, train, compiled=True)
+            got = step(model, kwargs, train, compiled=True)
     except Exception:  # noqa: BLE001
         return "compile failed: " + traceback.format_exc().strip().splitlines()[-1][:100]
     counts = inductor_conv.counters()
@@ -146,7 +199,8 @@ def survey(model_type: str, dtype: torch.dtype, train: bool) -> str:
     result = f"attention {counts['attention']}, conv {counts['causal_conv1d']}, max |diff| {diff:.2e}"
     if dtype != torch.float32:  # half: eager's own rounding error is the yardstick (float64 weights, same init)
         try:
-            ref = step(build(model_type, torch.float64, train), ids, mask, train, compiled=False)
+            ref = step(build(model_type, torch.float64, train, base), inputs(model, torch.float64, base), train,
+                       compiled=False)
         except Exception as e:  # noqa: BLE001 - e.g. MoE layers calling grouped_mm, which has no float64
             result += f", no float64 reference ({type(e).__name__})"
         else:
@@ -161,12 +215,13 @@ def main(argv=None) -> int:
     parser.add_argument("model_types", nargs="+")
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     parser.add_argument("--modes", nargs="+", default=["infer", "train"], choices=["infer", "train"])
+    parser.add_argument("--base", action="store_true", help="the base model (AutoModel), not the causal LM")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     for model_type in args.model_types:
         for dtype in args.dtypes:
             for mode in args.modes:
-                result = survey(model_type, getattr(torch, dtype), mode == "train")
+                result = survey(model_type, getattr(torch, dtype), mode == "train", args.base)
                 print(f"{model_type:16s} {dtype:9s} {mode:5s} {result}", flush=True)
     return 0
 

@@ -3,8 +3,8 @@
 # its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
-# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap sinks alibi decode
-# conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
+# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap sinks alibi bias
+# decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
@@ -19,7 +19,7 @@ ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
-STEPS=" ${STEPS:-tests overhead models conv attention masks softcap sinks alibi decode conv_update distributed demo} "
+STEPS=" ${STEPS:-tests overhead models conv attention masks softcap sinks alibi bias decode conv_update distributed demo} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
@@ -52,6 +52,8 @@ want softcap && TAIL=20 step softcap "${SOFTCAP_LIMIT:-120}" python3 benchmarks/
   ${SOFTCAP_ARGS---quick}
 want sinks && TAIL=20 step sinks "${SINKS_LIMIT:-120}" python3 benchmarks/attention_sinks.py ${SINKS_ARGS---quick}
 want alibi && TAIL=20 step alibi "${ALIBI_LIMIT:-120}" python3 benchmarks/attention_alibi.py ${ALIBI_ARGS---quick}
+want bias && TAIL=20 step bias "${BIAS_LIMIT:-150}" python3 benchmarks/attention_bias.py --out "$OUT/bias.md" \
+  ${BIAS_ARGS:-}
 want decode && TAIL=40 step decode "${DECODE_LIMIT:-120}" python3 benchmarks/attention_decode.py \
   --out "$OUT/decode.md" ${DECODE_ARGS:-}
 want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 benchmarks/conv_update.py \

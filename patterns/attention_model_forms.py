@@ -1,7 +1,7 @@
 """Rewrite attention in the spellings of single HF model families that the form table (attention_forms.py) does not
 cover into ``torch.ops.inductor_conv.attention_fwd``: BLOOM's, MPT's and Falcon's ALiBi, XGLM's and the older BART
 spelling's 3-D scores viewed to 4-D for the mask, GPT-NeoX-Japanese's BLOOM-like scores onto zeros, DeBERTa's
-disentangled position bias on scaled keys.
+disentangled position bias on scaled keys, torch's ``nn.MultiheadAttention`` with a mask.
 
 HF BLOOM (``BloomAttention.forward``; bloom-560m ... bloom-176b, bloomz) writes::
 
@@ -81,6 +81,17 @@ masked_fill's backward gives. Without relative attention (``deberta_key_scaled``
 the bool one. Its kᵀ is read by the position-to-content bmm's backward too: ``checks.no_outside_users`` lets views of
 the pattern's inputs keep outside readers, since the rewrite leaves them as they are.
 
+torch's own ``F.multi_head_attention_forward`` (``nn.MultiheadAttention``, whose ``need_weights=True`` default makes
+it compute the weights by hand rather than call SDPA) scales q, and with a mask (a bool or float ``attn_mask`` and a
+``key_padding_mask``, which it merges into one float mask of 0 and -inf) adds it through ``baddbmm``::
+
+    s = torch.baddbmm(mask, q3 * D ** -0.5, k3.transpose(-2, -1))         # (B·H, L, D) heads, mask (B·H or 1, L, S)
+    o3 = torch.bmm(dropout(softmax(s, dim=-1)), v3)
+
+The form ``torch_mha_baddbmm`` gives the op the 3-D heads as one batch of B·H heads (as the table's bmm forms do),
+the scale, and the mask broadcast to them; the weights the function also returns are dead code once the caller drops
+them (``out, _ = mha(...)``). Without a mask it calls ``bmm`` and the table's ``bmm_3d`` form matches.
+
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
 [pattern cache]), so adding them left the attention table's shipped patterns valid. It shares the attention
@@ -96,7 +107,9 @@ scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcas
 (``bias_and_hidden_supported``); for Falcon the bias and the mask are float tensors, each broadcasting to the
 scores (``alibi_and_mask_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
 (``clamp_at_finfo_min``); for DeBERTa the mask's batch splitting every view, the divisor a 0-d floating tensor
-and the bias broadcasting to the 3-D scores (``deberta_inputs_supported``). Only DeBERTa's bias is trained (its
+and the bias broadcasting to the 3-D scores (``deberta_inputs_supported``); for torch's multi-head attention
+3-D heads, ``baddbmm`` with beta and alpha 1, and a mask that needs no gradient broadcasting to the 3-D scores
+(``mha_mask_supported``). Only DeBERTa's bias is trained (its
 gradient comes from dS, the pattern traced with it requiring grad); the other forms leave a bias that requires grad
 alone.
 """
@@ -291,6 +304,20 @@ def key_scaled_replacement(query, key, value, mask, key_scale, fill, dropout_p, 
     return _deberta_op(query, key, value, None, mask, key_scale, fill, dropout_p)
 
 
+def mha_baddbmm_search(query, key, value, mask, scale, scale_kind, dropout_p, *, upcast: bool):
+    """torch's ``multi_head_attention_forward`` returning its weights (module docstring)."""
+    s = torch.baddbmm(mask, _apply_scale(query, scale, scale_kind), key.transpose(-2, -1))
+    return torch.bmm(probabilities(s, query.dtype, upcast, dropout_p), value)
+
+
+def mha_baddbmm_replacement(query, key, value, mask, scale, scale_kind, dropout_p, *, upcast: bool):
+    query, op_scale = _op_scale(query, scale, scale_kind)
+    query, key, value = query[None], key[None], value[None]  # (B·H, L, D) -> (1, B·H, L, D), as the bmm forms'
+    _, H, L, _ = query.shape
+    attn_mask = mask.expand(H, L, key.shape[-2])[None]  # (B·H or 1, L or 1, S): a view
+    return attention_op(query, key, value, attn_mask, dropout_p, float(op_scale)).squeeze(0)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Predicates of this form (the attention rewrite's are in attention_checks.py)
 # ---------------------------------------------------------------------------------------------------------------
@@ -394,6 +421,21 @@ def deberta_inputs_supported(match) -> bool:
                                           and checks.broadcasts_to(bias, (*q.shape[:-1], k.shape[-2])))
 
 
+@predicate
+def mha_mask_supported(match) -> bool:
+    """torch's multi-head attention: q, k and v are (B·H, L or S, D), the scores ``baddbmm(mask, q, kᵀ)`` with beta
+    and alpha 1, and the mask a floating tensor on q's device that needs no gradient and broadcasts to the
+    (B·H, L, S) scores without growing them (the float mask the function builds from a bool or float ``attn_mask``
+    and ``key_padding_mask``)."""
+    q, k, v = (_val(match, n) for n in ("query", "key", "value"))
+    if not (q.dim() == k.dim() == v.dim() == 3):
+        return False
+    nodes = _nodes(match, aten.baddbmm.default)
+    if len(nodes) != 1 or nodes[0].kwargs.get("beta", 1) != 1 or nodes[0].kwargs.get("alpha", 1) != 1:
+        return False
+    return _fixed_bias(_val(match, "mask"), q, (q.shape[0], q.shape[1], k.shape[-2]))
+
+
 # The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
 _COMMON = (checks.attention_enabled, checks.device_enabled, checks.qkv_consistent, checks.head_dim_supported,
            checks.softmax_over_last_dim, checks.key_transposed_last_two, checks.computes_a_gradient,
@@ -419,8 +461,10 @@ class ModelForm:
     # The input trained through the scores (DeBERTa's disentangled bias, computed from q and k): it requires grad in
     # the training trace, so its gradient (the op's, from dS) is a pattern output.
     learned: str | None = None
-    # q, k and v come as (B·H, S, D) heads (DeBERTa's), not (B, H, S, D)
+    # q, k and v come as (B·H, S, D) heads (DeBERTa's, torch's multi-head attention's), not (B, H, S, D)
     heads_batched: bool = False
+    # of the example mask where it is not (B, 1, S, S) (torch's multi-head attention's is 3-D)
+    mask_shape: tuple | None = None
 
 
 # BLOOM's scores: the inputs and the predicates its and GPT-NeoX-Japanese's forms share
@@ -449,6 +493,10 @@ FORMS = (
     ModelForm("bart_masked_bmm", masked_bmm_search, masked_bmm_replacement,
               ("query", "key", "value", "mask", "dropout_p"), (reshapes_split_batch_heads, masks_broadcast_to_scores),
               (), torch.float16, float32_input="mask"),
+    ModelForm("torch_mha_baddbmm", mha_baddbmm_search, mha_baddbmm_replacement,
+              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
+              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_mask_supported),
+              (), torch.float16, heads_batched=True, mask_shape=(1, _S, _S)),
     ModelForm("deberta_disentangled", disentangled_search, disentangled_replacement,
               ("query", "key", "value", "bias", "mask", "key_scale", "fill", "dropout_p"),
               (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported),
@@ -496,7 +544,7 @@ def _example_inputs(form: ModelForm, training: bool, float32_input: str | None) 
         return torch.empty(_B, _S, _H, _D, dtype=half).transpose(1, 2).requires_grad_(training)
 
     values = {"query": heads(), "key": heads(), "value": heads(), "scale": torch.tensor(2.0, dtype=half),
-              "scale_kind": SCALE_MUL, "mask": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype),
+              "scale_kind": SCALE_MUL, "mask": torch.empty(form.mask_shape or (_B, 1, _S, _S), dtype=form.mask_dtype),
               "hidden": torch.empty(_B, 1, _S, _S, dtype=form.mask_dtype)}
     values["alibi"] = values["bias"] = torch.empty(form.bias_shape, dtype=half)
     values["key_scale"] = torch.tensor(2.0, dtype=half)

@@ -180,6 +180,17 @@ def _deberta_v2_absolute(m, q, k, v, mask):  # DeBERTa-v2 without relative atten
     return _deberta(m, q, k, v, mask, relative=False)
 
 
+def _torch_mha(m, q, k, v, mask):
+    """torch.nn.functional.multi_head_attention_forward with its weights (nn.MultiheadAttention's default
+    need_weights=True, the weights then dropped): (B·H, L, D) heads as transposed views of (L, B·H, D), q scaled by
+    1/sqrt(D), ``baddbmm`` onto the float mask it builds, softmax, dropout, bmm."""
+    b, s, h, d = q.shape
+    q, k, v = (x.transpose(0, 1).reshape(s, b * h, d).transpose(0, 1) for x in (q, k, v))
+    w = torch.baddbmm(mask, q * d**-0.5, k.transpose(-2, -1))
+    w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
+    return torch.bmm(w, v).transpose(0, 1).reshape(s, b, h * d).transpose(0, 1)
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -501,6 +512,22 @@ def _token_pairs():
     return build
 
 
+def _mha_causal():
+    """torch's float attn_mask from a bool causal one: (1, S, S), -inf above the diagonal."""
+    return lambda: torch.zeros(S, S).masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), -math.inf)[None]
+
+
+def _mha_key_padding():
+    """torch's key_padding_mask merged into the float mask: (B·H, 1, S), -inf for batch 0's last two keys."""
+
+    def build():
+        mask = torch.zeros(B, H, 1, S)
+        mask[0, ..., -2:] = -math.inf
+        return mask.reshape(B * H, 1, S)
+
+    return build
+
+
 RECOGNISED = {
     "bert_additive_mask": (bert, {}, additive(B, 1, 1, S), H),
     "bert_mask_b1sk": (bert, {}, additive(B, 1, S, S), H),
@@ -524,6 +551,8 @@ RECOGNISED = {
     "t5_v5_batch_bias_then_mask": (_t5_v5, dict(bias_shape=(B, H, S, S)), additive(B, 1, S, S), H),
     "mpnet_bias_expanded_over_batch": (_mpnet, dict(bias_shape=(S, S, H)), _right_padding(), H),
     "sam_rel_pos_3d_matmul": (_sam, dict(bias_shape=(S, D)), None, H),
+    "torch_mha_causal": (_torch_mha, {}, _mha_causal(), H),
+    "torch_mha_key_padding": (_torch_mha, {}, _mha_key_padding(), H),
     "deberta_v3_disentangled": (_deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
     "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),

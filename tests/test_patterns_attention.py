@@ -371,6 +371,45 @@ def test_views_of_inputs_read_outside_the_match(train):
     assert counts["attention"] == 1, graphs
 
 
+class _MultiheadAttention(torch.nn.Module):
+    """nn.MultiheadAttention as people call it: weights returned (its default) and dropped."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.mha = torch.nn.MultiheadAttention(H * D, H, dropout=p, batch_first=True)
+
+    def forward(self, x, attn_mask, key_padding_mask):
+        return self.mha(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask)[0]
+
+
+@pytest.mark.parametrize("masks", ["attn_mask", "key_padding_mask", "both"])
+def test_nn_multihead_attention(masks):
+    """torch's multi-head attention with a bool causal attn_mask and/or a bool key_padding_mask (merged into one
+    float mask under baddbmm) is rewritten; training compared with float64 eager (dropout off), and with dropout
+    the rewrite still happens."""
+    causal = torch.ones(S, S, dtype=torch.bool).triu(1) if masks != "key_padding_mask" else None
+    padding = None
+    if masks != "attn_mask":
+        padding = torch.zeros(B, S, dtype=torch.bool)
+        padding[1, -3:] = True
+    model, x = _MultiheadAttention(0.0), torch.randn(B, S, H * D)
+    counts, graphs = run_and_compare(_MhaInputs(model, causal, padding), [x], train=True, dynamic=False)
+    assert counts["attention"] == 1 and ops_in("".join(graphs)) == ["attention_fwd", "attention_bwd"], graphs
+    _, counts, _ = compile_and_run(_MultiheadAttention(0.1).train(), x, causal, padding)
+    assert counts["attention"] == 1
+
+
+class _MhaInputs(torch.nn.Module):
+    """``model(x, *masks)`` as a module of x alone (run_and_compare gives its inputs gradients)."""
+
+    def __init__(self, model, *masks):
+        super().__init__()
+        self.model, self.masks = model, masks
+
+    def forward(self, x):
+        return self.model(x, *self.masks)
+
+
 def _contiguous_heads(m, q, k, v, mask):  # q, k, v given as contiguous (B, H, S, D): no layout copies at all
     return torch.softmax(q @ k.transpose(-2, -1) * m.scaling, dim=-1) @ v
 

@@ -46,7 +46,7 @@ _SEQ2SEQ = dict(d_model=64, encoder_attention_heads=4, decoder_attention_heads=4
                 encoder_ffn_dim=128, decoder_ffn_dim=128)
 # Per-type keys the base config lacks or names otherwise.
 EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp", "pegasus",
-                                  "plbart", "whisper")},
+                                  "plbart", "whisper", "m2m_100")},
          "trocr": dict(d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128),
          "gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
          "xglm": dict(d_model=64, num_layers=1, attention_heads=4, ffn_dim=128),
@@ -105,6 +105,8 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          **{t: dict(embed_dim=32, depths=[2], num_attention_heads=[2], window_size=4, patch_size=4)
             for t in ("swin", "swinv2")},
          "dinov3_vit": dict(pos_embed_rescale=None),
+         # DeBERTa (v1) as released: relative attention, both disentangled terms
+         "deberta": dict(relative_attention=True, pos_att_type=["c2p", "p2c"]),
          # its indexed (sparse) attention every 4th layer: the indexer's sizes
          "qwen4_exp_text": dict(num_hidden_layers=4, head_dim=16, indexer_n_heads=2, indexer_kv_heads=1,
                                 indexer_head_dim=16, indexer_budget=8, indexer_compress_ratio=4)}

@@ -18,7 +18,7 @@ import torch
 
 from inductor_conv import config
 from inductor_conv._compat import guard_or_false
-from inductor_conv.patterns.checks import SIZE_QUERIES
+from inductor_conv.patterns.checks import SIZE_QUERIES, VIEW_OPS
 from inductor_conv.patterns.rewrite_log import predicate
 
 aten = torch.ops.aten
@@ -402,14 +402,10 @@ def no_outside_users(match) -> bool:
     return True
 
 
-_VIEW_OPS = (aten.view.default, aten._unsafe_view.default, aten.permute.default, aten.transpose.int, aten.t.default,
-             aten.expand.default, aten.unsqueeze.default)
-
-
 def _views_of_inputs(match) -> set:
     """The match's view ops whose input is a pattern input or such a view (in graph order)."""
     views = {n for n in match.kwargs.values() if isinstance(n, torch.fx.Node)}
-    for node in _nodes(match, *_VIEW_OPS):
+    for node in _nodes(match, *VIEW_OPS):
         if node.args[0] in views:
             views.add(node)
     return views

@@ -30,6 +30,11 @@ aten = torch.ops.aten
 # Nodes that only read a tensor's size: they may keep using a replaced node (dynamic shapes add them, e.g. the
 # backward of a slice asks for the sliced tensor's length); they are dead once the rewrite is done.
 SIZE_QUERIES = (aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default)
+# Ops whose result is a view of their first argument: two calls with equal arguments alias the same elements, and a
+# view of a node has that node's values.
+VIEW_OPS = frozenset((aten.view.default, aten._unsafe_view.default, aten.expand.default, aten.permute.default,
+                      aten.transpose.int, aten.t.default, aten.unsqueeze.default, aten.squeeze.dim, aten.slice.Tensor,
+                      aten.select.int, aten.alias.default))
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 

@@ -37,7 +37,7 @@ from inductor_conv._compat import (
     unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
-from inductor_conv.patterns.checks import SIZE_QUERIES
+from inductor_conv.patterns.checks import SIZE_QUERIES, VIEW_OPS
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
@@ -54,13 +54,6 @@ CAPABILITIES = (
     # a decode step writes its cache back: the graph ends with copy_(conv_state, new state)
     ("inductor_conv.patterns.causal_conv1d_update", "causal_conv1d", (torch.ops.aten.copy_.default,)),
 )
-
-
-# Ops whose result is a view of their first argument: two calls with equal arguments alias the same elements.
-_VIEW_OPS = frozenset((torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default, torch.ops.aten.expand.default,
-                       torch.ops.aten.permute.default, torch.ops.aten.transpose.int, torch.ops.aten.t.default,
-                       torch.ops.aten.unsqueeze.default, torch.ops.aten.squeeze.dim, torch.ops.aten.slice.Tensor,
-                       torch.ops.aten.select.int, torch.ops.aten.alias.default))
 
 
 def _hashable(arg):
@@ -88,7 +81,7 @@ def merge_repeated_views(graph) -> int:
     in_backward, merged = False, 0
     for node in list(graph.nodes):
         in_backward = in_backward or any(a in tangents for a in node.all_input_nodes)
-        if node.op != "call_function" or node.target not in _VIEW_OPS:
+        if node.op != "call_function" or node.target not in VIEW_OPS:
             continue
         try:
             key = (node.target, _hashable(node.args), _hashable(node.kwargs))

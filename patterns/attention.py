@@ -112,7 +112,9 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
     if form.float32_mask:
-        values["mask"] = values["mask"].float()
+        mask = values["mask"]
+        values["mask"] = torch.empty(mask.shape, dtype=torch.float32, requires_grad=mask.requires_grad)
+        values["padding"] = values["padding"].float()
     # a learned parameter (gpt-oss), or one logit per query row projected from the hidden states (Inkling 2)
     values["sinks"] = torch.empty((_B, _HQ, _S) if form.sinks == "inkling2" else _HQ, dtype=half, **grad)
     # 0-d tensors, so the trace keeps them as KeywordArgs for relax's _MaybeScale to find; distinct on purpose.
@@ -131,18 +133,22 @@ def variants():
         for gqa in (True, False):
             for form in FORMS:
                 learned = MASKS[form.mask].learned
-                # (CodeGen, the one model adding its mask before the scale, has no GQA)
-                if (gqa and (form.scores == "bmm" or form.mask_then_scale)) or (learned and not training):
+                # (CodeGen, the one model adding its mask before the scale, and MPNet have no GQA)
+                if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.float32_mask)) or (
+                        learned and not training):
                     continue
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
                     (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
                 # gpt-oss and MiMo take the softmax in the scores' dtype
                 plain_only = form.sinks or form.max_subtracted
-                for upcast in (False, True) if training and not plain_only else (False,):
+                # float32 masks make float32 scores: the softmax must be cast back before P @ v
+                upcasts = (True,) if form.float32_mask else (False, True) if training and not plain_only else (False,)
+                for upcast in upcasts:
                     wide = training and upcast and form.mask_then_scale
                     for bias_shape, float32_mask in itertools.product(bias_shapes if learned else (None,),
                                                                       (False, True) if wide else (False,)):
+                        float32_mask = float32_mask or form.float32_mask
                         f = dataclasses.replace(form, gqa=gqa, upcast=upcast, float32_mask=float32_mask)
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",

@@ -48,8 +48,9 @@ class Form:
     # the mask added before the scale, (s + mask)·c (HF CodeGen's own ``_attn``, transformers 5.17 and earlier): the
     # op's mask is mask·c, in float32 as eager adds the mask to float32 scores
     mask_then_scale: bool = False
-    # (a variant, as gqa and upcast are) the additive mask float32 in a half graph, autocast's: where the scale comes
-    # after the mask, the backward casts dS to half after the scale's backward instead of before it
+    # (a variant, as gqa and upcast are; set on a form, its only one) the additive masks float32 in a half graph,
+    # autocast's: where the scale comes after the mask, the backward casts dS to half after the scale's backward
+    # instead of before it; MPNet's rounded sum casts the scores back to half between its two masks
     float32_mask: bool = False
 
     @property
@@ -75,6 +76,12 @@ def _search_additive_pair(s, mask, fill, padding):
     """HF T5 in transformers 5 (``eager_attention_forward``): the position bias, then the attention mask, each
     added to the scores (``mask`` is the first term, ``padding`` the second)."""
     return s + mask + padding
+
+
+def _search_rounded_pair(s, mask, fill, padding):
+    """HF MPNet under autocast: ``scores += position_bias`` in place, so half scores plus a float32 bias are rounded
+    back to half, then ``+ attention_mask`` (float32)."""
+    return (s + mask).to(s.dtype) + padding
 
 
 def _search_masked_fill(s, mask, fill, padding):
@@ -168,6 +175,10 @@ MASKS = {
     "bias": MaskPiece(_search_additive, _op_mask_additive, ("mask",), learned=True),
     "additive_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding")),
     "bias_pair": MaskPiece(_search_additive_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
+    # the op adds the float32 sum to its float32 scores: eager's rounding of s + mask to half is not repeated (the
+    # op's scores are more exact, as for every half form)
+    "additive_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding")),
+    "bias_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
     # q, k, v reach the op with the mask's batch split off (attention_replacement), so its to_op is masked_fill's
     "masked_fill_heads": MaskPiece(_search_masked_fill_heads, _op_mask_masked_fill, ("mask", "fill")),
@@ -359,6 +370,9 @@ FORMS = (
     Form("t5_learned_bias", mask="bias"),
     Form("t5_bias_then_mask", mask="bias_pair"),
     Form("two_additive_masks", mask="additive_pair"),
+    # HF MPNet under autocast (its float32 position bias added in place, then the float32 mask)
+    Form("mpnet_bias_rounded_then_mask", mask="bias_rounded_pair", float32_mask=True),
+    Form("mpnet_rounded_then_mask", mask="additive_rounded_pair", float32_mask=True),
     Form("nanogpt_masked_fill", mask="masked_fill"),
     Form("hf_gpt2_where", mask="where"),
     Form("hf_gpt2_where_padding", mask="where_padding"),

@@ -43,7 +43,7 @@ AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention
             "gemma2": dict(attention=2, causal_conv1d=0), "bloom": dict(attention=1, causal_conv1d=0),
             "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0),
             "trocr": dict(attention=1, causal_conv1d=0), "codegen": dict(attention=1, causal_conv1d=0),
-            "deberta_v3": dict(attention=1, causal_conv1d=0)}
+            "deberta_v3": dict(attention=1, causal_conv1d=0), "mpnet": dict(attention=1, causal_conv1d=0)}
 
 
 @contextlib.contextmanager

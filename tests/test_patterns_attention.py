@@ -106,7 +106,8 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("bmm_where_finfo_min", True), ("bmm_learned_bias_broadcast", True), ("bloom_alibi_baddbmm", True),
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
             ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
-            ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True)]
+            ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", False),
+            ("mpnet_bias_expanded_over_batch", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))

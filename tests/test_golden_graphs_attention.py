@@ -1373,6 +1373,170 @@ class Graph:
 """)
 
 
+    def test_sam_rel_pos_3d_matmul_inference(self):
+        self.assertExpectedInline(recognised("sam_rel_pos_3d_matmul", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[8, 16]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [12, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [12, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [12, 8, 16]);  clone_2 = None
+        permute_4: "f32[16, 8]" = torch.ops.aten.permute.default(arg3_1, [1, 0]);  arg3_1 = None
+        view_6: "f32[96, 16]" = torch.ops.aten.view.default(view, [96, 16])
+        mm: "f32[96, 8]" = torch.ops.aten.mm.default(view_6, permute_4);  view_6 = permute_4 = None
+        view_7: "f32[12, 8, 8]" = torch.ops.aten.view.default(mm, [12, 8, 8]);  mm = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view, 0);  view = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_1, 0);  view_1 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(view_2, 0);  view_2 = None
+        expand_default: "f32[1, 12, 8, 8]" = torch.ops.aten.expand.default(view_7, [1, 12, 8, 8]);  view_7 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, expand_default, 0.0, False, 0.25, None);  unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = expand_default = None
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0);  getitem = None
+        view_11: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(squeeze_dim, [3, 4, 8, 16]);  squeeze_dim = None
+        permute_5: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_11, [0, 2, 1, 3]);  view_11 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_12: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_12,)
+""")
+
+    def test_torch_mha_key_padding_inference(self):
+        self.assertExpectedInline(recognised("torch_mha_key_padding", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[12, 1, 8]"):
+        permute: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg0_1, [1, 0, 2, 3]);  arg0_1 = None
+        clone: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone, [8, 12, 16]);  clone = None
+        permute_1: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view, [1, 0, 2]);  view = None
+        permute_2: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg1_1, [1, 0, 2, 3]);  arg1_1 = None
+        clone_1: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_1: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone_1, [8, 12, 16]);  clone_1 = None
+        permute_3: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_1, [1, 0, 2]);  view_1 = None
+        permute_4: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg2_1, [1, 0, 2, 3]);  arg2_1 = None
+        clone_2: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_2: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone_2, [8, 12, 16]);  clone_2 = None
+        permute_5: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_2, [1, 0, 2]);  view_2 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_1, 0);  permute_1 = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_3, 0);  permute_3 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_5, 0);  permute_5 = None
+        expand_default: "f32[12, 8, 8]" = torch.ops.aten.expand.default(arg3_1, [12, 8, 8]);  arg3_1 = None
+        unsqueeze_default_3: "f32[1, 12, 8, 8]" = torch.ops.aten.unsqueeze.default(expand_default, 0);  expand_default = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, unsqueeze_default_3, 0.0, False, 0.25, None);  unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = unsqueeze_default_3 = None
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0);  getitem = None
+        permute_7: "f32[8, 12, 16]" = torch.ops.aten.permute.default(squeeze_dim, [1, 0, 2]);  squeeze_dim = None
+        clone_4: "f32[8, 12, 16]" = torch.ops.aten.clone.default(permute_7, memory_format = torch.contiguous_format);  permute_7 = None
+        view_3: "f32[8, 3, 64]" = torch.ops.aten.view.default(clone_4, [8, 3, 64]);  clone_4 = None
+        permute_8: "f32[3, 8, 64]" = torch.ops.aten.permute.default(view_3, [1, 0, 2]);  view_3 = None
+        return (permute_8,)
+""")
+
+    def test_deberta_v3_disentangled_training(self):
+        self.assertExpectedInline(recognised("deberta_v3_disentangled", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[8, 16]"; primals_5: "b8[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        clone: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone, [-1, 8, 16]);  clone = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        clone_1: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_1: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_1, [-1, 8, 16]);  clone_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_2, memory_format = torch.contiguous_format);  permute_2 = None
+        view_2: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_2, [-1, 8, 16]);  clone_2 = None
+        full_default: "f32[]" = torch.ops.aten.full.default([], 16.0, dtype = torch.float32, device = device, pin_memory = False)
+        mul: "f32[]" = torch.ops.aten.mul.Tensor(full_default, 3);  full_default = None
+        sqrt: "f32[]" = torch.ops.aten.sqrt.default(mul);  mul = None
+        permute_4: "f32[16, 8]" = torch.ops.aten.permute.default(primals_4, [1, 0])
+        view_3: "f32[96, 16]" = torch.ops.aten.view.default(view, [96, 16])
+        mm: "f32[96, 8]" = torch.ops.aten.mm.default(view_3, permute_4)
+        view_4: "f32[12, 8, 8]" = torch.ops.aten.view.default(mm, [12, 8, 8]);  mm = None
+        permute_5: "f32[16, 8]" = torch.ops.aten.permute.default(primals_4, [1, 0]);  primals_4 = None
+        view_5: "f32[96, 16]" = torch.ops.aten.view.default(view_1, [96, 16])
+        mm_1: "f32[96, 8]" = torch.ops.aten.mm.default(view_5, permute_5)
+        view_6: "f32[12, 8, 8]" = torch.ops.aten.view.default(mm_1, [12, 8, 8]);  mm_1 = None
+        permute_6: "f32[12, 8, 8]" = torch.ops.aten.permute.default(view_6, [0, 2, 1]);  view_6 = None
+        add: "f32[12, 8, 8]" = torch.ops.aten.add.Tensor(view_4, permute_6);  view_4 = permute_6 = None
+        div_1: "f32[12, 8, 8]" = torch.ops.aten.div.Tensor(add, sqrt);  add = None
+        bitwise_not: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(primals_5);  primals_5 = None
+        view_default: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view, [3, 4, 8, 16]);  view = None
+        view_default_1: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_1, [3, 4, 8, 16]);  view_1 = None
+        view_default_2: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_2, [3, 4, 8, 16]);  view_2 = None
+        div_tensor: "f32[3, 4, 8, 16]" = torch.ops.aten.div.Tensor(view_default_1, sqrt);  view_default_1 = None
+        expand_default: "f32[12, 8, 8]" = torch.ops.aten.expand.default(div_1, [12, 8, 8]);  div_1 = None
+        view_default_3: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(expand_default, [3, 4, 8, 8]);  expand_default = None
+        bitwise_not_default: "b8[3, 1, 8, 8]" = torch.ops.aten.bitwise_not.default(bitwise_not);  bitwise_not = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(bitwise_not_default, view_default_3, scalar_tensor_default);  view_default_3 = scalar_tensor_default = None
+        any_dim: "b8[3, 1, 8, 1]" = torch.ops.aten.any.dim(bitwise_not_default, -1, True)
+        bitwise_not_default_1: "b8[3, 1, 8, 1]" = torch.ops.aten.bitwise_not.default(any_dim);  any_dim = None
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_1: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default_1, view_default);  scalar_tensor_default_1 = view_default = None
+        scalar_tensor_default_2: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self_2: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default_2, where_self);  scalar_tensor_default_2 = where_self = None
+        expand_default_1: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(where_self_2, [3, 4, 8, 8]);  where_self_2 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(where_self_1, div_tensor, view_default_2, expand_default_1, 0.0, False, 1.0, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        view_default_4: "f32[12, 8, 16]" = torch.ops.aten.view.default(getitem, [12, 8, 16])
+        scalar_tensor_default_3: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_4: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_5: "f32[]" = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device)
+        view_9: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default_4, [-1, 4, 8, 16]);  view_default_4 = None
+        permute_7: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_9, [0, 2, 1, 3]);  view_9 = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_7, memory_format = torch.contiguous_format);  permute_7 = None
+        view_10: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_11: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_8: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_11, [0, 2, 1, 3]);  view_11 = None
+        clone_5: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_8, memory_format = torch.contiguous_format);  permute_8 = None
+        view_12: "f32[12, 8, 16]" = torch.ops.aten.view.default(clone_5, [12, 8, 16]);  clone_5 = None
+        view_default_5: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_12, [3, 4, 8, 16]);  view_12 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(view_default_5, where_self_1, div_tensor, view_default_2, expand_default_1, getitem, getitem_1, 0.0, False, 1.0, None, True, True);  view_default_5 = where_self_1 = div_tensor = view_default_2 = expand_default_1 = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        where_self_4: "f32[3, 4, 8, 16]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default_4, getitem_2);  scalar_tensor_default_4 = getitem_2 = None
+        view_default_9: "f32[12, 8, 16]" = torch.ops.aten.view.default(where_self_4, [12, 8, 16]);  where_self_4 = None
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        div_tensor_1: "f32[3, 4, 8, 16]" = torch.ops.aten.div.Tensor(getitem_3, sqrt);  getitem_3 = None
+        view_default_8: "f32[12, 8, 16]" = torch.ops.aten.view.default(div_tensor_1, [12, 8, 16]);  div_tensor_1 = None
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        view_default_7: "f32[12, 8, 16]" = torch.ops.aten.view.default(getitem_4, [12, 8, 16]);  getitem_4 = None
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        where_self_3: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(bitwise_not_default_1, scalar_tensor_default_3, getitem_5);  bitwise_not_default_1 = scalar_tensor_default_3 = getitem_5 = None
+        where_self_5: "f32[3, 4, 8, 8]" = torch.ops.aten.where.self(bitwise_not_default, where_self_3, scalar_tensor_default_5);  bitwise_not_default = where_self_3 = scalar_tensor_default_5 = None
+        view_default_6: "f32[12, 8, 8]" = torch.ops.aten.view.default(where_self_5, [12, 8, 8]);  where_self_5 = None
+        div_3: "f32[12, 8, 8]" = torch.ops.aten.div.Tensor(view_default_6, sqrt);  view_default_6 = sqrt = None
+        permute_11: "f32[12, 8, 8]" = torch.ops.aten.permute.default(div_3, [0, 2, 1])
+        clone_6: "f32[12, 8, 8]" = torch.ops.aten.clone.default(permute_11, memory_format = torch.contiguous_format);  permute_11 = None
+        view_15: "f32[96, 8]" = torch.ops.aten.view.default(clone_6, [96, 8]);  clone_6 = None
+        permute_12: "f32[8, 96]" = torch.ops.aten.permute.default(view_15, [1, 0])
+        mm_2: "f32[8, 16]" = torch.ops.aten.mm.default(permute_12, view_5);  permute_12 = view_5 = None
+        permute_14: "f32[8, 16]" = torch.ops.aten.permute.default(permute_5, [1, 0]);  permute_5 = None
+        mm_3: "f32[96, 16]" = torch.ops.aten.mm.default(view_15, permute_14);  view_15 = permute_14 = None
+        view_16: "f32[12, 8, 16]" = torch.ops.aten.view.default(mm_3, [12, 8, 16]);  mm_3 = None
+        view_17: "f32[96, 8]" = torch.ops.aten.view.default(div_3, [96, 8]);  div_3 = None
+        permute_16: "f32[8, 96]" = torch.ops.aten.permute.default(view_17, [1, 0])
+        mm_4: "f32[8, 16]" = torch.ops.aten.mm.default(permute_16, view_3);  permute_16 = view_3 = None
+        permute_18: "f32[8, 16]" = torch.ops.aten.permute.default(permute_4, [1, 0]);  permute_4 = None
+        mm_5: "f32[96, 16]" = torch.ops.aten.mm.default(view_17, permute_18);  view_17 = permute_18 = None
+        view_18: "f32[12, 8, 16]" = torch.ops.aten.view.default(mm_5, [12, 8, 16]);  mm_5 = None
+        add_2: "f32[8, 16]" = torch.ops.aten.add.Tensor(mm_2, mm_4);  mm_2 = mm_4 = None
+        add_3: "f32[12, 8, 16]" = torch.ops.aten.add.Tensor(view_18, view_default_9);  view_18 = view_default_9 = None
+        add_4: "f32[12, 8, 16]" = torch.ops.aten.add.Tensor(view_16, view_default_8);  view_16 = view_default_8 = None
+        view_19: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(view_default_7, [3, 4, 8, 16]);  view_default_7 = None
+        permute_23: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_19, [0, 2, 1, 3]);  view_19 = None
+        view_20: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(add_4, [3, 4, 8, 16]);  add_4 = None
+        permute_24: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_20, [0, 2, 1, 3]);  view_20 = None
+        view_21: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(add_3, [3, 4, 8, 16]);  add_3 = None
+        permute_25: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_21, [0, 2, 1, 3]);  view_21 = None
+        return pytree.tree_unflatten([view_10, permute_25, permute_24, permute_23, add_2, None], self._out_spec)
+""")
+
 class TestLeftAloneGraphs(expecttest.TestCase):
     def test_weights_used_in_graph(self):
         self.assertExpectedInline(left_alone("weights_used_in_graph"), """\

@@ -356,11 +356,15 @@ def reshapes_split_batch_heads(match) -> bool:
             and any(_same_shape(_shape(out), o) for o in outputs))
 
 
-def _fixed_bias(bias, q, scores) -> bool:
-    """A floating tensor on q's device that needs no gradient (the op does not return one) and broadcasts to
-    ``scores`` without growing them."""
+def _bias(bias, q, scores) -> bool:
+    """A floating tensor on q's device that broadcasts to ``scores`` without growing them."""
     return (isinstance(bias, torch.Tensor) and bias.is_floating_point() and bias.device == q.device
-            and not bias.requires_grad and checks.broadcasts_to(bias, scores))
+            and checks.broadcasts_to(bias, scores))
+
+
+def _fixed_bias(bias, q, scores) -> bool:
+    """``_bias`` that needs no gradient (the op does not return one)."""
+    return _bias(bias, q, scores) and not bias.requires_grad
 
 
 @predicate
@@ -415,10 +419,7 @@ def deberta_inputs_supported(match) -> bool:
     q, k, key_scale = (_val(match, n) for n in ("query", "key", "key_scale"))
     if not (isinstance(key_scale, torch.Tensor) and key_scale.dim() == 0 and key_scale.is_floating_point()):
         return False
-    bias = _val(match, "bias")
-    return "bias" not in match.kwargs or (isinstance(bias, torch.Tensor) and bias.is_floating_point()
-                                          and bias.device == q.device
-                                          and checks.broadcasts_to(bias, (*q.shape[:-1], k.shape[-2])))
+    return "bias" not in match.kwargs or _bias(_val(match, "bias"), q, (*q.shape[:-1], k.shape[-2]))
 
 
 @predicate

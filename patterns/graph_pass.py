@@ -140,12 +140,13 @@ def size_queries_off_replaced_nodes(graph) -> int:
                 and all(u.target in size_queries or u in sized_only for u in node.users)):
             sized_only.add(node)
     moved = 0
+    # candidates in the order searched: placeholders first, then every node (a query stops at itself)
+    candidates = [*graph.find_nodes(op="placeholder"), *(n for n in graph.nodes if n.op != "placeholder")]
     for query in list(graph.find_nodes(op="call_function", target=torch.ops.aten.sym_size.int)):
         if query.args[0] not in sized_only:
             continue
         size = query.meta.get("val")
-        placeholders = graph.find_nodes(op="placeholder")
-        for node in (*placeholders, *(n for n in graph.nodes if n.op != "placeholder")):
+        for node in candidates:
             if node is query:
                 break
             value = node.meta.get("val")

@@ -157,27 +157,31 @@ def _sam(m, q, k, v, mask):
     return (w @ v).view(b, h, s, d).transpose(1, 2).reshape(b, s, h * d)
 
 
-def _deberta(m, q, k, v, mask, relative=True):
+def deberta(m, q, k, v, mask, relative=True, position_bmms=False):
     """HF DeBERTa-v2/v3 (DisentangledSelfAttention): (B·H, S, D) heads, kᵀ divided by sqrt(3·D) made in the graph,
     with ``relative`` a disentangled bias computed from q and k (here against a learned (S, D) position table, in
-    place of its content-to-position and position-to-content gathers; test_patterns_attention.py's
-    test_views_of_inputs_read_outside_the_match has its bmms), viewed to 4-D for ``masked_fill(~mask,
-    finfo.min)``, the softmax, dropout, viewed back to 3-D."""
+    place of its content-to-position and position-to-content gathers), viewed to 4-D for ``masked_fill(~mask,
+    finfo.min)``, the softmax, dropout, viewed back to 3-D. ``position_bmms``: the bias through bmms with the table
+    expanded over B·H, as DeBERTa's own; the position-to-content one's backward then reads kᵀ, the node the scores'
+    bmm reads (test_patterns_attention.py's test_views_of_inputs_read_outside_the_match)."""
     b, s, h, d = q.shape
     q, k, v = (x.permute(0, 2, 1, 3).contiguous().view(-1, s, d) for x in (q, k, v))
     scale = torch.sqrt(torch.tensor(d, dtype=torch.float) * 3)
     w = torch.bmm(q, k.transpose(-1, -2) / scale.to(dtype=q.dtype))
     if relative:
-        c2p = torch.matmul(q, m.bias.t())
-        p2c = torch.matmul(k, m.bias.t()).transpose(-1, -2)
-        w = w + (c2p + p2c) / scale.to(dtype=q.dtype)
+        if position_bmms:
+            pos = m.bias.expand(q.shape[0], -1, -1)
+            c2p, p2c = torch.bmm(q, pos.transpose(-1, -2)), torch.bmm(k, pos.transpose(-1, -2))
+        else:
+            c2p, p2c = torch.matmul(q, m.bias.t()), torch.matmul(k, m.bias.t())
+        w = w + (c2p + p2c.transpose(-1, -2)) / scale.to(dtype=q.dtype)
     w = w.view(-1, h, s, s).masked_fill(~mask, torch.finfo(q.dtype).min)
     w = F.dropout(F.softmax(w, dim=-1), p=m.p, training=m.training)
     return torch.bmm(w.view(-1, s, s), v).view(-1, h, s, d).permute(0, 2, 1, 3).reshape(b, s, h * d)
 
 
 def _deberta_v2_absolute(m, q, k, v, mask):  # DeBERTa-v2 without relative attention: no bias
-    return _deberta(m, q, k, v, mask, relative=False)
+    return deberta(m, q, k, v, mask, relative=False)
 
 
 def _torch_mha(m, q, k, v, mask):
@@ -553,7 +557,7 @@ RECOGNISED = {
     "sam_rel_pos_3d_matmul": (_sam, dict(bias_shape=(S, D)), None, H),
     "torch_mha_causal": (_torch_mha, {}, _mha_causal(), H),
     "torch_mha_key_padding": (_torch_mha, {}, _mha_key_padding(), H),
-    "deberta_v3_disentangled": (_deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
+    "deberta_v3_disentangled": (deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
     "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),
     "kimi_key_assembled": (_kimi, {}, additive(B, 1, S, S), H),

@@ -28,8 +28,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from attention_forms_cases import (
-    LEFT_ALONE, MASK_GRAD, P_DROP, RECOGNISED, B, D, H, HKV, S, Attention, additive, bert, gemma2, gpt_neo, heads,
-    llama,
+    LEFT_ALONE, MASK_GRAD, P_DROP, RECOGNISED, B, D, H, HKV, S, Attention, additive, bert, deberta, gemma2, gpt_neo,
+    heads, llama,
     make_case, make_left_alone, merge, nanogpt, one_hot_probe, t5,
 )
 from attention_forms_checks import (
@@ -350,23 +350,12 @@ def test_t5_inplace_bias(train):
     assert counts["attention"] == 1, graphs
 
 
-def _deberta_bmm_positions(m, q, k, v, mask):
-    """DeBERTa's disentangled bias as its bmms compute it: its position-to-content bmm reads kᵀ in the backward, and
-    the pass gives the backward the forward's kᵀ (merge_repeated_views), which the scores' bmm reads too."""
-    b, s, h, d = q.shape
-    q, k, v = (x.permute(0, 2, 1, 3).contiguous().view(-1, s, d) for x in (q, k, v))
-    pos, scale = m.bias.expand(q.shape[0], -1, -1), torch.sqrt(torch.tensor(d, dtype=torch.float) * 3)
-    bias = torch.bmm(q, pos.transpose(-1, -2)) + torch.bmm(k, pos.transpose(-1, -2)).transpose(-1, -2)
-    w = torch.bmm(q, k.transpose(-1, -2) / scale) + bias / scale
-    w = F.softmax(w.view(-1, h, s, s).masked_fill(~mask, torch.finfo(q.dtype).min), dim=-1)
-    return torch.bmm(w.view(-1, s, s), v).view(-1, h, s, d).permute(0, 2, 1, 3).reshape(b, s, h * d)
-
-
 @pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
 def test_views_of_inputs_read_outside_the_match(train):
     """A view of a pattern input (kᵀ) that a node outside the match reads too stays for it: no_outside_users lets
     the rewrite happen, and the results are eager's."""
-    model, args = make_case("deberta", table={"deberta": (_deberta_bmm_positions, dict(bias_shape=(S, D)),
+    spelling = functools.partial(deberta, position_bmms=True)
+    model, args = make_case("deberta", table={"deberta": (spelling, dict(bias_shape=(S, D)),
                                                           RECOGNISED["deberta_v3_disentangled"][2], H)})
     counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
     assert counts["attention"] == 1, graphs

@@ -131,6 +131,11 @@ def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
     return model.float().to(dtype).train(train)
 
 
+def _image_size(config) -> int:
+    """A square image's side: ``image_size`` given as one number or as (height, width)."""
+    return config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+
+
 def inputs(model, dtype: torch.dtype, base: bool) -> dict:
     """The model's inputs: token ids with a right-padded row (a causal LM's, or a base model's whose main input they
     are), else what its ``main_input_name`` asks for (``--base``), in ``dtype``."""
@@ -142,7 +147,7 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         mask[1, -5:] = 0  # right padding
         kwargs = dict(input_ids=ids, attention_mask=mask)
     elif name == "pixel_values":
-        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        size = _image_size(config)
         kwargs = dict(pixel_values=torch.randn(BATCH, config.num_channels, size, size, generator=generator))
     elif name == "input_values":
         kwargs = dict(input_values=torch.randn(BATCH, 1600, generator=generator))
@@ -152,8 +157,7 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
     else:
         raise ValueError(f"main input {name!r}")
     if "noise" in inspect.signature(model.forward).parameters:  # ViT-MAE's random patch masking: one draw for both
-        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
-        kwargs["noise"] = torch.rand(BATCH, (size // config.patch_size) ** 2, generator=generator)
+        kwargs["noise"] = torch.rand(BATCH, (_image_size(config) // config.patch_size) ** 2, generator=generator)
     if base and config.is_encoder_decoder:
         kwargs["decoder_input_ids"] = torch.randint(3, VOCAB, (BATCH, LENGTH // 2), generator=generator)
     kwargs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in kwargs.items()}

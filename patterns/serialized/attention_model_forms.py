@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-b90e6776edff4322e39926ec'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-9306a3f10e5c243524115824'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training

@@ -90,7 +90,10 @@ it compute the weights by hand rather than call SDPA) scales q, and with a mask 
 
 The form ``torch_mha_baddbmm`` gives the op the 3-D heads as one batch of B·H heads (as the table's bmm forms do),
 the scale, and the mask broadcast to them; the weights the function also returns are dead code once the caller drops
-them (``out, _ = mha(...)``). Without a mask it calls ``bmm`` and the table's ``bmm_3d`` form matches.
+them (``out, _ = mha(...)``). Without a mask it calls ``bmm`` and the table's ``bmm_3d`` form matches. HF WavLM
+calls the function with its gated relative position bias as ``attn_mask``, a (B·H, S, S) float tensor computed from
+the hidden states and trained (the key padding mask added to it): ``torch_mha_baddbmm_learned_mask`` is the same form
+traced with the mask requiring grad, whose gradient is the op's (from dS; 0 where a key is hidden, as eager's).
 
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
@@ -108,10 +111,10 @@ scores and the probabilities (``reshapes_split_batch_heads``), the bias broadcas
 scores (``alibi_and_mask_supported``); for XGLM the reshapes as BLOOM's and the clamp at finfo.min of the scores' dtype
 (``clamp_at_finfo_min``); for DeBERTa the mask's batch splitting every view, the divisor a 0-d floating tensor
 and the bias broadcasting to the 3-D scores (``deberta_inputs_supported``); for torch's multi-head attention
-3-D heads, ``baddbmm`` with beta and alpha 1, and a mask that needs no gradient broadcasting to the 3-D scores
-(``mha_mask_supported``). Only DeBERTa's bias is trained (its
-gradient comes from dS, the pattern traced with it requiring grad); the other forms leave a bias that requires grad
-alone.
+3-D heads, ``baddbmm`` with beta and alpha 1, and a mask broadcasting to the 3-D scores that needs no gradient
+(``mha_mask_supported``) or is trained (``mha_learned_mask_supported``). Only DeBERTa's bias and WavLM's mask are
+trained (their gradients come from dS, the patterns traced with them requiring grad); the other forms leave a bias
+that requires grad alone.
 """
 from __future__ import annotations
 
@@ -422,19 +425,31 @@ def deberta_inputs_supported(match) -> bool:
     return "bias" not in match.kwargs or _bias(_val(match, "bias"), q, (*q.shape[:-1], k.shape[-2]))
 
 
-@predicate
-def mha_mask_supported(match) -> bool:
-    """torch's multi-head attention: q, k and v are (B·H, L or S, D), the scores ``baddbmm(mask, q, kᵀ)`` with beta
-    and alpha 1, and the mask a floating tensor on q's device that needs no gradient and broadcasts to the
-    (B·H, L, S) scores without growing them (the float mask the function builds from a bool or float ``attn_mask``
-    and ``key_padding_mask``)."""
+def _mha_scores(match, mask_ok) -> bool:
+    """q, k and v are (B·H, L or S, D), the scores ``baddbmm(mask, q, kᵀ)`` with beta and alpha 1, and
+    ``mask_ok(mask, q, (B·H, L, S))``."""
     q, k, v = (_val(match, n) for n in ("query", "key", "value"))
     if not (q.dim() == k.dim() == v.dim() == 3):
         return False
     nodes = _nodes(match, aten.baddbmm.default)
     if len(nodes) != 1 or nodes[0].kwargs.get("beta", 1) != 1 or nodes[0].kwargs.get("alpha", 1) != 1:
         return False
-    return _fixed_bias(_val(match, "mask"), q, (q.shape[0], q.shape[1], k.shape[-2]))
+    return mask_ok(_val(match, "mask"), q, (q.shape[0], q.shape[1], k.shape[-2]))
+
+
+@predicate
+def mha_mask_supported(match) -> bool:
+    """torch's multi-head attention: 3-D heads, ``baddbmm`` with beta and alpha 1 (``_mha_scores``), and the mask a
+    floating tensor on q's device that needs no gradient and broadcasts to the (B·H, L, S) scores without growing
+    them (the float mask the function builds from a bool or float ``attn_mask`` and ``key_padding_mask``)."""
+    return _mha_scores(match, _fixed_bias)
+
+
+@predicate
+def mha_learned_mask_supported(match) -> bool:
+    """torch's multi-head attention onto a trained float mask (WavLM's gated position bias with the key padding
+    added): as ``mha_mask_supported``, the mask's gradient the op's (the pattern's training trace has it)."""
+    return _mha_scores(match, _bias)
 
 
 # The attention rewrite's predicates every form here needs (attention_checks.all_hold's, less the form-specific).
@@ -466,6 +481,9 @@ class ModelForm:
     heads_batched: bool = False
     # of the example mask where it is not (B, 1, S, S) (torch's multi-head attention's is 3-D)
     mask_shape: tuple | None = None
+    # traced for training only: without gradients its pattern is another form's (a learned mask's inference is
+    # the fixed mask's)
+    training_only: bool = False
 
 
 # BLOOM's scores: the inputs and the predicates its and GPT-NeoX-Japanese's forms share
@@ -498,6 +516,11 @@ FORMS = (
               ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_mask_supported),
               (), torch.float16, heads_batched=True, mask_shape=(1, _S, _S)),
+    ModelForm("torch_mha_baddbmm_learned_mask", mha_baddbmm_search, mha_baddbmm_replacement,
+              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
+              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_learned_mask_supported),
+              (), torch.float16, learned="mask", heads_batched=True, mask_shape=(_B * _H, _S, _S),
+              training_only=True),
     ModelForm("deberta_disentangled", disentangled_search, disentangled_replacement,
               ("query", "key", "value", "bias", "mask", "key_scale", "fill", "dropout_p"),
               (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported),
@@ -522,7 +545,7 @@ def variants():
     """(name, form, upcast, float32 input or None, training): the fp32 softmax (the models') and the plain one, a half
     and a float32 bias or mask, differ only in half training (converts are optional in the relaxed pattern)."""
     for form in FORMS:
-        for training in (True, False):
+        for training in (True,) if form.training_only else (True, False):
             for upcast in (True, False) if training else (True,):
                 # float32 scores need the fp32 softmax's cast back before P @ v (a model without it cannot run)
                 wide = training and upcast and form.float32_input

@@ -195,6 +195,16 @@ def _torch_mha(m, q, k, v, mask):
     return torch.bmm(w, v).transpose(0, 1).reshape(s, b, h * d).transpose(0, 1)
 
 
+def _wavlm(m, q, k, v, mask):
+    """HF WavLM: torch's multi-head attention (above) onto its gated relative position bias, trained: a (H, S, S)
+    bias repeated over the batch to (B·H, S, S), scaled per query by a gate computed from the hidden states, with the
+    key padding mask added (``F.multi_head_attention_forward`` merges the two so)."""
+    b, s, h, _ = q.shape
+    gate = 2.0 * torch.sigmoid(q.mean(-1)).transpose(1, 2).reshape(b * h, s, 1)
+    bias = gate * m.bias[None].repeat(b, 1, 1, 1).view(b * h, s, s)
+    return _torch_mha(m, q, k, v, bias + mask)
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -557,6 +567,7 @@ RECOGNISED = {
     "sam_rel_pos_3d_matmul": (_sam, dict(bias_shape=(S, D)), None, H),
     "torch_mha_causal": (_torch_mha, {}, _mha_causal(), H),
     "torch_mha_key_padding": (_torch_mha, {}, _mha_key_padding(), H),
+    "wavlm_gated_position_bias": (_wavlm, dict(bias_shape=(H, S, S)), _mha_key_padding(), H),
     "deberta_v3_disentangled": (deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
     "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),

@@ -60,7 +60,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
-           ("bart_masked_bmm", True), ("fsmt_key_padding", True)]
+           ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ def test_recognised_dynamic(name, train, monkeypatch):
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
         ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True),
-        ("fsmt_key_padding", True), ("deberta_v2_absolute", True)]
+        ("fsmt_key_padding", True), ("deberta_v2_absolute", True), ("wavlm_gated_position_bias", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -107,7 +107,7 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
             ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
             ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", False),
-            ("mpnet_bias_expanded_over_batch", True)]
+            ("mpnet_bias_expanded_over_batch", True), ("wavlm_gated_position_bias", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -422,7 +422,7 @@ def test_layouts_without_copies(layout, train):
                                   "mpt_alibi_masked_fill", "xglm_clamped_bmm", "falcon_alibi_twice",
                                   "bart_masked_bmm", "codegen_random_mask_then_scale", "fsmt_key_padding",
                                   "sam_rel_pos_3d_matmul", "mpnet_bias_expanded_over_batch",
-                                  "deberta_v3_disentangled"])
+                                  "deberta_v3_disentangled", "wavlm_gated_position_bias"])
 def test_recognised_on_cuda_bf16(name):
     """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
     model, args = make_case(name, torch.bfloat16)

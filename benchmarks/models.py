@@ -10,6 +10,10 @@ without attention dropout, GPT-2, Gemma 2, Qwen3), SSMs (Mamba, Mamba-2), and mo
 instead of attention (LFM2, the Mamba-2 hybrid Nemotron-H, Qwen3-Next's Gated DeltaNet layers). ``bamba``, another
 Mamba-2 hybrid, is not run by default: its decoder layer returns the attention probabilities, so they leave each
 compiled graph, and a fused attention, which never forms them, cannot replace its attention.
+Encoders (``--models encoders``, not run by default): the base models of the README's survey at their base sizes,
+BERT (dropout 0.1, right padding), DeBERTa-v3 (its disentangled bias trained), ViT-B/16, Swin-T (its 7 x 7 windows
+and shifted-window mask), wav2vec2 and WavLM (5 s of audio, attention dropout 0.1; WavLM's gated position bias
+trained), each ``AutoModel`` trained on its last hidden state's mean square.
 
 A step is what a training loop does: forward with the loss (HF's own shifted cross-entropy on labels = input ids),
 backward, AdamW step (fused, bf16 parameters), zero_grad. Models use attn_implementation="eager" (the hand-written
@@ -111,11 +115,18 @@ class Spec:
     layer_kinds: Callable[[int], dict] | None = None  # config entries placing each kind of layer, given the count
     scan: str | None = None  # "module.function": HF's scan, kept out of the graph (module docstring)
     conv: bool = False  # has a causal depthwise conv: the row measures the conv kernels' share of the step
+    # an encoder (AutoModel) fed "text" (token ids, right padding), "image" (pixel values) or "audio" (raw samples);
+    # None: a causal LM fed token ids
+    encoder: str | None = None
 
     def build_config(self, n_layers: int, seq: int, tiny: bool):
-        kwargs = dict(self.config, vocab_size=VOCAB, num_hidden_layers=n_layers)
+        kwargs = dict(self.config)
+        if self.encoder in (None, "text"):
+            kwargs["vocab_size"] = 128 if tiny else VOCAB
+        if self.model_type != "swin":  # Swin's depth is its stages' depths
+            kwargs["num_hidden_layers"] = n_layers
         if tiny:
-            kwargs.update(self.tiny, vocab_size=128)
+            kwargs.update(self.tiny)
         if self.layer_kinds is not None:
             kwargs.update(self.layer_kinds(n_layers))
         if self.model_type == "gpt2":
@@ -143,6 +154,13 @@ _LLAMA = dict(hidden_size=2048, intermediate_size=5632, num_attention_heads=16, 
 _MAMBA = dict(hidden_size=1024, state_size=16, expand=2, conv_kernel=4, use_associative_scan=True)
 _TINY_MAMBA = dict(hidden_size=32, state_size=4)
 _MAMBA2_SCAN = "transformers.models.mamba2.modeling_mamba2.mamba2_chunk_scan"
+# BERT-base's widths (12 heads of 64, feed-forward 3072), HF's default dropout 0.1 on the probabilities
+_BASE = dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12)
+_TINY_BASE = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4)
+# wav2vec2-base's feature encoder and positional conv; no SpecAugment (its masks are drawn with numpy on the host)
+_AUDIO = dict(_BASE, attention_dropout=0.1, mask_time_prob=0.0, mask_feature_prob=0.0, feat_extract_norm="group")
+_TINY_AUDIO = dict(_TINY_BASE, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+                   num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
 
 MODELS = {
     # Llama with GQA 16/4 (TinyLlama's widths), head dim 128, dropout on the attention probabilities
@@ -212,11 +230,35 @@ MODELS = {
                                                   mlp_only_layers=list(range(n))),
                        scan="transformers.models.qwen3_next.modeling_qwen3_next.torch_chunk_gated_delta_rule",
                        conv=True),
+    # Encoders (AutoModel, training on the last hidden state's mean square): the base models the README's survey
+    # lists, at their base sizes. S is the tokens the attention sees (ViT: 14 x 14 patches and the class token of a
+    # 224 x 224 image; Swin: 7 x 7 windows; audio: ~50 frames a second of 16 kHz samples).
+    "bert": Spec("bert", _BASE, "encoder.layer", 16, 512, 12, _TINY_BASE, encoder="text"),
+    # DeBERTa-v3-base: disentangled attention (position buckets 256, c2p and p2c), its bias trained through the op
+    "deberta_v3": Spec("deberta-v2", dict(_BASE, relative_attention=True, position_buckets=256,
+                                          norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+                                          max_relative_positions=-1, position_biased_input=False),
+                       "encoder.layer", 8, 512, 12, dict(_TINY_BASE, position_buckets=8), encoder="text"),
+    # ViT-B/16 at 224 x 224: 197 tokens, no attention dropout
+    "vit": Spec("vit", dict(_BASE, image_size=224, patch_size=16), "layers", 64, 197, 12,
+                dict(_TINY_BASE, image_size=32, patch_size=8), encoder="image"),
+    # Swin-T at 224 x 224: windows of 7 x 7 = 49 tokens, heads of 32, every other block with the shifted-window mask;
+    # compiled per stage
+    "swin": Spec("swin", dict(embed_dim=96, depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24], window_size=7,
+                              image_size=224, patch_size=4), "encoder.layers", 64, 49, 4,
+                 dict(embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=4, image_size=32, patch_size=4),
+                 encoder="image"),
+    # wav2vec2-base on 5 s of audio (249 frames), attention dropout 0.1
+    "wav2vec2": Spec("wav2vec2", _AUDIO, "encoder.layers", 16, 249, 12, _TINY_AUDIO, encoder="audio"),
+    # WavLM-base-plus: torch's multi-head attention onto a gated relative position bias (320 buckets), trained
+    "wavlm": Spec("wavlm", dict(_AUDIO, num_buckets=320, max_bucket_distance=800), "encoder.layers", 16, 249, 12,
+                  dict(_TINY_AUDIO, num_buckets=16, max_bucket_distance=32), encoder="audio"),
 }
 # the same with the delta rule's loop over chunks in the graph (its compile time grows with S)
 MODELS["qwen3_next_in_graph"] = dataclasses.replace(MODELS["qwen3_next"], scan=None)
 DEFAULT_MODELS = ("llama", "llama_p0", "gpt2", "gemma2", "qwen3", "mamba", "mamba2", "lfm2", "nemotron_h",
                   "qwen3_next")
+ENCODERS = tuple(name for name, spec in MODELS.items() if spec.encoder)
 
 # variant -> (plugin on, torch.compile mode, inductor_conv.config overrides)
 VARIANTS = {
@@ -232,7 +274,8 @@ WARMUP = 3  # steps before timing: compile, CUDA graph recording, one more
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default=",".join(DEFAULT_MODELS), help=f"comma-separated, of {list(MODELS)}")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                        help=f"comma-separated, of {list(MODELS)}; 'encoders' names {list(ENCODERS)}")
     parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help=f"comma-separated, of {list(VARIANTS)}")
     parser.add_argument("--layers", type=int, default=None, help="decoder layers (default: each model's)")
     parser.add_argument("--seq", type=int, default=None, help="sequence length (default: each model's)")
@@ -247,6 +290,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tiny", action="store_true", help="tiny configs, fp32, 1 timed step (the CPU smoke test)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args()
+    args.models = args.models.replace("encoders", ",".join(ENCODERS))
     for name, known in (("models", MODELS), ("variants", VARIANTS)):
         wanted = getattr(args, name).split(",")
         if set(wanted) - set(known):
@@ -311,11 +355,28 @@ def build(spec: Spec, n_layers: int, seq: int, args) -> torch.nn.Module:
     """The model on the device in the benchmark's dtype, from seed 0, training mode (dropout on)."""
     torch.manual_seed(0)
     config = spec.build_config(n_layers, seq, args.tiny)
+    auto = transformers.AutoModel if spec.encoder else transformers.AutoModelForCausalLM
     with warnings.catch_warnings(), torch.device(args.device):
         warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+        model = auto.from_config(config, attn_implementation="eager")
     dtype = torch.float32 if args.tiny else torch.bfloat16
     return model.to(device=args.device, dtype=dtype).train()
+
+
+def encoder_inputs(spec: Spec, config, batch: int, seq: int, device: str, dtype: torch.dtype) -> dict:
+    """An encoder's inputs: token ids and an attention mask (the first row's last quarter padding), images at the
+    config's size, or the raw samples that give ``seq`` frames (wav2vec2's feature encoder: 320 samples a frame)."""
+    g = torch.Generator(device).manual_seed(1)
+    if spec.encoder == "text":
+        mask = torch.ones(batch, seq, dtype=torch.long, device=device)
+        mask[0, seq - seq // 4:] = 0
+        return dict(input_ids=torch.randint(0, config.vocab_size, (batch, seq), device=device, generator=g),
+                    attention_mask=mask)
+    if spec.encoder == "image":
+        side = config.image_size
+        return dict(pixel_values=torch.randn(batch, 3, side, side, device=device, generator=g).to(dtype))
+    samples = 400 + 320 * (seq - 1)  # the feature encoder's receptive field, then its hop
+    return dict(input_values=torch.randn(batch, samples, device=device, generator=g).to(dtype))
 
 
 def compile_model(model, spec: Spec, mode, whole: bool) -> None:
@@ -383,13 +444,18 @@ def _run_variant(spec: Spec, plugin: bool, mode, args, n_layers: int, batch: int
     model = build(spec, n_layers, seq, args)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=args.device == "cuda")
     compile_model(model, spec, mode, args.compile == "model")
-    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device=args.device,
-                        generator=torch.Generator(args.device).manual_seed(1))
+    if spec.encoder:
+        inputs = encoder_inputs(spec, model.config, batch, seq, args.device, next(model.parameters()).dtype)
+    else:
+        ids = torch.randint(0, model.config.vocab_size, (batch, seq), device=args.device,
+                            generator=torch.Generator(args.device).manual_seed(1))
+        inputs = dict(input_ids=ids, labels=ids, use_cache=False)
 
     def step():
         if mode == "reduce-overhead":
             torch.compiler.cudagraph_mark_step_begin()
-        loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+        out = model(**inputs)
+        loss = out.last_hidden_state.float().square().mean() if spec.encoder else out.loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

@@ -158,7 +158,9 @@ _MAMBA2_SCAN = "transformers.models.mamba2.modeling_mamba2.mamba2_chunk_scan"
 _BASE = dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12)
 _TINY_BASE = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4)
 # wav2vec2-base's feature encoder and positional conv; no SpecAugment (its masks are drawn with numpy on the host)
-_AUDIO = dict(_BASE, attention_dropout=0.1, mask_time_prob=0.0, mask_feature_prob=0.0, feat_extract_norm="group")
+# and no layer drop (a host-side coin per layer, which breaks the graph)
+_AUDIO = dict(_BASE, attention_dropout=0.1, mask_time_prob=0.0, mask_feature_prob=0.0, feat_extract_norm="group",
+              layerdrop=0.0)
 _TINY_AUDIO = dict(_TINY_BASE, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
                    num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
 

@@ -168,6 +168,14 @@ MODELS = {
     # MPNet: a relative position bias expanded over the batch (its gradient summed outside the attention), added in
     # place, then the padding mask
     "mpnet": (lambda: _encoder("mpnet"), dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # WavLM: torch's multi-head attention (F.multi_head_attention_forward, computing its weights) onto a gated
+    # relative position bias, computed from the hidden states (trained through); two layers, as the first makes the
+    # position bias the second gets; 400 samples of audio (39 frames), no SpecAugment or layer drop
+    "wavlm": (lambda: _encoder("wavlm", num_hidden_layers=2, conv_dim=(32, 32), conv_stride=(5, 2),
+                               conv_kernel=(10, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                               num_buckets=16, max_bucket_distance=32, mask_time_prob=0.0, layerdrop=0.0,
+                               attention_dropout=0.0),
+              dict(attention=2, causal_conv1d=0), dict(audio=400)),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
@@ -195,7 +203,10 @@ def build_model(name, train, device="cpu"):
 
 
 def model_inputs(extra, generator, device="cpu"):
-    """The input_ids (and attention mask, decoder input_ids) that ``extra`` (a MODELS entry's third field) asks for."""
+    """The input_ids (and attention mask, decoder input_ids), or the audio samples, that ``extra`` (a MODELS entry's
+    third field) asks for."""
+    if "audio" in extra:
+        return dict(input_values=torch.randn(BATCH, extra["audio"], generator=generator).to(device))
     ids = torch.randint(0, VOCAB, (BATCH, extra.get("length", LENGTH)), generator=generator)
     inputs = dict(input_ids=ids)
     if "padding" in extra:
@@ -212,14 +223,18 @@ def model_inputs(extra, generator, device="cpu"):
 
 def run_model(model, inputs, *, train, compiled, autocast=False):
     """One step, compiled with Inductor or eager, under torch.autocast(bf16) or not: (output, parameter gradients
-    or None); training backpropagates the mean square of the output."""
+    or None); training backpropagates the mean square of the output. Floating inputs are cast to the parameters'
+    dtype."""
     model.zero_grad(set_to_none=True)
 
     def forward(**kwargs):
         return model(**kwargs, use_cache=False)[0] if "decoder_input_ids" not in kwargs else model(**kwargs)[0]
 
     fn = torch.compile(forward, backend="inductor") if compiled else forward
-    device = next(model.parameters()).device.type
+    param = next(model.parameters())
+    device = param.device.type
+    # floating inputs (audio samples) in the parameters' dtype: the float64 reference run gets float64 samples
+    inputs = {k: v.to(param.dtype) if v.is_floating_point() else v for k, v in inputs.items()}
     amp = torch.autocast(device, dtype=torch.bfloat16, enabled=autocast)
     with torch.set_grad_enabled(train), amp:
         out = fn(**inputs)

@@ -106,7 +106,7 @@ class Spec:
 
     model_type: str
     config: dict
-    layers: str  # attribute path of the decoder-layer ModuleList
+    layers: str | None  # attribute path of the decoder-layer ModuleList; None: the model is compiled whole
     batch: int
     seq: int
     n_layers: int
@@ -245,9 +245,10 @@ MODELS = {
     "vit": Spec("vit", dict(_BASE, image_size=224, patch_size=16), "layers", 64, 197, 12,
                 dict(_TINY_BASE, image_size=32, patch_size=8), encoder="image"),
     # Swin-T at 224 x 224: windows of 7 x 7 = 49 tokens, heads of 32, every other block with the shifted-window mask;
-    # compiled per stage
+    # compiled whole (layers None): its blocks and stages return their attention probabilities, which only the
+    # model drops
     "swin": Spec("swin", dict(embed_dim=96, depths=[2, 2, 6, 2], num_heads=[3, 6, 12, 24], window_size=7,
-                              image_size=224, patch_size=4), "encoder.layers", 64, 49, 4,
+                              image_size=224, patch_size=4), None, 64, 49, 4,
                  dict(embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=4, image_size=32, patch_size=4),
                  encoder="image"),
     # wav2vec2-base on 5 s of audio (249 frames), attention dropout 0.1
@@ -384,7 +385,7 @@ def encoder_inputs(spec: Spec, config, batch: int, seq: int, device: str, dtype:
 def compile_model(model, spec: Spec, mode, whole: bool) -> None:
     """Compile each decoder layer in place (or the whole model)."""
     kwargs = dict(dynamic=False) if mode is None else dict(dynamic=False, mode=mode)
-    if whole:
+    if whole or spec.layers is None:
         model.compile(**kwargs)
         return
     for layer in operator.attrgetter(spec.layers)(model):

@@ -36,11 +36,13 @@ def _grads(model, args, out, dy):
     return torch.autograd.grad(out, inputs, dy)
 
 
-def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None, frozen=""):
+def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_grad=False, autocast=None, frozen="",
+                    as_eager=False):
     """Compile model(*args) with our pass; compare outputs (and gradients of q, k, v, every parameter and, with
     mask_grad, the float mask) with float64 eager. ``autocast``: a dtype the compiled model runs under
     ``torch.autocast`` with; the float64 reference runs without, and each result is then compared with eager
-    autocast's error (helpers.assert_as_close_as_eager). ``frozen``: letters of the inputs that get no gradient in
+    autocast's error (helpers.assert_as_close_as_eager); ``as_eager``: the same comparison for half inputs without
+    autocast (eager in the inputs' dtype sets the error allowed). ``frozen``: letters of the inputs that get no gradient in
     training ("q", "k", "v"; "p": the model's parameters).
     Returns (counters, recorded graph texts)."""
     dtype = autocast or args[0].dtype
@@ -58,10 +60,11 @@ def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_
     args_eager = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
     args = [a.clone().requires_grad_(g) for a, g in zip(args, trained)]
     amp = torch.autocast("cpu", dtype=autocast) if autocast else contextlib.nullcontext()
+    against_eager = autocast or as_eager
     with torch.set_grad_enabled(train):
         with amp:
             out, counts, graphs = compile_and_run(model, *args, dynamic=dynamic, device_types=device_types)
-            out_eager = eager(*args_eager) if autocast else None
+            out_eager = eager(*args_eager) if against_eager else None
         assert out.dtype == dtype
         expected = ref(*args64)
         got, want, eager_got = [out], [expected], [out_eager]
@@ -69,8 +72,8 @@ def run_and_compare(model, args, *, train, dynamic, device_types=("cpu",), mask_
             dy = torch.randn_like(out)
             got += _grads(model, args, out, dy)
             want += _grads(ref, args64, expected, dy.double())
-            eager_got += _grads(eager, args_eager, out_eager, dy) if autocast else [None] * (len(got) - 1)
-        if autocast:
+            eager_got += _grads(eager, args_eager, out_eager, dy) if against_eager else [None] * (len(got) - 1)
+        if against_eager:
             assert_as_close_as_eager(got, eager_got, want)
         else:
             for g, w in zip(got, want):

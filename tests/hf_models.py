@@ -111,10 +111,12 @@ MODELS = {
                                         parallel_attn=False, bias=True),
                      dict(attention=1, causal_conv1d=0), dict(padding="left")),
     # FSMT (fairseq's WMT19 translation models): q laid out (T, B·H, D), the encoder's and the cross-attention's key
-    # padding mask filled on a 4-D view of the bmm scores. Its decoder self-attention adds a causal mask on such a
-    # view in transformers 5.17 (not rewritten; 5.24 does not pass that mask, and it is; versions between untried)
-    "fsmt": (_fsmt, dict(attention=3 if _TRANSFORMERS >= (5, 24) else 2, causal_conv1d=0),
-             dict(padding="right", decoder=True)),
+    # padding mask filled on a 4-D view of the bmm scores. Called with its cache on, it runs the decoder on the last
+    # token only: the decoder self-attention is one query against one key, whose bmm Inductor decomposes on the CPU
+    # (into a multiply and a sum: fewer rewrites there; on CUDA it stays a bmm and is rewritten). transformers 5.17
+    # adds the causal mask on a 4-D view of the scores, 5.24 passes none: the CPU count is 3 on 5.24
+    "fsmt": (_fsmt, dict(attention=3, causal_conv1d=0), dict(padding="right", decoder=True,
+                                                             cpu_attention=3 if _TRANSFORMERS >= (5, 24) else 2)),
     # TrOCR's decoder: the older BART spelling, the mask added on a 4-D view of (B·H)-batched bmm scores (its
     # dropouts are float attributes, as XGLM's: the config switches them off)
     "trocr": (lambda: _causal_lm("trocr", d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128,

@@ -67,6 +67,8 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
 
     with _compiling(device):
         got, got_grads = run_model(model, inputs, train=train, compiled=True)
+    if device == "cpu" and "cpu_attention" in extra:  # a CPU graph Inductor decomposed differently (FSMT)
+        expected = dict(expected, attention=extra["cpu_attention"])
     assert inductor_conv.counters() == expected
     torch.testing.assert_close(got, want, **TOL[device])
     if train:

@@ -424,10 +424,11 @@ def test_layouts_without_copies(layout, train):
                                   "sam_rel_pos_3d_matmul", "mpnet_bias_expanded_over_batch",
                                   "deberta_v3_disentangled", "wavlm_gated_position_bias"])
 def test_recognised_on_cuda_bf16(name):
-    """The default device type: the rewrite on CUDA graphs, through the Triton templates."""
+    """The default device type: the rewrite on CUDA graphs, through the Triton templates; errors against float64 as
+    eager bf16's (a fixed bf16 tolerance fails on single entries of SAM's gradients, whose bias is computed from q)."""
     model, args = make_case(name, torch.bfloat16)
     model, args = model.cuda(), [a.cuda() for a in args]
-    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, device_types=("cuda",))
+    counts, graphs = run_and_compare(model, args, train=True, dynamic=False, device_types=("cuda",), as_eager=True)
     assert counts["attention"] == 1, graphs
 
 

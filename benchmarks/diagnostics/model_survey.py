@@ -105,6 +105,19 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          **{t: dict(embed_dim=32, depths=[2], num_attention_heads=[2], window_size=4, patch_size=4)
             for t in ("swin", "swinv2")},
          "dinov3_vit": dict(pos_embed_rescale=None),
+         # (--base) video: 4 frames in tubelets of 2; AST: 32 frames of 16 mel bins in 8 x 8 patches; YOLOS: its
+         # image size as (height, width) and 4 detection tokens; SegFormer: one stage, keys and values reduced 2x;
+         # Speech2Text: 16 features a frame
+         "videomae": dict(num_frames=4, tubelet_size=2),
+         "audio-spectrogram-transformer": dict(max_length=32, num_mel_bins=16, patch_size=8, frequency_stride=8,
+                                               time_stride=8),
+         "yolos": dict(image_size=[32, 32], num_detection_tokens=4),
+         "segformer": dict(num_encoder_blocks=1, depths=[1], sr_ratios=[2], hidden_sizes=[64], patch_sizes=[7],
+                           strides=[4], num_attention_heads=[4], mlp_ratios=[2]),
+         "speech_to_text": dict(_SEQ2SEQ, input_feat_per_channel=16, max_source_positions=64),
+         # MobileViT: 64 x 64 images in its 2 x 2 patches (smaller, its last stages attend over one token: a bmm
+         # that Inductor decomposes on the CPU, so no attention is left to rewrite there)
+         "mobilevit": dict(image_size=64, patch_size=2),
          # DeBERTa (v1) as released: relative attention, both disentangled terms
          "deberta": dict(relative_attention=True, pos_att_type=["c2p", "p2c"]),
          # its indexed (sparse) attention every 4th layer: the indexer's sizes
@@ -148,9 +161,14 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         kwargs = dict(input_ids=ids, attention_mask=mask)
     elif name == "pixel_values":
         size = _image_size(config)
-        kwargs = dict(pixel_values=torch.randn(BATCH, config.num_channels, size, size, generator=generator))
+        frames = (getattr(config, "num_frames", None),) if hasattr(config, "tubelet_size") else ()  # video
+        kwargs = dict(pixel_values=torch.randn(BATCH, *frames, config.num_channels, size, size, generator=generator))
+    elif name == "input_values" and hasattr(config, "max_length") and hasattr(config, "num_mel_bins"):  # AST
+        kwargs = dict(input_values=torch.randn(BATCH, config.max_length, config.num_mel_bins, generator=generator))
     elif name == "input_values":
         kwargs = dict(input_values=torch.randn(BATCH, 1600, generator=generator))
+    elif name == "input_features" and hasattr(config, "input_feat_per_channel"):  # Speech2Text: (B, frames, feats)
+        kwargs = dict(input_features=torch.randn(BATCH, 32, config.input_feat_per_channel, generator=generator))
     elif name == "input_features":
         frames = 2 * getattr(config, "max_source_positions", 16)  # Whisper's two convs halve them once
         kwargs = dict(input_features=torch.randn(BATCH, config.num_mel_bins, frames, generator=generator))

@@ -137,9 +137,12 @@ def variants():
                 if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.float32_mask)) or (
                         learned and not training):
                     continue
-                # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs.
+                # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs. A
+                # per-head bias without the batch dim (LeViT's (H, Sq, Sk) attention biases) adds a view of that sum
+                # to the backward.
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
-                    (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
+                    (1, _HQ, _S, _S), (_B, _HQ, _S, _S)) + (
+                    ((_HQ, _S, _S),) if form.name == "t5_learned_bias" and not gqa else ())
                 # gpt-oss and MiMo take the softmax in the scores' dtype
                 plain_only = form.sinks or form.max_subtracted
                 # float32 masks make float32 scores: the softmax must be cast back before P @ v
@@ -153,6 +156,7 @@ def variants():
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
                             float32_mask and "fp32_mask", bias_shape and bias_shape[0] == 1 and "broadcast",
+                            bias_shape and len(bias_shape) == 3 and form.scores != "bmm" and "per_head",
                             "training" if training else "inference")))
                         yield name, f, training, bias_shape
 

@@ -205,6 +205,14 @@ def _wavlm(m, q, k, v, mask):
     return _torch_mha(m, q, k, v, bias + mask)
 
 
+def _levit(m, q, k, v, mask):
+    """HF LeViT: its attention biases, one (S, S) table row per head gathered to an (H, S, S) parameter-derived
+    tensor (no batch dim), added to the scaled scores."""
+    q, k, v = heads(q, k, v)
+    w = (q @ k.transpose(-2, -1) * m.scaling + m.bias).softmax(dim=-1)
+    return merge(w @ v)
+
+
 def _t5_v5(m, q, k, v, mask):  # HF T5 in transformers 5: `* 1.0`, then the position bias and the mask added apart
     q, k, v = heads(q, k, v)
     scores = torch.matmul(q, k.transpose(2, 3)) * 1.0
@@ -568,6 +576,7 @@ RECOGNISED = {
     "torch_mha_causal": (_torch_mha, {}, _mha_causal(), H),
     "torch_mha_key_padding": (_torch_mha, {}, _mha_key_padding(), H),
     "wavlm_gated_position_bias": (_wavlm, dict(bias_shape=(H, S, S)), _mha_key_padding(), H),
+    "levit_per_head_bias": (_levit, dict(bias_shape=(H, S, S)), None, H),
     "deberta_v3_disentangled": (deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
     "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),

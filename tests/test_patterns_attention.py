@@ -60,7 +60,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
-           ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True)]
+           ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True),
+           ("levit_per_head_bias", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -107,7 +108,7 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
             ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
             ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", False),
-            ("mpnet_bias_expanded_over_batch", True), ("wavlm_gated_position_bias", True)]
+            ("mpnet_bias_expanded_over_batch", True), ("wavlm_gated_position_bias", True), ("levit_per_head_bias", True)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))

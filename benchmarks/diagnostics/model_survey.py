@@ -118,6 +118,19 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          # MobileViT: 64 x 64 images in its 2 x 2 patches (smaller, its last stages attend over one token: a bmm
          # that Inductor decomposes on the CPU, so no attention is left to rewrite there)
          "mobilevit": dict(image_size=64, patch_size=2),
+         # per-stage lists: one or two small stages (LeViT's values twice its keys' width, its attention biases)
+         "levit": dict(image_size=64, patch_size=16, hidden_sizes=[64, 128], num_attention_heads=[4, 4], depths=[1, 1],
+                       key_dim=[16, 16], mlp_ratio=[2, 2], attention_ratio=[2, 2],
+                       down_ops=[["Subsample", 16, 4, 4, 2, 2]]),
+         "pvt_v2": dict(image_size=[32, 32], num_encoder_blocks=1, depths=[1], sr_ratios=[2], hidden_sizes=[64],
+                        num_attention_heads=[4], patch_sizes=[7], strides=[4], mlp_ratios=[2]),
+         "hiera": dict(image_size=[64, 64], patch_size=[7, 7], patch_stride=[4, 4], patch_padding=[3, 3],
+                       embed_dim=32, depths=[1, 1], num_heads=[2, 2], masked_unit_size=[8, 8], query_stride=[2, 2],
+                       num_query_pool=1),
+         # DETR with transformers' own ResNet backbone (no timm), 128 x 128 images: 4 x 4 features
+         "detr": dict(use_timm_backbone=False, use_pretrained_backbone=False, image_size=128, d_model=64,
+                      encoder_layers=1, decoder_layers=1, encoder_attention_heads=4, decoder_attention_heads=4,
+                      encoder_ffn_dim=128, decoder_ffn_dim=128, num_queries=8),
          # DeBERTa (v1) as released: relative attention, both disentangled terms
          "deberta": dict(relative_attention=True, pos_att_type=["c2p", "p2c"]),
          # its indexed (sparse) attention every 4th layer: the indexer's sizes
@@ -159,6 +172,12 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
         mask[1, -5:] = 0  # right padding
         kwargs = dict(input_ids=ids, attention_mask=mask)
+    elif name == "pixel_values" and config.model_type == "siglip2_vision_model":  # NaFlex: patches, their grid
+        side = _image_size(config) // config.patch_size
+        kwargs = dict(pixel_values=torch.randn(BATCH, side * side, config.num_channels * config.patch_size ** 2,
+                                               generator=generator),
+                      pixel_attention_mask=torch.ones(BATCH, side * side, dtype=torch.long),
+                      spatial_shapes=torch.tensor([[side, side]] * BATCH))
     elif name == "pixel_values":
         size = _image_size(config)
         frames = (getattr(config, "num_frames", None),) if hasattr(config, "tubelet_size") else ()  # video

@@ -1905,3 +1905,34 @@ class Graph:
         clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
         return (clone_4,)
 """)
+
+    def test_levit_per_head_bias_training(self):
+        self.assertExpectedInline(recognised("levit_per_head_bias", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[4, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(primals_4, [3, 4, 8, 8]);  primals_4 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_3: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_3, [3, 8, 64]);  clone_3 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        sum_dim_int_list: "f32[1, 4, 8, 8]" = torch.ops.aten.sum.dim_IntList(getitem_5, [0], True);  getitem_5 = None
+        view_default: "f32[4, 8, 8]" = torch.ops.aten.view.default(sum_dim_int_list, [4, 8, 8]);  sum_dim_int_list = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, view_default], self._out_spec)
+""")

@@ -3,8 +3,8 @@
 # its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
-# Steps (STEPS, in this order; default all): tests overhead models conv attention masks softcap sinks alibi bias
-# decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
+# Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
+# sinks alibi bias decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
@@ -19,7 +19,7 @@ ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
-STEPS=" ${STEPS:-tests overhead models conv attention masks softcap sinks alibi bias decode conv_update distributed demo} "
+STEPS=" ${STEPS:-tests overhead models encoders cudnn_host conv attention masks softcap sinks alibi bias decode conv_update distributed demo} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
@@ -36,13 +36,17 @@ GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py test
   tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
   tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py
   tests/test_attention_sinks.py"
-want tests && TAIL=30 step tests "${TESTS_LIMIT:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
+want tests && TAIL=30 step tests "${TESTS_LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
   --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
   ${OVERHEAD_ARGS:-}
 want models && TAIL=40 step models "${MODELS_LIMIT:-570}" python3 benchmarks/models.py \
   --models "${MODELS:-llama,llama_p0,gpt2,gemma2,qwen3,mamba,mamba2,lfm2,nemotron_h,qwen3_next}" \
   --steps "${MODEL_STEPS:-10}" --budget "${MODEL_BUDGET:-90}" --out "$OUT/models.md" ${MODELS_ARGS:-}
+want encoders && TAIL=20 step encoders "${ENCODERS_LIMIT:-560}" python3 benchmarks/models.py --models encoders \
+  --steps "${MODEL_STEPS:-10}" --budget "${ENCODERS_BUDGET:-150}" --variants inductor,plugin --out "$OUT/encoders.md" \
+  ${ENCODERS_ARGS:-}
+want cudnn_host && TAIL=20 step cudnn_host "${CUDNN_HOST_LIMIT:-180}" python3 benchmarks/diagnostics/cudnn_host.py
 want conv && TAIL=40 step conv "${CONV_LIMIT:-90}" python3 benchmarks/conv.py ${CONV_ARGS---quick}
 want attention && TAIL=80 step attention "${ATTENTION_LIMIT:-120}" python3 benchmarks/attention.py \
   ${ATTENTION_ARGS---quick}

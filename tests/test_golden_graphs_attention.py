@@ -1936,3 +1936,87 @@ class Graph:
         permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
         return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, view_default], self._out_spec)
 """)
+
+    def test_wavlm_gated_position_bias_training(self):
+        self.assertExpectedInline(recognised("wavlm_gated_position_bias", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[4, 8, 8]"; primals_3: "f32[12, 1, 8]"; primals_4: "f32[3, 8, 4, 16]"; primals_5: "f32[3, 8, 4, 16]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        mean: "f32[3, 8, 4]" = torch.ops.aten.mean.dim(primals_1, [-1])
+        sigmoid: "f32[3, 8, 4]" = torch.ops.aten.sigmoid.default(mean);  mean = None
+        permute: "f32[3, 4, 8]" = torch.ops.aten.permute.default(sigmoid, [0, 2, 1])
+        clone: "f32[3, 4, 8]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format);  permute = None
+        view: "f32[12, 8, 1]" = torch.ops.aten.view.default(clone, [12, 8, 1]);  clone = None
+        mul: "f32[12, 8, 1]" = torch.ops.aten.mul.Tensor(view, 2.0);  view = None
+        unsqueeze: "f32[1, 4, 8, 8]" = torch.ops.aten.unsqueeze.default(primals_2, 0);  primals_2 = None
+        repeat: "f32[3, 4, 8, 8]" = torch.ops.aten.repeat.default(unsqueeze, [3, 1, 1, 1]);  unsqueeze = None
+        view_1: "f32[12, 8, 8]" = torch.ops.aten.view.default(repeat, [12, 8, 8]);  repeat = None
+        mul_1: "f32[12, 8, 8]" = torch.ops.aten.mul.Tensor(mul, view_1)
+        add: "f32[12, 8, 8]" = torch.ops.aten.add.Tensor(mul_1, primals_3);  mul_1 = primals_3 = None
+        permute_1: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(primals_1, [1, 0, 2, 3]);  primals_1 = None
+        clone_1: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute_1, memory_format = torch.contiguous_format);  permute_1 = None
+        view_2: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone_1, [8, 12, 16]);  clone_1 = None
+        permute_2: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_2, [1, 0, 2]);  view_2 = None
+        permute_3: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(primals_4, [1, 0, 2, 3]);  primals_4 = None
+        clone_2: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute_3, memory_format = torch.contiguous_format);  permute_3 = None
+        view_3: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone_2, [8, 12, 16]);  clone_2 = None
+        permute_4: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_3, [1, 0, 2]);  view_3 = None
+        permute_5: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(primals_5, [1, 0, 2, 3]);  primals_5 = None
+        clone_3: "f32[8, 3, 4, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_4: "f32[8, 12, 16]" = torch.ops.aten.view.default(clone_3, [8, 12, 16]);  clone_3 = None
+        permute_6: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_4, [1, 0, 2]);  view_4 = None
+        unsqueeze_default: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_2, 0);  permute_2 = None
+        unsqueeze_default_1: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_4, 0);  permute_4 = None
+        unsqueeze_default_2: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_6, 0);  permute_6 = None
+        expand_default: "f32[12, 8, 8]" = torch.ops.aten.expand.default(add, [12, 8, 8]);  add = None
+        unsqueeze_default_3: "f32[1, 12, 8, 8]" = torch.ops.aten.unsqueeze.default(expand_default, 0);  expand_default = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, unsqueeze_default_3, 0.0, False, 0.25, None)
+        getitem: "f32[1, 12, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[1, 12, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        squeeze_dim: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem, 0)
+        permute_8: "f32[8, 12, 16]" = torch.ops.aten.permute.default(squeeze_dim, [1, 0, 2]);  squeeze_dim = None
+        clone_5: "f32[8, 12, 16]" = torch.ops.aten.clone.default(permute_8, memory_format = torch.contiguous_format);  permute_8 = None
+        view_5: "f32[8, 3, 64]" = torch.ops.aten.view.default(clone_5, [8, 3, 64]);  clone_5 = None
+        permute_9: "f32[3, 8, 64]" = torch.ops.aten.permute.default(view_5, [1, 0, 2]);  view_5 = None
+        permute_10: "f32[8, 3, 64]" = torch.ops.aten.permute.default(tangents_1, [1, 0, 2]);  tangents_1 = None
+        view_6: "f32[8, 12, 16]" = torch.ops.aten.view.default(permute_10, [8, 12, 16]);  permute_10 = None
+        permute_11: "f32[12, 8, 16]" = torch.ops.aten.permute.default(view_6, [1, 0, 2]);  view_6 = None
+        unsqueeze_default_4: "f32[1, 12, 8, 16]" = torch.ops.aten.unsqueeze.default(permute_11, 0);  permute_11 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(unsqueeze_default_4, unsqueeze_default, unsqueeze_default_1, unsqueeze_default_2, unsqueeze_default_3, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  unsqueeze_default_4 = unsqueeze_default = unsqueeze_default_1 = unsqueeze_default_2 = unsqueeze_default_3 = getitem = getitem_1 = None
+        getitem_2: "f32[1, 12, 8, 16]" = attention_bwd_default[0]
+        squeeze_dim_4: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_2, 0);  getitem_2 = None
+        getitem_3: "f32[1, 12, 8, 16]" = attention_bwd_default[1]
+        squeeze_dim_3: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_3, 0);  getitem_3 = None
+        getitem_4: "f32[1, 12, 8, 16]" = attention_bwd_default[2]
+        squeeze_dim_2: "f32[12, 8, 16]" = torch.ops.aten.squeeze.dim(getitem_4, 0);  getitem_4 = None
+        getitem_5: "f32[1, 12, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        squeeze_dim_1: "f32[12, 8, 8]" = torch.ops.aten.squeeze.dim(getitem_5, 0);  getitem_5 = None
+        permute_17: "f32[8, 12, 16]" = torch.ops.aten.permute.default(squeeze_dim_2, [1, 0, 2]);  squeeze_dim_2 = None
+        view_7: "f32[8, 3, 4, 16]" = torch.ops.aten.view.default(permute_17, [8, 3, 4, 16]);  permute_17 = None
+        permute_18: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_7, [1, 0, 2, 3]);  view_7 = None
+        permute_19: "f32[8, 12, 16]" = torch.ops.aten.permute.default(squeeze_dim_3, [1, 0, 2]);  squeeze_dim_3 = None
+        view_8: "f32[8, 3, 4, 16]" = torch.ops.aten.view.default(permute_19, [8, 3, 4, 16]);  permute_19 = None
+        permute_20: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_8, [1, 0, 2, 3]);  view_8 = None
+        permute_21: "f32[8, 12, 16]" = torch.ops.aten.permute.default(squeeze_dim_4, [1, 0, 2]);  squeeze_dim_4 = None
+        view_9: "f32[8, 3, 4, 16]" = torch.ops.aten.view.default(permute_21, [8, 3, 4, 16]);  permute_21 = None
+        permute_22: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(view_9, [1, 0, 2, 3]);  view_9 = None
+        mul_5: "f32[12, 8, 8]" = torch.ops.aten.mul.Tensor(squeeze_dim_1, mul);  mul = None
+        mul_6: "f32[12, 8, 8]" = torch.ops.aten.mul.Tensor(squeeze_dim_1, view_1);  squeeze_dim_1 = view_1 = None
+        sum_3: "f32[12, 8, 1]" = torch.ops.aten.sum.dim_IntList(mul_6, [2], True);  mul_6 = None
+        view_10: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(mul_5, [3, 4, 8, 8]);  mul_5 = None
+        view_11: "f32[3, 1, 4, 8, 8]" = torch.ops.aten.view.default(view_10, [3, 1, 4, 8, 8]);  view_10 = None
+        sum_4: "f32[1, 4, 8, 8]" = torch.ops.aten.sum.dim_IntList(view_11, [0]);  view_11 = None
+        squeeze: "f32[4, 8, 8]" = torch.ops.aten.squeeze.dim(sum_4, 0);  sum_4 = None
+        mul_7: "f32[12, 8, 1]" = torch.ops.aten.mul.Tensor(sum_3, 2.0);  sum_3 = None
+        view_12: "f32[3, 4, 8]" = torch.ops.aten.view.default(mul_7, [3, 4, 8]);  mul_7 = None
+        permute_23: "f32[3, 8, 4]" = torch.ops.aten.permute.default(view_12, [0, 2, 1]);  view_12 = None
+        sub_1: "f32[3, 8, 4]" = torch.ops.aten.sub.Tensor(1, sigmoid)
+        mul_8: "f32[3, 8, 4]" = torch.ops.aten.mul.Tensor(sigmoid, sub_1);  sigmoid = sub_1 = None
+        mul_9: "f32[3, 8, 4]" = torch.ops.aten.mul.Tensor(permute_23, mul_8);  permute_23 = mul_8 = None
+        unsqueeze_1: "f32[3, 8, 4, 1]" = torch.ops.aten.unsqueeze.default(mul_9, -1);  mul_9 = None
+        expand: "f32[3, 8, 4, 16]" = torch.ops.aten.expand.default(unsqueeze_1, [3, 8, 4, 16]);  unsqueeze_1 = None
+        div_1: "f32[3, 8, 4, 16]" = torch.ops.aten.div.Scalar(expand, 16);  expand = None
+        add_1: "f32[3, 8, 4, 16]" = torch.ops.aten.add.Tensor(permute_22, div_1);  permute_22 = div_1 = None
+        return pytree.tree_unflatten([permute_9, add_1, squeeze, None, permute_20, permute_18], self._out_spec)
+""")

@@ -46,7 +46,7 @@ _SEQ2SEQ = dict(d_model=64, encoder_attention_heads=4, decoder_attention_heads=4
                 encoder_ffn_dim=128, decoder_ffn_dim=128)
 # Per-type keys the base config lacks or names otherwise.
 EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp", "pegasus",
-                                  "plbart", "whisper", "m2m_100")},
+                                  "plbart", "whisper", "m2m_100", "bigbird_pegasus", "prophetnet")},
          "trocr": dict(d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128),
          "gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
          "xglm": dict(d_model=64, num_layers=1, attention_heads=4, ffn_dim=128),

@@ -93,7 +93,9 @@ the scale, and the mask broadcast to them; the weights the function also returns
 them (``out, _ = mha(...)``). Without a mask it calls ``bmm`` and the table's ``bmm_3d`` form matches. HF WavLM
 calls the function with its gated relative position bias as ``attn_mask``, a (B·H, S, S) float tensor computed from
 the hidden states and trained (the key padding mask added to it): ``torch_mha_baddbmm_learned_mask`` is the same form
-traced with the mask requiring grad, whose gradient is the op's (from dS; 0 where a key is hidden, as eager's).
+traced with the mask requiring grad, whose gradient is the op's (from dS; 0 where a key is hidden, as eager's), and
+``torch_mha_baddbmm_learned_broadcast_mask`` the same for a trained (L, S) ``attn_mask`` without a key padding mask
+(the function broadcasts it over the heads as (1, L, S); its gradient is dS summed over them).
 
 A capability of its own (not forms of ``attention_forms.py``): BLOOM's and XGLM's search functions reshape 4-D inputs
 to 3-D and BLOOM's holds a ``baddbmm``, and the shipped patterns of these forms have their own file and key (Note
@@ -521,6 +523,11 @@ FORMS = (
               (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_learned_mask_supported),
               (), torch.float16, learned="mask", heads_batched=True, mask_shape=(_B * _H, _S, _S),
               training_only=True),
+    # a trained (L, S) attn_mask, which the function broadcasts over the (B·H) heads: its gradient sums dS over them
+    ModelForm("torch_mha_baddbmm_learned_broadcast_mask", mha_baddbmm_search, mha_baddbmm_replacement,
+              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
+              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_learned_mask_supported),
+              (), torch.float16, learned="mask", heads_batched=True, mask_shape=(1, _S, _S), training_only=True),
     ModelForm("deberta_disentangled", disentangled_search, disentangled_replacement,
               ("query", "key", "value", "bias", "mask", "key_scale", "fill", "dropout_p"),
               (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported),

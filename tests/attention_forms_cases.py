@@ -577,6 +577,9 @@ RECOGNISED = {
     "torch_mha_key_padding": (_torch_mha, {}, _mha_key_padding(), H),
     "wavlm_gated_position_bias": (_wavlm, dict(bias_shape=(H, S, S)), _mha_key_padding(), H),
     "levit_per_head_bias": (_levit, dict(bias_shape=(H, S, S)), None, H),
+    # nn.MultiheadAttention given a trained (L, S) attn_mask: the function adds it as (1, L, S) to every head
+    "torch_mha_trained_attn_mask": (lambda m, q, k, v, mask: _torch_mha(m, q, k, v, m.bias[None]),
+                                    dict(bias_shape=(S, S)), None, H),
     "deberta_v3_disentangled": (deberta, dict(bias_shape=(S, D)), _token_pairs(), H),
     "deberta_v2_absolute": (_deberta_v2_absolute, {}, _token_pairs(), H),
     "alibi_then_padding": (_alibi_then_mask, {}, _right_padding(), H),

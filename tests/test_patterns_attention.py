@@ -61,7 +61,7 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
            ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True),
-           ("levit_per_head_bias", True)]
+           ("levit_per_head_bias", True), ("torch_mha_trained_attn_mask", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

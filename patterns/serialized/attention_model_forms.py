@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-42b07daddfd0ecf801318ca9'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-0f214f88609ebe7df0dbeb04'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training
@@ -1394,7 +1394,104 @@ def _p25():  # 25:torch_mha_baddbmm_learned_mask_training
     return output
 
 
-def _p26():  # 26:deberta_disentangled_fp32_softmax_training
+def _p26():  # 26:torch_mha_baddbmm_learned_broadcast_mask_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('scale'), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored(), _users=2)
+    baddbmm_default = CallFunction(aten.baddbmm.default, KeywordArg('mask'), mul_Tensor, permute_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, baddbmm_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, mul_Tensor_2, KeywordArg('value'))
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, bmm_default_1, mul_Tensor_3)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=3)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, convert_element_type_default_4, permute_default_2)
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, bmm_default_2, KeywordArg('scale'))
+    permute_default_3 = CallFunction(aten.permute.default, mul_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, permute_default_3, convert_element_type_default_4)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_3, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_2, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_4, Ignored(), True)
+    output = MultiOutputPattern([bmm_default,
+      mul_Tensor_6,
+      permute_default_4,
+      bmm_default_4,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p27():  # 27:torch_mha_baddbmm_learned_broadcast_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('scale'), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored(), _users=2)
+    baddbmm_default = CallFunction(aten.baddbmm.default, KeywordArg('mask'), mul_Tensor, permute_default)
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, baddbmm_default, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, mul_Tensor_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, mul_Tensor_2, KeywordArg('value'))
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    permute_default_1 = CallFunction(aten.permute.default, KeywordArg('value'), Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, KeywordArg('tangents_1'), permute_default_1)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, bmm_default_1, mul_Tensor_3)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_4, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_5, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_5)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=3)
+    permute_default_2 = CallFunction(aten.permute.default, permute_default, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, convert_element_type_default_5, permute_default_2)
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, bmm_default_2, KeywordArg('scale'))
+    permute_default_3 = CallFunction(aten.permute.default, mul_Tensor, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, permute_default_3, convert_element_type_default_5)
+    permute_default_4 = CallFunction(aten.permute.default, bmm_default_3, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, mul_Tensor_2, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_5, KeywordArg('tangents_1'))
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_5, Ignored(), True)
+    output = MultiOutputPattern([bmm_default,
+      mul_Tensor_6,
+      permute_default_4,
+      bmm_default_4,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p28():  # 28:deberta_disentangled_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1451,7 +1548,7 @@ def _p26():  # 26:deberta_disentangled_fp32_softmax_training
     return output
 
 
-def _p27():  # 27:deberta_disentangled_training
+def _p29():  # 29:deberta_disentangled_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1509,7 +1606,7 @@ def _p27():  # 27:deberta_disentangled_training
     return output
 
 
-def _p28():  # 28:deberta_disentangled_fp32_softmax_inference
+def _p30():  # 30:deberta_disentangled_fp32_softmax_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1533,7 +1630,7 @@ def _p28():  # 28:deberta_disentangled_fp32_softmax_inference
     return output
 
 
-def _p29():  # 29:deberta_key_scaled_fp32_softmax_training
+def _p31():  # 31:deberta_key_scaled_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1588,7 +1685,7 @@ def _p29():  # 29:deberta_key_scaled_fp32_softmax_training
     return output
 
 
-def _p30():  # 30:deberta_key_scaled_training
+def _p32():  # 32:deberta_key_scaled_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1644,7 +1741,7 @@ def _p30():  # 30:deberta_key_scaled_training
     return output
 
 
-def _p31():  # 31:deberta_key_scaled_fp32_softmax_inference
+def _p33():  # 33:deberta_key_scaled_fp32_softmax_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -1694,10 +1791,12 @@ PATTERNS = {
     '23:torch_mha_baddbmm_fp32_softmax_inference': _p23,
     '24:torch_mha_baddbmm_learned_mask_fp32_softmax_training': _p24,
     '25:torch_mha_baddbmm_learned_mask_training': _p25,
-    '26:deberta_disentangled_fp32_softmax_training': _p26,
-    '27:deberta_disentangled_training': _p27,
-    '28:deberta_disentangled_fp32_softmax_inference': _p28,
-    '29:deberta_key_scaled_fp32_softmax_training': _p29,
-    '30:deberta_key_scaled_training': _p30,
-    '31:deberta_key_scaled_fp32_softmax_inference': _p31,
+    '26:torch_mha_baddbmm_learned_broadcast_mask_fp32_softmax_training': _p26,
+    '27:torch_mha_baddbmm_learned_broadcast_mask_training': _p27,
+    '28:deberta_disentangled_fp32_softmax_training': _p28,
+    '29:deberta_disentangled_training': _p29,
+    '30:deberta_disentangled_fp32_softmax_inference': _p30,
+    '31:deberta_key_scaled_fp32_softmax_training': _p31,
+    '32:deberta_key_scaled_training': _p32,
+    '33:deberta_key_scaled_fp32_softmax_inference': _p33,
 }

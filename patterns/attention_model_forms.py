@@ -492,6 +492,17 @@ class ModelForm:
 _BADDBMM_ARGS = ("query", "key", "value", "alibi", "mask", "alpha", "dropout_p")
 _BADDBMM_PREDICATES = (reshapes_split_batch_heads, baddbmm_scaled_scores, alibi_supported, masks_broadcast_to_scores)
 
+
+def _mha_form(name: str, mask_supported, mask_shape: tuple, learned: bool = False) -> ModelForm:
+    """A form of torch's multi-head attention (``mha_baddbmm_search``): the mask's check, the example mask's shape,
+    and whether the mask is trained (then traced for training only: its inference is the fixed mask's form)."""
+    return ModelForm(name, mha_baddbmm_search, mha_baddbmm_replacement,
+                     ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
+                     (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mask_supported), (),
+                     torch.float16, learned="mask" if learned else None, heads_batched=True, mask_shape=mask_shape,
+                     training_only=learned)
+
+
 FORMS = (
     ModelForm("bloom_alibi_baddbmm", alibi_baddbmm_search, alibi_baddbmm_replacement, _BADDBMM_ARGS,
               _BADDBMM_PREDICATES, (_B * _H, 1, _S), torch.float16),
@@ -514,20 +525,10 @@ FORMS = (
     ModelForm("bart_masked_bmm", masked_bmm_search, masked_bmm_replacement,
               ("query", "key", "value", "mask", "dropout_p"), (reshapes_split_batch_heads, masks_broadcast_to_scores),
               (), torch.float16, float32_input="mask"),
-    ModelForm("torch_mha_baddbmm", mha_baddbmm_search, mha_baddbmm_replacement,
-              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
-              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_mask_supported),
-              (), torch.float16, heads_batched=True, mask_shape=(1, _S, _S)),
-    ModelForm("torch_mha_baddbmm_learned_mask", mha_baddbmm_search, mha_baddbmm_replacement,
-              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
-              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_learned_mask_supported),
-              (), torch.float16, learned="mask", heads_batched=True, mask_shape=(_B * _H, _S, _S),
-              training_only=True),
+    _mha_form("torch_mha_baddbmm", mha_mask_supported, (1, _S, _S)),
+    _mha_form("torch_mha_baddbmm_learned_mask", mha_learned_mask_supported, (_B * _H, _S, _S), learned=True),
     # a trained (L, S) attn_mask, which the function broadcasts over the (B·H) heads: its gradient sums dS over them
-    ModelForm("torch_mha_baddbmm_learned_broadcast_mask", mha_baddbmm_search, mha_baddbmm_replacement,
-              ("query", "key", "value", "mask", "scale", "scale_kind", "dropout_p"),
-              (checks.qkv_shapes_consistent, checks.scores_and_output_shaped, mha_learned_mask_supported),
-              (), torch.float16, learned="mask", heads_batched=True, mask_shape=(1, _S, _S), training_only=True),
+    _mha_form("torch_mha_baddbmm_learned_broadcast_mask", mha_learned_mask_supported, (1, _S, _S), learned=True),
     ModelForm("deberta_disentangled", disentangled_search, disentangled_replacement,
               ("query", "key", "value", "bias", "mask", "key_scale", "fill", "dropout_p"),
               (checks.mask_splits_heads, deberta_inputs_supported, checks.fill_supported),

@@ -124,9 +124,6 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
                        down_ops=[["Subsample", 16, 4, 4, 2, 2]]),
          "pvt_v2": dict(image_size=[32, 32], num_encoder_blocks=1, depths=[1], sr_ratios=[2], hidden_sizes=[64],
                         num_attention_heads=[4], patch_sizes=[7], strides=[4], mlp_ratios=[2]),
-         "hiera": dict(image_size=[64, 64], patch_size=[7, 7], patch_stride=[4, 4], patch_padding=[3, 3],
-                       embed_dim=32, depths=[1, 1], num_heads=[2, 2], masked_unit_size=[8, 8], query_stride=[2, 2],
-                       num_query_pool=1),
          # DETR with transformers' own ResNet backbone (no timm), 128 x 128 images: 4 x 4 features
          "detr": dict(use_timm_backbone=False, use_pretrained_backbone=False, image_size=128, d_model=64,
                       encoder_layers=1, decoder_layers=1, encoder_attention_heads=4, decoder_attention_heads=4,
@@ -180,7 +177,7 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
                       spatial_shapes=torch.tensor([[side, side]] * BATCH))
     elif name == "pixel_values":
         size = _image_size(config)
-        frames = (getattr(config, "num_frames", None),) if hasattr(config, "tubelet_size") else ()  # video
+        frames = (config.num_frames,) if hasattr(config, "tubelet_size") else ()  # video
         kwargs = dict(pixel_values=torch.randn(BATCH, *frames, config.num_channels, size, size, generator=generator))
     elif name == "input_values" and hasattr(config, "max_length") and hasattr(config, "num_mel_bins"):  # AST
         kwargs = dict(input_values=torch.randn(BATCH, config.max_length, config.num_mel_bins, generator=generator))

@@ -20,6 +20,16 @@ grad: the extra_check, which ``register_replacement`` calls right before it trac
 records which gradients are present, and the trace function (``_tracing``) reads it. The op's backward still
 computes dQ, dK and dV (its kernels have no switch to skip one); the unused ones are dropped. A training match must
 compute at least one gradient (``checks.computes_a_gradient``): attention without any is the inference patterns'.
+
+Note [lower-rank gradients]: a learned bias with fewer dims than the scores (LeViT's (H, Sq, Sk) attention biases
+added to (B, H, Sq, Sk) scores) is broadcast by the add like a (1, H, Sq, Sk) one, and autograd reduces its gradient
+the same way, a sum over the batch with the dim kept (``at::sum_to``), then views that sum to the bias's shape. So
+the pattern traced with a (1, H, Sq, Sk) bias matches such a graph up to the kept-dim sum, whose (1, H, Sq, Sk)
+value the graph's own view, outside the match, reads. The op returns the gradient in the bias's shape, the same
+values without the leading 1s: ``checks.gradients_shaped_like_inputs`` accepts a match gradient that differs from its
+input only by leading 1s, the extra_check records the rank of each of the match's outputs, and ``_tracing``
+unsqueezes the replacement's outputs to those ranks, so every user of a replaced node reads the shape it read
+before. One pattern serves every rank of bias.
 """
 from __future__ import annotations
 
@@ -137,12 +147,10 @@ def variants():
                 if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.float32_mask)) or (
                         learned and not training):
                     continue
-                # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs. A
-                # per-head bias without the batch dim (LeViT's (H, Sq, Sk) attention biases) adds a view of that sum
-                # to the backward.
+                # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs. (A
+                # bias of fewer dims is the broadcast one's: Note [lower-rank gradients].)
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
-                    (1, _HQ, _S, _S), (_B, _HQ, _S, _S)) + (
-                    ((_HQ, _S, _S),) if form.name == "t5_learned_bias" and not gqa else ())
+                    (1, _HQ, _S, _S), (_B, _HQ, _S, _S))
                 # gpt-oss and MiMo take the softmax in the scores' dtype
                 plain_only = form.sinks or form.max_subtracted
                 # float32 masks make float32 scores: the softmax must be cast back before P @ v
@@ -156,7 +164,6 @@ def variants():
                         name = "_".join(filter(None, (
                             form.name, gqa and "repeat_kv", upcast and "fp32_softmax",
                             float32_mask and "fp32_mask", bias_shape and bias_shape[0] == 1 and "broadcast",
-                            bias_shape and len(bias_shape) == 3 and form.scores != "bmm" and "per_head",
                             "training" if training else "inference")))
                         yield name, f, training, bias_shape
 
@@ -174,6 +181,7 @@ def _extra_check(holds: Callable):
         if not holds(match):
             return False
         _ACCEPTED.gradients = checks.gradients_present(match)
+        _ACCEPTED.ranks = [None if n is None else n.meta["val"].dim() for n in match.output_nodes()]
         return True
 
     return check
@@ -185,20 +193,41 @@ def _without_grad(arg):
     return torch.empty_strided(arg.size(), arg.stride(), dtype=arg.dtype, device=arg.device)
 
 
+def _unsqueeze_outputs(gm: torch.fx.GraphModule, ranks) -> None:
+    """Unsqueeze dim 0 of each of ``gm``'s outputs until it has its rank in ``ranks`` (Note [lower-rank gradients])."""
+    graph = gm.graph
+    output = graph.find_nodes(op="output")[0]
+    outputs = output.args[0]
+    values = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    for i, (node, rank) in enumerate(zip(values, ranks, strict=True)):
+        if not isinstance(node, torch.fx.Node) or rank is None:
+            continue
+        for _ in range(rank - node.meta["val"].dim()):
+            with graph.inserting_before(output):
+                unsqueezed = graph.call_function(torch.ops.aten.unsqueeze.default, (node, 0))
+            unsqueezed.meta["val"] = node.meta["val"].unsqueeze(0)
+            node = values[i] = unsqueezed
+    output.args = (type(outputs)(values) if isinstance(outputs, (list, tuple)) else values[0],)
+    gm.recompile()
+
+
 def _tracing(trace_fn, replace_fn):
     """trace_fn that, when it traces ``replace_fn`` (``register_replacement`` does that once per accepted match,
     right before substituting it): gives no grad to the inputs whose gradient the match lacks (Note [partial
-    gradients]), and bumps ``counters()["attention"]`` (the replacement cannot count itself: AOTAutograd runs it
-    twice per joint trace)."""
+    gradients]), gives each output the rank of the match's (Note [lower-rank gradients]), and bumps
+    ``counters()["attention"]`` (the replacement cannot count itself: AOTAutograd runs it twice per joint trace)."""
 
     def trace(fn, args, **kwargs):
         if fn is replace_fn:
             present, _ACCEPTED.gradients = getattr(_ACCEPTED, "gradients", None), None
+            ranks, _ACCEPTED.ranks = getattr(_ACCEPTED, "ranks", None), None
             if present is not None:
                 args = [_without_grad(a) if isinstance(a, torch.Tensor) and a.requires_grad and not needed else a
                         for a, needed in zip(args, present, strict=True)]
         graph = trace_fn(fn, args, **kwargs)
         if fn is replace_fn:
+            if ranks is not None:
+                _unsqueeze_outputs(graph, ranks)
             bump("attention")
         return graph
 

@@ -187,17 +187,24 @@ def head_sums_reduce_broadcast_kv(match) -> bool:
     return True
 
 
+def _shaped_like(gradient, shape) -> bool:
+    """``gradient`` (a shape) is ``shape``, or ``shape`` with leading 1s (Note [lower-rank gradients])."""
+    extra = len(gradient) - len(shape)
+    return extra >= 0 and all(_known(d == 1) for d in gradient[:extra]) and _same_shape(gradient[extra:], shape)
+
+
 @predicate
 def gradients_shaped_like_inputs(match, names=("query", "key", "value")) -> bool:
     """A training match returns the output, then the gradient of each input (``names``: the pattern's inputs in
-    signature order) that needs one: each must have its input's shape, as the replacement's gradients do. A K/V
-    gradient not yet reduced over broadcast heads would not, nor a bias gradient that the graph sums over the batch
-    after the match: MPNet expands its (1, H, S, S) position bias over the batch and adds the (B, H, S, S) copy, so
-    the sum in its backward belongs to the expand, not to a broadcast bias of the pattern."""
+    signature order) that needs one: each must have its input's shape, up to leading 1s, as the replacement's
+    gradients do (Note [lower-rank gradients] in attention.py). A K/V gradient not yet reduced over broadcast heads
+    would not, nor a bias gradient that the graph sums over the batch after the match: MPNet expands its
+    (1, H, S, S) position bias over the batch and adds the (B, H, S, S) copy, so the sum in its backward belongs to
+    the expand, not to a broadcast bias of the pattern."""
     outputs = match.output_nodes()
     for name, node in zip(names, outputs[1:]):
         value = _val(match, name)
-        if node is not None and isinstance(value, torch.Tensor) and not _same_shape(_shape(node), value.shape):
+        if node is not None and isinstance(value, torch.Tensor) and not _shaped_like(_shape(node), value.shape):
             return False
     return True
 

@@ -1931,8 +1931,10 @@ class Graph:
         getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
         sum_dim_int_list: "f32[1, 4, 8, 8]" = torch.ops.aten.sum.dim_IntList(getitem_5, [0], True);  getitem_5 = None
         view_default: "f32[4, 8, 8]" = torch.ops.aten.view.default(sum_dim_int_list, [4, 8, 8]);  sum_dim_int_list = None
+        unsqueeze_default: "f32[1, 4, 8, 8]" = torch.ops.aten.unsqueeze.default(view_default, 0);  view_default = None
+        view_11: "f32[4, 8, 8]" = torch.ops.aten.view.default(unsqueeze_default, [4, 8, 8]);  unsqueeze_default = None
         permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
         permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
         permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
-        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, view_default], self._out_spec)
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, view_11], self._out_spec)
 """)

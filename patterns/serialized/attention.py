@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-04cb1828343f746d18c3cb95'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-2eb3d0c870ff732f54600fc5'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -3906,81 +3906,7 @@ def _p43():  # 43:t5_learned_bias_training
     return output
 
 
-def _p44():  # 44:t5_learned_bias_per_head_training
-    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
-    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
-    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
-    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
-    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
-    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
-    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
-    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
-    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
-    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
-    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
-    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
-    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
-    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
-    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
-    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
-    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
-    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
-    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
-    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
-    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
-    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
-    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
-    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
-    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
-    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
-    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
-    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
-    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
-    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
-    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
-    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
-    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
-    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
-    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
-    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
-    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
-    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
-    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
-    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
-    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
-    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
-    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
-    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
-    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'))
-    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
-    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
-    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
-    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
-    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
-    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
-    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
-    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
-    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
-    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
-    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
-    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
-    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_5, Ignored(), True)
-    view_default_12 = CallFunction(aten.view.default, sum_dim_IntList_2, Ignored())
-    output = MultiOutputPattern([view_default_5,
-      mul_Tensor_8,
-      permute_default_4,
-      view_default_11,
-      view_default_12,
-      None,
-      None,
-      None,
-      None,
-      None
-    ])
-    return output
-
-
-def _p45():  # 45:t5_learned_bias_fp32_softmax_broadcast_training
+def _p44():  # 44:t5_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4052,7 +3978,7 @@ def _p45():  # 45:t5_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p46():  # 46:t5_learned_bias_fp32_softmax_training
+def _p45():  # 45:t5_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4123,80 +4049,7 @@ def _p46():  # 46:t5_learned_bias_fp32_softmax_training
     return output
 
 
-def _p47():  # 47:t5_learned_bias_fp32_softmax_per_head_training
-    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
-    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
-    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
-    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
-    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
-    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
-    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
-    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
-    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
-    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
-    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
-    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
-    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
-    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
-    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor, Ignored(), _users=2)
-    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
-    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
-    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
-    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
-    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
-    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
-    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
-    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
-    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
-    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
-    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
-    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
-    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
-    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
-    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
-    neg_default = CallFunction(aten.neg.default, div_Tensor)
-    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
-    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
-    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
-    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
-    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
-    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
-    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
-    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
-    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
-    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
-    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
-    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
-    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
-    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
-    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
-    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
-    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
-    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
-    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
-    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
-    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
-    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
-    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
-    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
-    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
-    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_4, Ignored(), True)
-    view_default_12 = CallFunction(aten.view.default, sum_dim_IntList_2, Ignored())
-    output = MultiOutputPattern([view_default_5,
-      mul_Tensor_8,
-      permute_default_4,
-      view_default_11,
-      view_default_12,
-      None,
-      None,
-      None,
-      None,
-      None
-    ])
-    return output
-
-
-def _p48():  # 48:t5_bias_then_mask_broadcast_training
+def _p46():  # 46:t5_bias_then_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4271,7 +4124,7 @@ def _p48():  # 48:t5_bias_then_mask_broadcast_training
     return output
 
 
-def _p49():  # 49:t5_bias_then_mask_training
+def _p47():  # 47:t5_bias_then_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4345,7 +4198,7 @@ def _p49():  # 49:t5_bias_then_mask_training
     return output
 
 
-def _p50():  # 50:t5_bias_then_mask_fp32_softmax_broadcast_training
+def _p48():  # 48:t5_bias_then_mask_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4419,7 +4272,7 @@ def _p50():  # 50:t5_bias_then_mask_fp32_softmax_broadcast_training
     return output
 
 
-def _p51():  # 51:t5_bias_then_mask_fp32_softmax_training
+def _p49():  # 49:t5_bias_then_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4492,7 +4345,7 @@ def _p51():  # 51:t5_bias_then_mask_fp32_softmax_training
     return output
 
 
-def _p52():  # 52:two_additive_masks_training
+def _p50():  # 50:two_additive_masks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4566,7 +4419,7 @@ def _p52():  # 52:two_additive_masks_training
     return output
 
 
-def _p53():  # 53:two_additive_masks_fp32_softmax_training
+def _p51():  # 51:two_additive_masks_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4639,7 +4492,7 @@ def _p53():  # 53:two_additive_masks_fp32_softmax_training
     return output
 
 
-def _p54():  # 54:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_training
+def _p52():  # 52:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4715,7 +4568,7 @@ def _p54():  # 54:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_
     return output
 
 
-def _p55():  # 55:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training
+def _p53():  # 53:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4790,7 +4643,7 @@ def _p55():  # 55:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p56():  # 56:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training
+def _p54():  # 54:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4865,7 +4718,7 @@ def _p56():  # 56:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p57():  # 57:nanogpt_masked_fill_training
+def _p55():  # 55:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4941,7 +4794,7 @@ def _p57():  # 57:nanogpt_masked_fill_training
     return output
 
 
-def _p58():  # 58:nanogpt_masked_fill_fp32_softmax_training
+def _p56():  # 56:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5016,7 +4869,7 @@ def _p58():  # 58:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p59():  # 59:hf_gpt2_where_training
+def _p57():  # 57:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5092,7 +4945,7 @@ def _p59():  # 59:hf_gpt2_where_training
     return output
 
 
-def _p60():  # 60:hf_gpt2_where_fp32_softmax_training
+def _p58():  # 58:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5167,7 +5020,7 @@ def _p60():  # 60:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p61():  # 61:hf_gpt2_where_padding_training
+def _p59():  # 59:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5245,7 +5098,7 @@ def _p61():  # 61:hf_gpt2_where_padding_training
     return output
 
 
-def _p62():  # 62:hf_gpt2_where_padding_fp32_softmax_training
+def _p60():  # 60:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5322,7 +5175,7 @@ def _p62():  # 62:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p63():  # 63:where_scalar_fill_training
+def _p61():  # 61:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5398,7 +5251,7 @@ def _p63():  # 63:where_scalar_fill_training
     return output
 
 
-def _p64():  # 64:where_scalar_fill_fp32_softmax_training
+def _p62():  # 62:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5473,7 +5326,7 @@ def _p64():  # 64:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p65():  # 65:where_scalar_fill_padding_training
+def _p63():  # 63:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5551,7 +5404,7 @@ def _p65():  # 65:where_scalar_fill_padding_training
     return output
 
 
-def _p66():  # 66:where_scalar_fill_padding_fp32_softmax_training
+def _p64():  # 64:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5628,7 +5481,7 @@ def _p66():  # 66:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p67():  # 67:bmm_3d_training
+def _p65():  # 65:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5679,7 +5532,7 @@ def _p67():  # 67:bmm_3d_training
     return output
 
 
-def _p68():  # 68:bmm_3d_fp32_softmax_training
+def _p66():  # 66:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5729,7 +5582,7 @@ def _p68():  # 68:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p69():  # 69:bmm_3d_additive_mask_training
+def _p67():  # 67:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5782,7 +5635,7 @@ def _p69():  # 69:bmm_3d_additive_mask_training
     return output
 
 
-def _p70():  # 70:bmm_3d_additive_mask_fp32_softmax_training
+def _p68():  # 68:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5834,7 +5687,7 @@ def _p70():  # 70:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p71():  # 71:bmm_3d_learned_bias_broadcast_training
+def _p69():  # 69:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5888,7 +5741,7 @@ def _p71():  # 71:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p72():  # 72:bmm_3d_learned_bias_training
+def _p70():  # 70:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5941,7 +5794,7 @@ def _p72():  # 72:bmm_3d_learned_bias_training
     return output
 
 
-def _p73():  # 73:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p71():  # 71:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5994,7 +5847,7 @@ def _p73():  # 73:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p74():  # 74:bmm_3d_learned_bias_fp32_softmax_training
+def _p72():  # 72:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6046,7 +5899,7 @@ def _p74():  # 74:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p75():  # 75:bmm_3d_masked_fill_training
+def _p73():  # 73:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6103,7 +5956,7 @@ def _p75():  # 75:bmm_3d_masked_fill_training
     return output
 
 
-def _p76():  # 76:bmm_3d_masked_fill_fp32_softmax_training
+def _p74():  # 74:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6159,7 +6012,7 @@ def _p76():  # 76:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p77():  # 77:fsmt_bmm_masked_fill_heads_training
+def _p75():  # 75:fsmt_bmm_masked_fill_heads_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6220,7 +6073,7 @@ def _p77():  # 77:fsmt_bmm_masked_fill_heads_training
     return output
 
 
-def _p78():  # 78:fsmt_bmm_masked_fill_heads_fp32_softmax_training
+def _p76():  # 76:fsmt_bmm_masked_fill_heads_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6280,7 +6133,7 @@ def _p78():  # 78:fsmt_bmm_masked_fill_heads_fp32_softmax_training
     return output
 
 
-def _p79():  # 79:bmm_3d_where_training
+def _p77():  # 77:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6337,7 +6190,7 @@ def _p79():  # 79:bmm_3d_where_training
     return output
 
 
-def _p80():  # 80:bmm_3d_where_fp32_softmax_training
+def _p78():  # 78:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6393,7 +6246,7 @@ def _p80():  # 80:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p81():  # 81:bmm_3d_where_scalar_fill_training
+def _p79():  # 79:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6450,7 +6303,7 @@ def _p81():  # 81:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p82():  # 82:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p80():  # 80:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6506,7 +6359,7 @@ def _p82():  # 82:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p83():  # 83:gemma2_softcap_additive_mask_training
+def _p81():  # 81:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6590,7 +6443,7 @@ def _p83():  # 83:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p84():  # 84:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p82():  # 82:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6673,7 +6526,7 @@ def _p84():  # 84:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p85():  # 85:softcap_no_mask_training
+def _p83():  # 83:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6755,7 +6608,7 @@ def _p85():  # 85:softcap_no_mask_training
     return output
 
 
-def _p86():  # 86:softcap_no_mask_fp32_softmax_training
+def _p84():  # 84:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6836,7 +6689,7 @@ def _p86():  # 86:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p87():  # 87:gpt_oss_sinks_additive_mask_training
+def _p85():  # 85:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6929,7 +6782,7 @@ def _p87():  # 87:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p88():  # 88:sinks_no_mask_training
+def _p86():  # 86:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7020,7 +6873,7 @@ def _p88():  # 88:sinks_no_mask_training
     return output
 
 
-def _p89():  # 89:flint_float32_sinks_additive_mask_training
+def _p87():  # 87:flint_float32_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7104,7 +6957,7 @@ def _p89():  # 89:flint_float32_sinks_additive_mask_training
     return output
 
 
-def _p90():  # 90:inkling2_bias_then_mask_query_sinks_broadcast_training
+def _p88():  # 88:inkling2_bias_then_mask_query_sinks_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7188,7 +7041,7 @@ def _p90():  # 90:inkling2_bias_then_mask_query_sinks_broadcast_training
     return output
 
 
-def _p91():  # 91:inkling2_bias_then_mask_query_sinks_training
+def _p89():  # 89:inkling2_bias_then_mask_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7271,7 +7124,7 @@ def _p91():  # 91:inkling2_bias_then_mask_query_sinks_training
     return output
 
 
-def _p92():  # 92:inkling2_two_additive_masks_query_sinks_training
+def _p90():  # 90:inkling2_two_additive_masks_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7354,7 +7207,7 @@ def _p92():  # 92:inkling2_two_additive_masks_query_sinks_training
     return output
 
 
-def _p93():  # 93:query_sinks_additive_mask_training
+def _p91():  # 91:query_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7435,7 +7288,7 @@ def _p93():  # 93:query_sinks_additive_mask_training
     return output
 
 
-def _p94():  # 94:granite_swa_lse_sinks_additive_mask_training
+def _p92():  # 92:granite_swa_lse_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7546,7 +7399,7 @@ def _p94():  # 94:granite_swa_lse_sinks_additive_mask_training
     return output
 
 
-def _p95():  # 95:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+def _p93():  # 93:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7656,7 +7509,7 @@ def _p95():  # 95:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     return output
 
 
-def _p96():  # 96:mimo_max_subtracted_additive_mask_training
+def _p94():  # 94:mimo_max_subtracted_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7737,7 +7590,7 @@ def _p96():  # 96:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p97():  # 97:codegen_mask_then_scale_training
+def _p95():  # 95:codegen_mask_then_scale_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7809,7 +7662,7 @@ def _p97():  # 97:codegen_mask_then_scale_training
     return output
 
 
-def _p98():  # 98:codegen_mask_then_scale_fp32_softmax_training
+def _p96():  # 96:codegen_mask_then_scale_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7880,7 +7733,7 @@ def _p98():  # 98:codegen_mask_then_scale_fp32_softmax_training
     return output
 
 
-def _p99():  # 99:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
+def _p97():  # 97:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7950,7 +7803,7 @@ def _p99():  # 99:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p100():  # 100:bert_no_mask_repeat_kv_inference
+def _p98():  # 98:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7989,7 +7842,7 @@ def _p100():  # 100:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p101():  # 101:bert_additive_mask_repeat_kv_inference
+def _p99():  # 99:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8029,7 +7882,7 @@ def _p101():  # 101:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p102():  # 102:two_additive_masks_repeat_kv_inference
+def _p100():  # 100:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8070,7 +7923,7 @@ def _p102():  # 102:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:nanogpt_masked_fill_repeat_kv_inference
+def _p101():  # 101:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8111,7 +7964,7 @@ def _p103():  # 103:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:hf_gpt2_where_repeat_kv_inference
+def _p102():  # 102:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8152,7 +8005,7 @@ def _p104():  # 104:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:hf_gpt2_where_padding_repeat_kv_inference
+def _p103():  # 103:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8194,7 +8047,7 @@ def _p105():  # 105:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:where_scalar_fill_repeat_kv_inference
+def _p104():  # 104:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8235,7 +8088,7 @@ def _p106():  # 106:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:where_scalar_fill_padding_repeat_kv_inference
+def _p105():  # 105:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8277,7 +8130,7 @@ def _p107():  # 107:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p108():  # 108:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p106():  # 106:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8320,7 +8173,7 @@ def _p108():  # 108:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p109():  # 109:softcap_no_mask_repeat_kv_inference
+def _p107():  # 107:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8362,7 +8215,7 @@ def _p109():  # 109:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p110():  # 110:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p108():  # 108:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8410,7 +8263,7 @@ def _p110():  # 110:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p111():  # 111:sinks_no_mask_repeat_kv_inference
+def _p109():  # 109:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8457,7 +8310,7 @@ def _p111():  # 111:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p112():  # 112:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p110():  # 110:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8502,7 +8355,7 @@ def _p112():  # 112:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p113():  # 113:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p111():  # 111:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8547,7 +8400,7 @@ def _p113():  # 113:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p114():  # 114:query_sinks_additive_mask_repeat_kv_inference
+def _p112():  # 112:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8591,7 +8444,7 @@ def _p114():  # 114:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p115():  # 115:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p113():  # 113:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8651,7 +8504,7 @@ def _p115():  # 115:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p116():  # 116:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p114():  # 114:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8694,7 +8547,7 @@ def _p116():  # 116:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p117():  # 117:bert_no_mask_inference
+def _p115():  # 115:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8727,7 +8580,7 @@ def _p117():  # 117:bert_no_mask_inference
     return output
 
 
-def _p118():  # 118:bert_additive_mask_inference
+def _p116():  # 116:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8761,7 +8614,7 @@ def _p118():  # 118:bert_additive_mask_inference
     return output
 
 
-def _p119():  # 119:two_additive_masks_inference
+def _p117():  # 117:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8796,7 +8649,7 @@ def _p119():  # 119:two_additive_masks_inference
     return output
 
 
-def _p120():  # 120:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
+def _p118():  # 118:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8831,7 +8684,7 @@ def _p120():  # 120:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     return output
 
 
-def _p121():  # 121:nanogpt_masked_fill_inference
+def _p119():  # 119:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8866,7 +8719,7 @@ def _p121():  # 121:nanogpt_masked_fill_inference
     return output
 
 
-def _p122():  # 122:hf_gpt2_where_inference
+def _p120():  # 120:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8901,7 +8754,7 @@ def _p122():  # 122:hf_gpt2_where_inference
     return output
 
 
-def _p123():  # 123:hf_gpt2_where_padding_inference
+def _p121():  # 121:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8937,7 +8790,7 @@ def _p123():  # 123:hf_gpt2_where_padding_inference
     return output
 
 
-def _p124():  # 124:where_scalar_fill_inference
+def _p122():  # 122:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8972,7 +8825,7 @@ def _p124():  # 124:where_scalar_fill_inference
     return output
 
 
-def _p125():  # 125:where_scalar_fill_padding_inference
+def _p123():  # 123:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9008,7 +8861,7 @@ def _p125():  # 125:where_scalar_fill_padding_inference
     return output
 
 
-def _p126():  # 126:bmm_3d_inference
+def _p124():  # 124:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9028,7 +8881,7 @@ def _p126():  # 126:bmm_3d_inference
     return output
 
 
-def _p127():  # 127:bmm_3d_additive_mask_inference
+def _p125():  # 125:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9049,7 +8902,7 @@ def _p127():  # 127:bmm_3d_additive_mask_inference
     return output
 
 
-def _p128():  # 128:bmm_3d_masked_fill_inference
+def _p126():  # 126:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -9071,7 +8924,7 @@ def _p128():  # 128:bmm_3d_masked_fill_inference
     return output
 
 
-def _p129():  # 129:fsmt_bmm_masked_fill_heads_inference
+def _p127():  # 127:fsmt_bmm_masked_fill_heads_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -9095,7 +8948,7 @@ def _p129():  # 129:fsmt_bmm_masked_fill_heads_inference
     return output
 
 
-def _p130():  # 130:bmm_3d_where_inference
+def _p128():  # 128:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9117,7 +8970,7 @@ def _p130():  # 130:bmm_3d_where_inference
     return output
 
 
-def _p131():  # 131:bmm_3d_where_scalar_fill_inference
+def _p129():  # 129:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9139,7 +8992,7 @@ def _p131():  # 131:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p132():  # 132:gemma2_softcap_additive_mask_inference
+def _p130():  # 130:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9176,7 +9029,7 @@ def _p132():  # 132:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p133():  # 133:softcap_no_mask_inference
+def _p131():  # 131:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9212,7 +9065,7 @@ def _p133():  # 133:softcap_no_mask_inference
     return output
 
 
-def _p134():  # 134:gpt_oss_sinks_additive_mask_inference
+def _p132():  # 132:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9254,7 +9107,7 @@ def _p134():  # 134:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p135():  # 135:sinks_no_mask_inference
+def _p133():  # 133:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9295,7 +9148,7 @@ def _p135():  # 135:sinks_no_mask_inference
     return output
 
 
-def _p136():  # 136:flint_float32_sinks_additive_mask_inference
+def _p134():  # 134:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9334,7 +9187,7 @@ def _p136():  # 136:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p137():  # 137:inkling2_two_additive_masks_query_sinks_inference
+def _p135():  # 135:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9373,7 +9226,7 @@ def _p137():  # 137:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p138():  # 138:query_sinks_additive_mask_inference
+def _p136():  # 136:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9411,7 +9264,7 @@ def _p138():  # 138:query_sinks_additive_mask_inference
     return output
 
 
-def _p139():  # 139:granite_swa_lse_sinks_additive_mask_inference
+def _p137():  # 137:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9465,7 +9318,7 @@ def _p139():  # 139:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p140():  # 140:mimo_max_subtracted_additive_mask_inference
+def _p138():  # 138:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9502,7 +9355,7 @@ def _p140():  # 140:mimo_max_subtracted_additive_mask_inference
     return output
 
 
-def _p141():  # 141:codegen_mask_then_scale_inference
+def _p139():  # 139:codegen_mask_then_scale_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9581,102 +9434,100 @@ PATTERNS = {
     '41:bert_additive_mask_fp32_softmax_training': _p41,
     '42:t5_learned_bias_broadcast_training': _p42,
     '43:t5_learned_bias_training': _p43,
-    '44:t5_learned_bias_per_head_training': _p44,
-    '45:t5_learned_bias_fp32_softmax_broadcast_training': _p45,
-    '46:t5_learned_bias_fp32_softmax_training': _p46,
-    '47:t5_learned_bias_fp32_softmax_per_head_training': _p47,
-    '48:t5_bias_then_mask_broadcast_training': _p48,
-    '49:t5_bias_then_mask_training': _p49,
-    '50:t5_bias_then_mask_fp32_softmax_broadcast_training': _p50,
-    '51:t5_bias_then_mask_fp32_softmax_training': _p51,
-    '52:two_additive_masks_training': _p52,
-    '53:two_additive_masks_fp32_softmax_training': _p53,
-    '54:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_training': _p54,
-    '55:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training': _p55,
-    '56:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training': _p56,
-    '57:nanogpt_masked_fill_training': _p57,
-    '58:nanogpt_masked_fill_fp32_softmax_training': _p58,
-    '59:hf_gpt2_where_training': _p59,
-    '60:hf_gpt2_where_fp32_softmax_training': _p60,
-    '61:hf_gpt2_where_padding_training': _p61,
-    '62:hf_gpt2_where_padding_fp32_softmax_training': _p62,
-    '63:where_scalar_fill_training': _p63,
-    '64:where_scalar_fill_fp32_softmax_training': _p64,
-    '65:where_scalar_fill_padding_training': _p65,
-    '66:where_scalar_fill_padding_fp32_softmax_training': _p66,
-    '67:bmm_3d_training': _p67,
-    '68:bmm_3d_fp32_softmax_training': _p68,
-    '69:bmm_3d_additive_mask_training': _p69,
-    '70:bmm_3d_additive_mask_fp32_softmax_training': _p70,
-    '71:bmm_3d_learned_bias_broadcast_training': _p71,
-    '72:bmm_3d_learned_bias_training': _p72,
-    '73:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p73,
-    '74:bmm_3d_learned_bias_fp32_softmax_training': _p74,
-    '75:bmm_3d_masked_fill_training': _p75,
-    '76:bmm_3d_masked_fill_fp32_softmax_training': _p76,
-    '77:fsmt_bmm_masked_fill_heads_training': _p77,
-    '78:fsmt_bmm_masked_fill_heads_fp32_softmax_training': _p78,
-    '79:bmm_3d_where_training': _p79,
-    '80:bmm_3d_where_fp32_softmax_training': _p80,
-    '81:bmm_3d_where_scalar_fill_training': _p81,
-    '82:bmm_3d_where_scalar_fill_fp32_softmax_training': _p82,
-    '83:gemma2_softcap_additive_mask_training': _p83,
-    '84:gemma2_softcap_additive_mask_fp32_softmax_training': _p84,
-    '85:softcap_no_mask_training': _p85,
-    '86:softcap_no_mask_fp32_softmax_training': _p86,
-    '87:gpt_oss_sinks_additive_mask_training': _p87,
-    '88:sinks_no_mask_training': _p88,
-    '89:flint_float32_sinks_additive_mask_training': _p89,
-    '90:inkling2_bias_then_mask_query_sinks_broadcast_training': _p90,
-    '91:inkling2_bias_then_mask_query_sinks_training': _p91,
-    '92:inkling2_two_additive_masks_query_sinks_training': _p92,
-    '93:query_sinks_additive_mask_training': _p93,
-    '94:granite_swa_lse_sinks_additive_mask_training': _p94,
-    '95:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p95,
-    '96:mimo_max_subtracted_additive_mask_training': _p96,
-    '97:codegen_mask_then_scale_training': _p97,
-    '98:codegen_mask_then_scale_fp32_softmax_training': _p98,
-    '99:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p99,
-    '100:bert_no_mask_repeat_kv_inference': _p100,
-    '101:bert_additive_mask_repeat_kv_inference': _p101,
-    '102:two_additive_masks_repeat_kv_inference': _p102,
-    '103:nanogpt_masked_fill_repeat_kv_inference': _p103,
-    '104:hf_gpt2_where_repeat_kv_inference': _p104,
-    '105:hf_gpt2_where_padding_repeat_kv_inference': _p105,
-    '106:where_scalar_fill_repeat_kv_inference': _p106,
-    '107:where_scalar_fill_padding_repeat_kv_inference': _p107,
-    '108:gemma2_softcap_additive_mask_repeat_kv_inference': _p108,
-    '109:softcap_no_mask_repeat_kv_inference': _p109,
-    '110:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p110,
-    '111:sinks_no_mask_repeat_kv_inference': _p111,
-    '112:flint_float32_sinks_additive_mask_repeat_kv_inference': _p112,
-    '113:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p113,
-    '114:query_sinks_additive_mask_repeat_kv_inference': _p114,
-    '115:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p115,
-    '116:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p116,
-    '117:bert_no_mask_inference': _p117,
-    '118:bert_additive_mask_inference': _p118,
-    '119:two_additive_masks_inference': _p119,
-    '120:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p120,
-    '121:nanogpt_masked_fill_inference': _p121,
-    '122:hf_gpt2_where_inference': _p122,
-    '123:hf_gpt2_where_padding_inference': _p123,
-    '124:where_scalar_fill_inference': _p124,
-    '125:where_scalar_fill_padding_inference': _p125,
-    '126:bmm_3d_inference': _p126,
-    '127:bmm_3d_additive_mask_inference': _p127,
-    '128:bmm_3d_masked_fill_inference': _p128,
-    '129:fsmt_bmm_masked_fill_heads_inference': _p129,
-    '130:bmm_3d_where_inference': _p130,
-    '131:bmm_3d_where_scalar_fill_inference': _p131,
-    '132:gemma2_softcap_additive_mask_inference': _p132,
-    '133:softcap_no_mask_inference': _p133,
-    '134:gpt_oss_sinks_additive_mask_inference': _p134,
-    '135:sinks_no_mask_inference': _p135,
-    '136:flint_float32_sinks_additive_mask_inference': _p136,
-    '137:inkling2_two_additive_masks_query_sinks_inference': _p137,
-    '138:query_sinks_additive_mask_inference': _p138,
-    '139:granite_swa_lse_sinks_additive_mask_inference': _p139,
-    '140:mimo_max_subtracted_additive_mask_inference': _p140,
-    '141:codegen_mask_then_scale_inference': _p141,
+    '44:t5_learned_bias_fp32_softmax_broadcast_training': _p44,
+    '45:t5_learned_bias_fp32_softmax_training': _p45,
+    '46:t5_bias_then_mask_broadcast_training': _p46,
+    '47:t5_bias_then_mask_training': _p47,
+    '48:t5_bias_then_mask_fp32_softmax_broadcast_training': _p48,
+    '49:t5_bias_then_mask_fp32_softmax_training': _p49,
+    '50:two_additive_masks_training': _p50,
+    '51:two_additive_masks_fp32_softmax_training': _p51,
+    '52:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_training': _p52,
+    '53:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training': _p53,
+    '54:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training': _p54,
+    '55:nanogpt_masked_fill_training': _p55,
+    '56:nanogpt_masked_fill_fp32_softmax_training': _p56,
+    '57:hf_gpt2_where_training': _p57,
+    '58:hf_gpt2_where_fp32_softmax_training': _p58,
+    '59:hf_gpt2_where_padding_training': _p59,
+    '60:hf_gpt2_where_padding_fp32_softmax_training': _p60,
+    '61:where_scalar_fill_training': _p61,
+    '62:where_scalar_fill_fp32_softmax_training': _p62,
+    '63:where_scalar_fill_padding_training': _p63,
+    '64:where_scalar_fill_padding_fp32_softmax_training': _p64,
+    '65:bmm_3d_training': _p65,
+    '66:bmm_3d_fp32_softmax_training': _p66,
+    '67:bmm_3d_additive_mask_training': _p67,
+    '68:bmm_3d_additive_mask_fp32_softmax_training': _p68,
+    '69:bmm_3d_learned_bias_broadcast_training': _p69,
+    '70:bmm_3d_learned_bias_training': _p70,
+    '71:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p71,
+    '72:bmm_3d_learned_bias_fp32_softmax_training': _p72,
+    '73:bmm_3d_masked_fill_training': _p73,
+    '74:bmm_3d_masked_fill_fp32_softmax_training': _p74,
+    '75:fsmt_bmm_masked_fill_heads_training': _p75,
+    '76:fsmt_bmm_masked_fill_heads_fp32_softmax_training': _p76,
+    '77:bmm_3d_where_training': _p77,
+    '78:bmm_3d_where_fp32_softmax_training': _p78,
+    '79:bmm_3d_where_scalar_fill_training': _p79,
+    '80:bmm_3d_where_scalar_fill_fp32_softmax_training': _p80,
+    '81:gemma2_softcap_additive_mask_training': _p81,
+    '82:gemma2_softcap_additive_mask_fp32_softmax_training': _p82,
+    '83:softcap_no_mask_training': _p83,
+    '84:softcap_no_mask_fp32_softmax_training': _p84,
+    '85:gpt_oss_sinks_additive_mask_training': _p85,
+    '86:sinks_no_mask_training': _p86,
+    '87:flint_float32_sinks_additive_mask_training': _p87,
+    '88:inkling2_bias_then_mask_query_sinks_broadcast_training': _p88,
+    '89:inkling2_bias_then_mask_query_sinks_training': _p89,
+    '90:inkling2_two_additive_masks_query_sinks_training': _p90,
+    '91:query_sinks_additive_mask_training': _p91,
+    '92:granite_swa_lse_sinks_additive_mask_training': _p92,
+    '93:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p93,
+    '94:mimo_max_subtracted_additive_mask_training': _p94,
+    '95:codegen_mask_then_scale_training': _p95,
+    '96:codegen_mask_then_scale_fp32_softmax_training': _p96,
+    '97:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p97,
+    '98:bert_no_mask_repeat_kv_inference': _p98,
+    '99:bert_additive_mask_repeat_kv_inference': _p99,
+    '100:two_additive_masks_repeat_kv_inference': _p100,
+    '101:nanogpt_masked_fill_repeat_kv_inference': _p101,
+    '102:hf_gpt2_where_repeat_kv_inference': _p102,
+    '103:hf_gpt2_where_padding_repeat_kv_inference': _p103,
+    '104:where_scalar_fill_repeat_kv_inference': _p104,
+    '105:where_scalar_fill_padding_repeat_kv_inference': _p105,
+    '106:gemma2_softcap_additive_mask_repeat_kv_inference': _p106,
+    '107:softcap_no_mask_repeat_kv_inference': _p107,
+    '108:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p108,
+    '109:sinks_no_mask_repeat_kv_inference': _p109,
+    '110:flint_float32_sinks_additive_mask_repeat_kv_inference': _p110,
+    '111:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p111,
+    '112:query_sinks_additive_mask_repeat_kv_inference': _p112,
+    '113:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p113,
+    '114:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p114,
+    '115:bert_no_mask_inference': _p115,
+    '116:bert_additive_mask_inference': _p116,
+    '117:two_additive_masks_inference': _p117,
+    '118:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p118,
+    '119:nanogpt_masked_fill_inference': _p119,
+    '120:hf_gpt2_where_inference': _p120,
+    '121:hf_gpt2_where_padding_inference': _p121,
+    '122:where_scalar_fill_inference': _p122,
+    '123:where_scalar_fill_padding_inference': _p123,
+    '124:bmm_3d_inference': _p124,
+    '125:bmm_3d_additive_mask_inference': _p125,
+    '126:bmm_3d_masked_fill_inference': _p126,
+    '127:fsmt_bmm_masked_fill_heads_inference': _p127,
+    '128:bmm_3d_where_inference': _p128,
+    '129:bmm_3d_where_scalar_fill_inference': _p129,
+    '130:gemma2_softcap_additive_mask_inference': _p130,
+    '131:softcap_no_mask_inference': _p131,
+    '132:gpt_oss_sinks_additive_mask_inference': _p132,
+    '133:sinks_no_mask_inference': _p133,
+    '134:flint_float32_sinks_additive_mask_inference': _p134,
+    '135:inkling2_two_additive_masks_query_sinks_inference': _p135,
+    '136:query_sinks_additive_mask_inference': _p136,
+    '137:granite_swa_lse_sinks_additive_mask_inference': _p137,
+    '138:mimo_max_subtracted_additive_mask_inference': _p138,
+    '139:codegen_mask_then_scale_inference': _p139,
 }

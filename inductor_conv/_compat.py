@@ -45,6 +45,15 @@ from torch.fx.experimental.symbolic_shapes import guard_or_false, statically_kno
 auto_functionalized = torch.ops.higher_order.auto_functionalized
 
 
+def set_node_value(node, value) -> None:
+    """A new FX node's fake ``value`` in its meta, with the tensor metadata beside it (torch 2.11's pattern replacer
+    asserts that a node with a tensor ``val`` also has ``tensor_meta``)."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    node.meta["val"] = value
+    node.meta["tensor_meta"] = _extract_tensor_metadata(value)
+
+
 def remove_noop_ops(graph) -> None:
     """Inductor's own alias/clone/no-op removal. A ``joint_custom_pre_pass`` runs before Inductor does this, and
     alias/clone nodes between the ops of a pattern make it miss, so our pass calls it first."""

@@ -49,6 +49,7 @@ from inductor_conv._compat import (
     gen_pattern,
     joint_fwd_bwd,
     register_replacement,
+    set_node_value,
     tracing,
     unset_fake_temporarily,
 )
@@ -205,7 +206,7 @@ def _unsqueeze_outputs(gm: torch.fx.GraphModule, ranks) -> None:
         for _ in range(rank - node.meta["val"].dim()):
             with graph.inserting_before(output):
                 unsqueezed = graph.call_function(torch.ops.aten.unsqueeze.default, (node, 0))
-            unsqueezed.meta["val"] = node.meta["val"].unsqueeze(0)
+            set_node_value(unsqueezed, node.meta["val"].unsqueeze(0))
             node = values[i] = unsqueezed
     output.args = (type(outputs)(values) if isinstance(outputs, (list, tuple)) else values[0],)
     gm.recompile()

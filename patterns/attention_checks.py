@@ -478,6 +478,22 @@ def _is_call(node, target) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == target
 
 
+@predicate
+def scale_fits_query(match, split_heads: bool = False) -> bool:
+    """A scores' scale given as a tensor of row factors (``attention_relax._scale_of``) scales q's rows instead:
+    (q·c) kᵀ == (q kᵀ)·c where c broadcasts into q without enlarging it (each of its dims 1 or q's; its last, 1,
+    against q's head dim). Not where the replacement splits q's heads first (``split_heads``: FSMT's (B·H, ...)
+    layout, whose factors would no longer line up with q's dims)."""
+    scale = match.kwargs.get("scale")
+    value = scale.meta.get("val") if isinstance(scale, torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor) or value.dim() == 0:
+        return True
+    q = _val(match, "query")
+    if split_heads or value.dim() > q.dim():
+        return False
+    return all(_known(c == 1) or _known(c == n) for c, n in zip(reversed(value.shape), reversed(q.shape)))
+
+
 def all_hold(match, form) -> bool:
     from inductor_conv.patterns.attention_forms import MASKS, argnames
 
@@ -485,6 +501,7 @@ def all_hold(match, form) -> bool:
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two,
               mask_splits_heads if form.mask == "masked_fill_heads" else masks_supported,
               head_sums_reduce_broadcast_kv, computes_a_gradient,
+              functools.partial(scale_fits_query, split_heads=form.mask == "masked_fill_heads"),
               functools.partial(gradients_shaped_like_inputs, names=argnames(form)), no_outside_users]
     if form.gqa:
         checks.append(repeat_kv_interleaves)

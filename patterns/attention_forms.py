@@ -295,14 +295,16 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
 
 def _op_scale(query, scale, kind):
     """(query, float scale) for the op. A tensor scale without a compile-time value (``/ math.sqrt(d)`` under
-    dynamic shapes, a 0-d tensor input) pre-scales q instead: (q / s) kᵀ == (q kᵀ) / s up to rounding. So does a
+    dynamic shapes, a 0-d tensor input) or of row factors (one per head or per query row) pre-scales q instead:
+    (q / s) kᵀ == (q kᵀ) / s up to rounding. So does a
     number that is not positive: the op takes positive scales only (the kernels fold the scale into exp2 after the
     row max), and ``/ 0`` must give eager's infinities, not a ZeroDivisionError while compiling.
     (``torch.full([], s)`` arrives here as the number s: attention_relax reads the constant.)"""
     if kind == SCALE_NONE:
         return query, 1.0
     if isinstance(scale, torch.Tensor) or not scale > 0:
-        return _apply_scale(query, scale, kind), 1.0
+        # a float32 tensor of row factors (SwinV2's per-head scale) would widen a half q: q keeps its dtype
+        return _apply_scale(query, scale, kind).to(query.dtype), 1.0
     return query, (scale if kind == SCALE_MUL else 1.0 / scale)
 
 

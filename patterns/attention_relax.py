@@ -43,6 +43,7 @@ from inductor_conv._compat import (
     Match,
     MultiOutputPattern,
     PatternExpr,
+    guard_or_false,
     is_match,
 )
 from inductor_conv.patterns.attention_forms import SCALE_DIV, SCALE_MUL, SCALE_NONE
@@ -193,15 +194,19 @@ def _constant_of(node):
     return torch.tensor(c, dtype=dtype).item()
 
 
-def _scale_of(node):
+def _scale_of(node, rows: bool = False):
     """(kind, c) when node is ``x * c`` or ``x / c`` with c a number or a 0-d floating tensor, else None. A
-    constant 0-d tensor (``torch.full([], c)``) gives c itself, so the op gets it as its scale."""
+    constant 0-d tensor (``torch.full([], c)``) gives c itself, so the op gets it as its scale. With ``rows`` (the
+    scores' scale), c may also be a floating tensor whose last dim is 1, one factor per head or per query row
+    (SwinV2's learned per-head logit scale): the replacement scales q's rows by it instead
+    (``attention_checks.scale_fits_query`` proves the shapes)."""
     if not _is_call(node, _SCALE_OPS) or len(node.args) != 2 or node.kwargs:
         return None
     c = node.args[1]
     if isinstance(c, torch.fx.Node):
         val = c.meta.get("val")
-        if not (isinstance(val, torch.Tensor) and val.dim() == 0 and val.is_floating_point()):
+        if not (isinstance(val, torch.Tensor) and val.is_floating_point()
+                and (val.dim() == 0 or (rows and guard_or_false(val.shape[-1] == 1)))):
             return None
         constant = _constant_of(c)
         c = c if constant is None else constant
@@ -229,16 +234,19 @@ class _MaybeScale(PatternExpr):
         super().__init__()
         self.inner, self.name = inner, name
         self.leader: _MaybeScale | None = None
+        # the scores' scale may be a tensor of row factors; q's scale stays a number or a 0-d tensor: a factor with
+        # q's head dim there is a norm's weight (QK-norm), whose gradient reads q
+        self.rows = name == "scale"
 
     def _leader_scale(self, ctx):
         """The leader's (kind, c) once it matched present, None if it matched absent, False if not matched yet."""
         if self.leader is None or ctx.pattern_to_node.get(self.leader) is None:
             return False
-        return _scale_of(ctx.pattern_to_node[self.leader])
+        return _scale_of(ctx.pattern_to_node[self.leader], self.rows)
 
     def _match(self, node, ctx):
         leader = self._leader_scale(ctx)
-        found = _scale_of(node) if leader is not None else None
+        found = _scale_of(node, self.rows) if leader is not None else None
         if leader and found and _same_scalar(found, leader):
             found = leader  # the backward may recompute a tensor scale (two equal converts): bind the forward's
         if found is None:
@@ -264,12 +272,12 @@ class _MaybeScale(PatternExpr):
             yield ctx.pattern_to_node[self]
             return
         leader_node = ctx.pattern_to_node.get(self.leader) if self.leader is not None else None
-        present = leader_node is not None and _scale_of(leader_node) is not None
+        present = leader_node is not None and _scale_of(leader_node, self.rows) is not None
         for node in self.inner.find_anchor_nodes(ctx, searched):
             if not present:
                 yield node
             elif isinstance(node, torch.fx.Node):
-                yield from (u for u in node.users if _scale_of(u) is not None and u.args[0] is node)
+                yield from (u for u in node.users if _scale_of(u, self.rows) is not None and u.args[0] is node)
 
     def pattern_eq(self, other) -> bool:
         return super().pattern_eq(other) and self.name == other.name and self.inner.pattern_eq(other.inner)

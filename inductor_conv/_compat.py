@@ -151,6 +151,15 @@ def set_joint_custom_pre_pass(value) -> None:
     inductor_config.joint_custom_pre_pass = value
 
 
+def get_pre_grad_custom_pass():
+    """The pass installed as Inductor's ``pre_grad_custom_pass`` (run on the Dynamo graph, before AOTAutograd)."""
+    return inductor_config.pre_grad_custom_pass
+
+
+def set_pre_grad_custom_pass(value) -> None:
+    inductor_config.pre_grad_custom_pass = value
+
+
 def fx_graph_cache_disabled():
     """A config patch that turns off every Inductor cache (FX graph, AOTAutograd, autotune): pattern tests need it,
     since a cache hit skips custom passes."""

@@ -30,14 +30,17 @@ from inductor_conv._compat import (
     PatternMatcherPass,
     get_hash_for_files,
     get_joint_custom_pre_pass,
+    get_pre_grad_custom_pass,
     remove_noop_ops,
     set_joint_custom_pre_pass,
+    set_pre_grad_custom_pass,
     stable_topological_sort,
     statically_known_true,
     unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
 from inductor_conv.patterns.checks import SIZE_QUERIES, VIEW_OPS
+from inductor_conv.patterns.einsum import EinsumAsMatmulPass
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
@@ -295,29 +298,39 @@ class InductorConvPass(CustomGraphPass):
         return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
 
 
-def _ours(current) -> InductorConvPass | None:
-    """Our pass, installed directly or as an entry of a pass list another user built around it."""
-    return next((p for p in _as_tuple(current) if isinstance(p, InductorConvPass)), None)
+def _ours(current, cls=InductorConvPass):
+    """Our pass of class ``cls``, installed directly or as an entry of a pass list another user built around it."""
+    return next((p for p in _as_tuple(current) if isinstance(p, cls)), None)
+
+
+# Our pass of each of Inductor's hooks: (its class, the hook's getter and setter). The pre-grad one respells
+# einsum attention as matmuls for the joint one's patterns (Note [einsum attention] in patterns/einsum.py).
+_HOOKS = ((InductorConvPass, get_joint_custom_pre_pass, set_joint_custom_pre_pass),
+          (EinsumAsMatmulPass, get_pre_grad_custom_pass, set_pre_grad_custom_pass))
 
 
 def install() -> None:
-    """Chain our pass in front of the currently installed ``joint_custom_pre_pass``. Idempotent."""
-    ours = _ours(get_joint_custom_pre_pass())
-    if ours is not None:
-        ours.active = True
-        return
-    set_joint_custom_pre_pass(InductorConvPass(get_joint_custom_pre_pass()))
+    """Chain our passes in front of the currently installed ``joint_custom_pre_pass`` and ``pre_grad_custom_pass``.
+    Idempotent."""
+    for cls, get, set_ in _HOOKS:
+        ours = _ours(get(), cls)
+        if ours is not None:
+            ours.active = True
+        else:
+            set_(cls(get()))
 
 
 def uninstall() -> None:
-    """Put back the pass we found. If another pass was later chained on top of ours, ours becomes a pass-through."""
-    current = get_joint_custom_pre_pass()
-    if isinstance(current, InductorConvPass):
-        set_joint_custom_pre_pass(current.previous)
-        return
-    ours = _ours(current)
-    if ours is not None:
-        ours.active = False
+    """Put back the passes we found. If another pass was later chained on top of ours, ours becomes a
+    pass-through."""
+    for cls, get, set_ in _HOOKS:
+        current = get()
+        if isinstance(current, cls):
+            set_(current.previous)
+            continue
+        ours = _ours(current, cls)
+        if ours is not None:
+            ours.active = False
 
 
 def installed() -> bool:

@@ -34,6 +34,8 @@ class Attention(nn.Module):
         slopes = torch.tensor([2.0 ** -(h + 1) for h in range(H)]).view(1, H, 1, 1)
         self.register_buffer("alibi", -slopes * torch.arange(S, dtype=torch.float32))  # (1, H, 1, S), not learned
         self.bias = nn.Parameter(torch.randn(bias_shape)) if bias_shape else None
+        # SwinV2's logit scale, the log of one factor per head (distinct, no draw: the other cases' draws stay)
+        self.register_buffer("log_scale", torch.linspace(1.5, 3.0, H).view(H, 1, 1))
 
     def forward(self, q, k, v, mask=None):
         return self.spelling(self, q, k, v, mask)
@@ -452,6 +454,40 @@ def _scaled(scale):
     return spelling
 
 
+def _swinv2(m, q, k, v, mask):
+    """HF SwinV2's cosine attention: unit q and k rows, the scores scaled by one factor per head (the exp of its
+    clamped log, an (H, 1, 1) tensor), the mask. The factors are a buffer here; SwinV2 trains them
+    (test_trained_per_head_scale)."""
+    q, k, v = heads(q, k, v)
+    s = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+    s = s * torch.clamp(m.log_scale, max=math.log(100.0)).exp()
+    s = s + mask
+    return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
+
+
+def _einsum(m, q, k, v, mask):
+    """Attention written with einsum (research code's spelling): (B, H, S, D) heads, the mask, dropout."""
+    q, k, v = heads(q, k, v)
+    s = torch.einsum("bhid,bhjd->bhij", q, k) * m.scaling + mask
+    p = F.dropout(s.softmax(dim=-1), m.p, m.training)
+    return merge(torch.einsum("bhij,bhjd->bhid", p, v))
+
+
+def _einsum_sequence_first(m, q, k, v, mask):
+    """HF XLNet's einsums: (S, B, H, D) heads in, scores (B, H, Sq, Sk), the output (S, B, H, D)."""
+    q, k, v = (x.transpose(0, 1) for x in (q, k, v))
+    s = torch.einsum("ibnd,jbnd->bnij", q, k) * m.scaling + mask
+    return torch.einsum("bnij,jbnd->ibnd", s.softmax(dim=-1), v).transpose(0, 1).flatten(2)
+
+
+def _einsum_key_transposed(m, q, k, v, mask):
+    """HF ProphetNet's einsum: kᵀ made by the model (B, H, D, Sk), q pre-scaled, the fp32 softmax cast back."""
+    q, k, v = heads(q, k, v)
+    s = torch.einsum("bntc,bncs->bnts", q * m.scaling, k.transpose(2, 3)) + mask
+    p = F.softmax(s, dim=-1, dtype=torch.float32).type_as(s)
+    return merge(torch.einsum("bnts,bnsc->bntc", p, v))
+
+
 def _prescaled_q(m, q, k, v, mask):  # (q * s) @ kᵀ, 4-D
     q, k, v = heads(q, k, v)
     return merge(torch.softmax((q * m.scaling) @ k.transpose(-2, -1), dim=-1) @ v)
@@ -609,6 +645,10 @@ RECOGNISED = {
     "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "prescaled_q": (_prescaled_q, {}, None, H),
+    "swinv2_per_head_scale": (_swinv2, {}, additive(B, 1, 1, S), H),
+    "einsum": (_einsum, {}, additive(B, 1, S, S), H),
+    "einsum_sequence_first": (_einsum_sequence_first, {}, additive(B, 1, 1, S), H),
+    "einsum_key_transposed": (_einsum_key_transposed, {}, additive(B, 1, 1, S), H),
     **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},
 }
 MASK_GRAD = ("bert_learned_mask_b11s", "bert_learned_mask_bhss")

@@ -42,14 +42,16 @@ def _our_ops():
 
 
 def test_enable_is_idempotent_and_disable_restores_none(clean_state):
-    assert get_joint_custom_pre_pass() is None
+    from inductor_conv._compat import get_pre_grad_custom_pass
+
+    assert get_joint_custom_pre_pass() is None and get_pre_grad_custom_pass() is None
     inductor_conv.enable(("cpu",))
-    first = get_joint_custom_pre_pass()
+    first, first_pre_grad = get_joint_custom_pre_pass(), get_pre_grad_custom_pass()
     inductor_conv.enable(("cpu",))
-    assert get_joint_custom_pre_pass() is first
+    assert get_joint_custom_pre_pass() is first and get_pre_grad_custom_pass() is first_pre_grad
     assert inductor_conv.is_enabled()
     inductor_conv.disable()
-    assert get_joint_custom_pre_pass() is None
+    assert get_joint_custom_pre_pass() is None and get_pre_grad_custom_pass() is None
     assert not inductor_conv.is_enabled()
     assert not any(has_lowering(op) for op in _our_ops())
 
@@ -91,6 +93,27 @@ def test_user_pass_is_chained_and_restored(clean_state):
         assert get_joint_custom_pre_pass() is user
     finally:
         set_joint_custom_pre_pass(None)
+
+
+def test_user_pre_grad_pass_is_chained_and_restored(clean_state):
+    """The einsum respelling (Note [einsum attention]) is chained in front of another user's pre-grad pass."""
+    from inductor_conv._compat import get_pre_grad_custom_pass, set_pre_grad_custom_pass
+
+    user = _UserPass()
+    set_pre_grad_custom_pass(user)
+    try:
+        inductor_conv.enable(("cpu",))
+        ours = get_pre_grad_custom_pass()
+        assert ours is not user and ours.previous is user
+        graph = torch.fx.Graph()
+        graph.output(None)
+        ours(torch.fx.GraphModule(torch.nn.Module(), graph).graph)
+        assert user.calls == 1
+        assert "user-pass" in repr(ours.uuid())
+        inductor_conv.disable()
+        assert get_pre_grad_custom_pass() is user
+    finally:
+        set_pre_grad_custom_pass(None)
 
 
 def test_enabled_inside_a_pass_list_another_user_built(clean_state):

@@ -61,7 +61,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("bloom_alibi_baddbmm", True), ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True),
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
            ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True),
-           ("levit_per_head_bias", True), ("torch_mha_trained_attn_mask", True)]
+           ("levit_per_head_bias", True), ("torch_mha_trained_attn_mask", True), ("swinv2_per_head_scale", True),
+           ("einsum", True), ("einsum_sequence_first", False), ("einsum_key_transposed", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -89,7 +90,8 @@ def test_recognised_dynamic(name, train, monkeypatch):
 BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2", True), ("bloom_alibi_baddbmm", True),
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
         ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True),
-        ("fsmt_key_padding", True), ("deberta_v2_absolute", True), ("wavlm_gated_position_bias", True)]
+        ("fsmt_key_padding", True), ("deberta_v2_absolute", True), ("wavlm_gated_position_bias", True),
+        ("swinv2_per_head_scale", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))
@@ -108,7 +110,8 @@ AUTOCAST = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("bert_
             ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("falcon_alibi_twice", True),
             ("bart_masked_bmm", True), ("codegen_mask_then_scale", True), ("codegen_random_mask_then_scale", True),
             ("fsmt_key_padding", True), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", False),
-            ("mpnet_bias_expanded_over_batch", True), ("wavlm_gated_position_bias", True), ("levit_per_head_bias", True)]
+            ("mpnet_bias_expanded_over_batch", True), ("wavlm_gated_position_bias", True), ("levit_per_head_bias", True),
+            ("swinv2_per_head_scale", False)]
 
 
 @pytest.mark.parametrize("name, train", AUTOCAST, ids=_ids(AUTOCAST))
@@ -484,6 +487,31 @@ def test_negative_scale_prescales_q():
     dout = torch.randn_like(ref)
     for g, r in zip(torch.autograd.grad(out, (q, k, v), dout.float()), torch.autograd.grad(ref, leaves, dout)):
         torch.testing.assert_close(g.double(), r, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("train", [False, True], ids=["inference", "training"])
+def test_trained_per_head_scale(train):
+    """SwinV2 trains its per-head logit scale: the scale's gradient reads the unscaled scores, which the op does not
+    return, so training keeps eager's attention (no_outside_users), with eager's values and gradients; inference,
+    where no gradient is taken, is rewritten with q's rows scaled."""
+    model, args = make_case("swinv2_per_head_scale")
+    model.log_scale = torch.nn.Parameter(model.log_scale.clone())
+    counts, graphs = run_and_compare(model, args, train=train, dynamic=False)
+    assert counts["attention"] == (0 if train else 1), graphs
+
+
+def test_row_scale_across_the_head_dim_left_alone():
+    """A factor per query row and head dim (last dim not 1) scales the scores' columns, not q's rows: no rewrite."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 8, 16) for _ in range(3))
+    factors = torch.rand(3, 8, 8) + 0.5
+
+    def f(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) * factors, dim=-1) @ v
+
+    out, counts, _ = compile_and_run(f, q, k, v)
+    assert counts["attention"] == 0
+    torch.testing.assert_close(out, f(q, k, v), atol=1e-5, rtol=1e-5)
 
 
 def test_scale_passed_to_op():

@@ -265,6 +265,34 @@ def masks_supported(match) -> bool:
 
 
 @predicate
+def window_mask_splits_batch(match) -> bool:
+    """Swin's window mask: ``mask`` (the position bias) as masks_supported takes it; ``padding`` a floating or bool
+    (1, nW, 1 or H, 1 or Sq, Sk) tensor on q's device, and every reshape in the match between 4-D and 5-D splits the
+    scores' (B·nW) batch into (B, nW) with nW the mask's, or merges it back: window w's mask reaches the batch rows
+    b·nW + w, as the op's mask does (attention_forms._op_mask_window_pair)."""
+    q, k, m = _val(match, "query"), _val(match, "key"), _val(match, "padding")
+    scores = (*q.shape[:-1], k.shape[-2])
+    if not (isinstance(m, torch.Tensor) and m.device == q.device and m.dim() == 5 and q.dim() == 4
+            and (m.dtype == torch.bool or m.is_floating_point()) and _known(m.shape[0] == 1)):
+        return False
+    windows = m.shape[1]
+    split = (scores[0] // windows, windows, *scores[1:])
+    if not (_known(scores[0] % windows == 0) and broadcasts_to(m, split)):
+        return False
+    bias = _val(match, "mask")
+    if not (isinstance(bias, torch.Tensor) and bias.device == q.device and broadcasts_to(bias, scores)
+            and (bias.dtype == torch.bool or bias.is_floating_point())):
+        return False
+    for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+        src, dst = _shape(node.args[0]), _shape(node)
+        if sorted((len(src), len(dst))) == [4, 5]:
+            four, five = (src, dst) if len(src) == 4 else (dst, src)
+            if not (_same_shape(four, scores) and _same_shape(five, split)):
+                return False
+    return True
+
+
+@predicate
 def mask_splits_heads(match) -> bool:
     """FSMT: the mask is a bool tensor on q's device, (B, 1 or H, 1 or Sq, Sk) for (B·H, Sq, Sk) scores, and every
     reshape in the match between 3-D and 4-D splits (B·H) into (B, H) with B the mask's batch, or merges it back:
@@ -499,7 +527,8 @@ def all_hold(match, form) -> bool:
 
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two,
-              mask_splits_heads if form.mask == "masked_fill_heads" else masks_supported,
+              mask_splits_heads if form.mask == "masked_fill_heads" else
+              window_mask_splits_batch if "window" in form.mask else masks_supported,
               head_sums_reduce_broadcast_kv, computes_a_gradient,
               functools.partial(scale_fits_query, split_heads=form.mask == "masked_fill_heads"),
               functools.partial(gradients_shaped_like_inputs, names=argnames(form)), no_outside_users]

@@ -90,6 +90,15 @@ def _search_masked_fill(s, mask, fill, padding):
     return s.masked_fill(mask, fill)
 
 
+def _search_window_pair(s, mask, fill, padding):
+    """HF Donut-Swin, MaskFormer-Swin, Swin2SR, CLAP's HTSAT (Swin's spelling before transformers 5.24): the
+    relative position bias added to the (B·nW, H, S, S) window scores, then each window's shift mask ``padding``
+    (1, nW, 1, S, S) added on a (B, nW, H, S, S) view, viewed back."""
+    s = s + mask
+    windows = padding.shape[1]
+    return (s.view(-1, windows, *s.shape[1:]) + padding).view(-1, *s.shape[1:])
+
+
 def _search_masked_fill_heads(s, mask, fill, padding):
     """HF FSMT (fairseq's ``key_padding_mask``): the (B·H, Sq, Sk) bmm scores viewed as (B, H, Sq, Sk) for a
     (B, 1, 1, Sk) bool mask, ``masked_fill(mask, finfo.min)``, viewed back."""
@@ -148,6 +157,14 @@ def _op_mask_additive_pair(query, mask, fill, padding):
     return query, mask + padding
 
 
+def _op_mask_window_pair(query, mask, fill, padding):
+    """The bias plus the window mask, (B·nW, H or 1, S, S): window w's mask goes to the batch rows b·nW + w, where
+    the (B, nW, H, S, S) view put it (attention_checks.window_mask_splits_batch proves the views)."""
+    batch, windows = query.shape[0], padding.shape[1]
+    window = padding.expand(batch // windows, *padding.shape[1:]).reshape(batch, *padding.shape[2:])
+    return _op_mask_additive_pair(query, mask, fill, window)
+
+
 def _op_mask_masked_fill(query, mask, fill, padding):
     return _unhide_empty_rows(query, ~mask, fill)  # masked_fill hides True entries
 
@@ -179,6 +196,9 @@ MASKS = {
     # op's scores are more exact, as for every half form)
     "additive_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding")),
     "bias_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
+    # Swin's window mask (``padding``) after its position bias (``mask``; trained in "bias_window")
+    "additive_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding")),
+    "bias_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding"), learned=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
     # q, k, v reach the op with the mask's batch split off (attention_replacement), so its to_op is masked_fill's
     "masked_fill_heads": MaskPiece(_search_masked_fill_heads, _op_mask_masked_fill, ("mask", "fill")),
@@ -375,6 +395,8 @@ FORMS = (
     # HF MPNet under autocast (its float32 position bias added in place, then the float32 mask)
     Form("mpnet_bias_rounded_then_mask", mask="bias_rounded_pair", float32_mask=True),
     Form("mpnet_rounded_then_mask", mask="additive_rounded_pair", float32_mask=True),
+    Form("swin_bias_then_window_mask", mask="additive_window"),
+    Form("swin_learned_bias_then_window_mask", mask="bias_window"),
     Form("nanogpt_masked_fill", mask="masked_fill"),
     Form("hf_gpt2_where", mask="where"),
     Form("hf_gpt2_where_padding", mask="where_padding"),

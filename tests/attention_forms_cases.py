@@ -465,6 +465,19 @@ def _swinv2(m, q, k, v, mask):
     return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
 
 
+def _swin_windows(m, q, k, v, mask):
+    """HF Donut-Swin, MaskFormer-Swin, Swin2SR, CLAP's HTSAT: (B·nW, H, S, S) window scores, the learned relative
+    position bias (an (H, S, S) table gathered per head, unsqueezed), then each window's shift mask (nW, S, S) added
+    on a (B, nW, H, S, S) view, viewed back."""
+    q, k, v = heads(q, k, v)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = s + m.bias.unsqueeze(0)
+    windows = mask.shape[0]
+    s = s.view(s.shape[0] // windows, windows, *s.shape[1:]) + mask.unsqueeze(1).unsqueeze(0)
+    s = s.view(-1, *s.shape[2:])
+    return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
+
+
 def _einsum(m, q, k, v, mask):
     """Attention written with einsum (research code's spelling): (B, H, S, D) heads, the mask, dropout."""
     q, k, v = heads(q, k, v)
@@ -647,6 +660,8 @@ RECOGNISED = {
     "prescaled_q": (_prescaled_q, {}, None, H),
     "swinv2_per_head_scale": (_swinv2, {}, additive(B, 1, 1, S), H),
     "einsum": (_einsum, {}, additive(B, 1, S, S), H),
+    # one image of B windows; Swin's shift mask holds 0 and -100
+    "swin_window_mask": (_swin_windows, dict(bias_shape=(H, S, S)), lambda: (torch.rand(B, S, S) < 0.3) * -100.0, H),
     "einsum_sequence_first": (_einsum_sequence_first, {}, additive(B, 1, 1, S), H),
     "einsum_key_transposed": (_einsum_key_transposed, {}, additive(B, 1, 1, S), H),
     **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},

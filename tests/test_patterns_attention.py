@@ -62,7 +62,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("gpt_neo_tensor_fill", True), ("gpt_neox_japanese_baddbmm", True), ("falcon_alibi_multi_query", True),
            ("bart_masked_bmm", True), ("fsmt_key_padding", True), ("wavlm_gated_position_bias", True),
            ("levit_per_head_bias", True), ("torch_mha_trained_attn_mask", True), ("swinv2_per_head_scale", True),
-           ("einsum", True), ("einsum_sequence_first", False), ("einsum_key_transposed", True)]
+           ("einsum", True), ("einsum_sequence_first", False), ("einsum_key_transposed", True),
+           ("swin_window_mask", True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------

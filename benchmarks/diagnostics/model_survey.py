@@ -21,6 +21,7 @@ A type whose tiny config or eager code fails is reported as such. Runs on the CP
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import pathlib
 import sys
@@ -44,9 +45,20 @@ BASE = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=1, num_attention
 # Encoder-decoder families' decoders (their CausalLM): their own names for width, heads and layers.
 _SEQ2SEQ = dict(d_model=64, encoder_attention_heads=4, decoder_attention_heads=4, encoder_layers=1, decoder_layers=1,
                 encoder_ffn_dim=128, decoder_ffn_dim=128)
+# A base key a type's config refuses to be given (its setter raises): left out.
+_UNSET = object()
 # Per-type keys the base config lacks or names otherwise.
 EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp", "pegasus",
-                                  "plbart", "whisper", "m2m_100", "bigbird_pegasus", "prophetnet")},
+                                  "plbart", "whisper", "m2m_100", "bigbird_pegasus", "pegasus_x")},
+         # LED: its encoder's local attention windows 8 wide (512 pads every input to 512 tokens); Longformer's too
+         "led": dict(_SEQ2SEQ, attention_window=8), "longformer": dict(attention_window=8),
+         # one decoder layer too (num_layers sets the encoder's only)
+         **{t: dict(num_decoder_layers=1) for t in ("mt5", "umt5", "longt5")},
+         # layers and heads by encoder and decoder only; its decoder's n-gram streams: one
+         "prophetnet": dict(num_hidden_layers=_UNSET, num_encoder_layers=1, num_decoder_layers=1,
+                            num_encoder_attention_heads=4, num_decoder_attention_heads=4, encoder_ffn_dim=128,
+                            decoder_ffn_dim=128, ngram=1),
+         "musicgen_decoder": dict(ffn_dim=128, num_codebooks=1),  # one codebook: (batch x codebooks) rows of ids
          "trocr": dict(d_model=64, decoder_attention_heads=4, decoder_layers=1, decoder_ffn_dim=128),
          "gptj": dict(rotary_dim=8), "codegen": dict(rotary_dim=8), "gpt_neo": dict(attention_types=[[["global"], 1]]),
          "xglm": dict(d_model=64, num_layers=1, attention_heads=4, ffn_dim=128),
@@ -103,8 +115,31 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          # window mask); DINOv3 without its training-time random rescaling of RoPE coordinates (drawn otherwise by
          # eager and compiled code alike, so unequal)
          **{t: dict(embed_dim=32, depths=[2], num_attention_heads=[2], window_size=4, patch_size=4)
-            for t in ("swin", "swinv2")},
+            for t in ("swin", "swinv2", "donut-swin", "maskformer-swin")},
+         # (--base) Swin2SR: 32 x 32 images in 1 x 1 patches, one stage of two blocks in 4 x 4 windows
+         "swin2sr": dict(embed_dim=32, depths=[2], num_attention_heads=[2], window_size=4, patch_size=1),
          "dinov3_vit": dict(pos_embed_rescale=None),
+         # (--base) Funnel: blocks, not layers (two blocks, the second's queries mean-pooled 2x, and a decoder layer),
+         # head width its own key; XLNet: no position limit to set; X-MOD: a default language for its adapters
+         # (its architectures None, which AutoModel cannot read)
+         "funnel": dict(num_hidden_layers=_UNSET, block_sizes=[1, 1], num_decoder_layers=1, d_head=16, d_inner=128,
+                        architectures=["FunnelModel"]),
+         "xlnet": dict(max_position_embeddings=_UNSET, d_inner=128, d_head=16),
+         "xmod": dict(default_language="en_XX"),
+         # (--base) Hiera: two stages of one block, 8 x 8 tokens in 4 x 4 mask units (windowed attention, then
+         # global attention over 2x-pooled queries)
+         "hiera": dict(image_size=[32, 32], patch_size=[7, 7], embed_dim=64, depths=[1, 1], num_heads=[4, 4],
+                       num_query_pool=1, masked_unit_size=[4, 4], masked_unit_attention=[True, False]),
+         # (--base) CvT: one stage (its keys and values strided 2x, a class token), no random drop path (a list)
+         "cvt": dict(embed_dim=[64], num_heads=[4], depth=[1], patch_sizes=[7], patch_stride=[4], patch_padding=[2],
+                     mlp_ratio=[4.0], attention_drop_rate=[0.0], drop_rate=[0.0], drop_path_rate=[0.0],
+                     qkv_bias=[True], cls_token=[True], qkv_projection_method=["dw_bn"], kernel_qkv=[3],
+                     padding_kv=[1], stride_kv=[2], padding_q=[1], stride_q=[1]),
+         "timesformer": dict(num_frames=4),  # (--base) 4 frames of 4 x 4 patches: divided space-time attention
+         # (--base) SpeechT5 without its pre-nets (hidden states in): encoder, decoder and cross-attention
+         "speecht5": dict(_SEQ2SEQ, hidden_size=64),
+         # (--base) LayoutLMv3: its 2D position embeddings concatenated to the width (4 coordinates, 2 sizes)
+         "layoutlmv3": dict(coordinate_size=8, shape_size=16),
          # (--base) video: 4 frames in tubelets of 2; AST: 32 frames of 16 mel bins in 8 x 8 patches; YOLOS: its
          # image size as (height, width) and 4 detection tokens; SegFormer: one stage, keys and values reduced 2x;
          # Speech2Text: 16 features a frame
@@ -118,6 +153,10 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
          # MobileViT: 64 x 64 images in its 2 x 2 patches (smaller, its last stages attend over one token: a bmm
          # that Inductor decomposes on the CPU, so no attention is left to rewrite there)
          "mobilevit": dict(image_size=64, patch_size=2),
+         # CLAP's audio tower (HTSAT, a Swin): 64 frames of 16 mel bins folded into 32 x 32, one stage of two blocks,
+         # 4 x 4 windows of 8 x 8 patches
+         "clap_audio_model": dict(spec_size=32, num_mel_bins=16, patch_size=4, patch_stride=4,
+                                  patch_embeds_hidden_size=64, depths=[2], num_attention_heads=[4], window_size=4),
          # per-stage lists: one or two small stages (LeViT's values twice its keys' width, its attention biases)
          "levit": dict(image_size=64, patch_size=16, hidden_sizes=[64, 128], num_attention_heads=[4, 4], depths=[1, 1],
                        key_dim=[16, 16], mlp_ratio=[2, 2], attention_ratio=[2, 2],
@@ -142,6 +181,7 @@ _BASE_MODEL = dict(image_size=32, patch_size=8, num_channels=3, mask_time_prob=0
 
 def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
     keys = BASE | (_BASE_MODEL if base else {}) | EXTRA.get(model_type, {})
+    keys = {k: v for k, v in keys.items() if v is not _UNSET}
     config = transformers.AutoConfig.for_model(model_type, **keys)
     for name, value in config.to_dict().items():  # dropout and router noise off: random in training
         if ("drop" in name or "jitter" in name) and isinstance(value, float):
@@ -150,7 +190,15 @@ def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
     # Mixture-of-experts layers as batched matmuls: transformers 5.17's default grouped-mm fallback reads the routing
     # offsets on the host, which Inductor cannot compile, so each layer's graph would be split around it
     auto = transformers.AutoModel if base else transformers.AutoModelForCausalLM
-    model = auto.from_config(config, attn_implementation="eager", experts_implementation="batched_mm")
+    kwargs = dict(attn_implementation="eager", experts_implementation="batched_mm")
+    try:
+        model = auto.from_config(config, **kwargs)
+    except ValueError:  # a composite model's tower (``blip_text_model``...), not in the auto mapping: its own class
+        module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+        suffix = "Model" if base else "ForCausalLM"
+        cls = next(c for n, c in vars(module).items()
+                   if n.endswith(suffix) and getattr(c, "config_class", None) is type(config))
+        model = cls._from_config(config, **kwargs)
     return model.float().to(dtype).train(train)
 
 
@@ -177,12 +225,19 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
                       spatial_shapes=torch.tensor([[side, side]] * BATCH))
     elif name == "pixel_values":
         size = _image_size(config)
-        frames = (config.num_frames,) if hasattr(config, "tubelet_size") else ()  # video
+        video = hasattr(config, "tubelet_size") or config.model_type == "timesformer"
+        frames = (config.num_frames,) if video else ()  # video
         kwargs = dict(pixel_values=torch.randn(BATCH, *frames, config.num_channels, size, size, generator=generator))
+    elif name == "input_values" and config.model_type == "speecht5":  # without pre-nets: hidden states in and out
+        kwargs = dict(input_values=torch.randn(BATCH, LENGTH, config.hidden_size, generator=generator),
+                      decoder_input_values=torch.randn(BATCH, LENGTH // 2, config.hidden_size, generator=generator))
     elif name == "input_values" and hasattr(config, "max_length") and hasattr(config, "num_mel_bins"):  # AST
         kwargs = dict(input_values=torch.randn(BATCH, config.max_length, config.num_mel_bins, generator=generator))
     elif name == "input_values":
         kwargs = dict(input_values=torch.randn(BATCH, 1600, generator=generator))
+    elif name == "input_features" and hasattr(config, "spec_size"):  # CLAP's HTSAT: (B, 1, frames, mel bins)
+        frames = config.spec_size * (config.spec_size // config.num_mel_bins)  # folded into a spec_size square
+        kwargs = dict(input_features=torch.randn(BATCH, 1, frames, config.num_mel_bins, generator=generator))
     elif name == "input_features" and hasattr(config, "input_feat_per_channel"):  # Speech2Text: (B, frames, feats)
         kwargs = dict(input_features=torch.randn(BATCH, 32, config.input_feat_per_channel, generator=generator))
     elif name == "input_features":
@@ -190,9 +245,13 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         kwargs = dict(input_features=torch.randn(BATCH, config.num_mel_bins, frames, generator=generator))
     else:
         raise ValueError(f"main input {name!r}")
-    if "noise" in inspect.signature(model.forward).parameters:  # ViT-MAE's random patch masking: one draw for both
+    if name == "input_ids" and "bbox" in inspect.signature(model.forward).parameters:  # layouts: a box a token
+        corner, size = (torch.randint(0, 500, (BATCH, LENGTH, 2), generator=generator) for _ in range(2))
+        kwargs["bbox"] = torch.cat([corner, corner + size], -1)
+    # ViT-MAE's random patch masking: one draw for both (Hiera's, by mask unit, its base model does not draw)
+    if "noise" in inspect.signature(model.forward).parameters and isinstance(config.patch_size, int):
         kwargs["noise"] = torch.rand(BATCH, (_image_size(config) // config.patch_size) ** 2, generator=generator)
-    if base and config.is_encoder_decoder:
+    if base and config.is_encoder_decoder and "decoder_input_values" not in kwargs:
         kwargs["decoder_input_ids"] = torch.randint(3, VOCAB, (BATCH, LENGTH // 2), generator=generator)
     kwargs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in kwargs.items()}
     return kwargs if base else kwargs | {"use_cache": False}

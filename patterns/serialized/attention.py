@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-c81e9017529e035e9b43f637'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-0588b1852f34cec3e67ae04b'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -4718,7 +4718,311 @@ def _p54():  # 54:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p55():  # 55:nanogpt_masked_fill_training
+def _p55():  # 55:swin_bias_then_window_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, view_default_3, KeywordArg('padding'))
+    view_default_4 = CallFunction(aten.view.default, add_Tensor_1, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_4, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p56():  # 56:swin_bias_then_window_mask_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, view_default_3, KeywordArg('padding'))
+    view_default_4 = CallFunction(aten.view.default, add_Tensor_1, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_4, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_13,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p57():  # 57:swin_learned_bias_then_window_mask_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, view_default_3, KeywordArg('padding'))
+    view_default_4 = CallFunction(aten.view.default, add_Tensor_1, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_4, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_5, Ignored(), True)
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_13,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p58():  # 58:swin_learned_bias_then_window_mask_fp32_softmax_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, view_default_3, KeywordArg('padding'))
+    view_default_4 = CallFunction(aten.view.default, add_Tensor_1, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_4, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_6)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_8 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_6, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_8, permute_default_1)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_9, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored(), _users=2)
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_10 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_10, permute_default_2)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_11, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_10)
+    view_default_12 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_12, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_5, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_8)
+    view_default_13 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, convert_element_type_default_4, Ignored(), True)
+    output = MultiOutputPattern([view_default_7,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_13,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p59():  # 59:nanogpt_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4794,7 +5098,7 @@ def _p55():  # 55:nanogpt_masked_fill_training
     return output
 
 
-def _p56():  # 56:nanogpt_masked_fill_fp32_softmax_training
+def _p60():  # 60:nanogpt_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -4869,7 +5173,7 @@ def _p56():  # 56:nanogpt_masked_fill_fp32_softmax_training
     return output
 
 
-def _p57():  # 57:hf_gpt2_where_training
+def _p61():  # 61:hf_gpt2_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -4945,7 +5249,7 @@ def _p57():  # 57:hf_gpt2_where_training
     return output
 
 
-def _p58():  # 58:hf_gpt2_where_fp32_softmax_training
+def _p62():  # 62:hf_gpt2_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5020,7 +5324,7 @@ def _p58():  # 58:hf_gpt2_where_fp32_softmax_training
     return output
 
 
-def _p59():  # 59:hf_gpt2_where_padding_training
+def _p63():  # 63:hf_gpt2_where_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5098,7 +5402,7 @@ def _p59():  # 59:hf_gpt2_where_padding_training
     return output
 
 
-def _p60():  # 60:hf_gpt2_where_padding_fp32_softmax_training
+def _p64():  # 64:hf_gpt2_where_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5175,7 +5479,7 @@ def _p60():  # 60:hf_gpt2_where_padding_fp32_softmax_training
     return output
 
 
-def _p61():  # 61:where_scalar_fill_training
+def _p65():  # 65:where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5251,7 +5555,7 @@ def _p61():  # 61:where_scalar_fill_training
     return output
 
 
-def _p62():  # 62:where_scalar_fill_fp32_softmax_training
+def _p66():  # 66:where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5326,7 +5630,7 @@ def _p62():  # 62:where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p63():  # 63:where_scalar_fill_padding_training
+def _p67():  # 67:where_scalar_fill_padding_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5404,7 +5708,7 @@ def _p63():  # 63:where_scalar_fill_padding_training
     return output
 
 
-def _p64():  # 64:where_scalar_fill_padding_fp32_softmax_training
+def _p68():  # 68:where_scalar_fill_padding_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -5481,7 +5785,7 @@ def _p64():  # 64:where_scalar_fill_padding_fp32_softmax_training
     return output
 
 
-def _p65():  # 65:bmm_3d_training
+def _p69():  # 69:bmm_3d_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5532,7 +5836,7 @@ def _p65():  # 65:bmm_3d_training
     return output
 
 
-def _p66():  # 66:bmm_3d_fp32_softmax_training
+def _p70():  # 70:bmm_3d_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5582,7 +5886,7 @@ def _p66():  # 66:bmm_3d_fp32_softmax_training
     return output
 
 
-def _p67():  # 67:bmm_3d_additive_mask_training
+def _p71():  # 71:bmm_3d_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5635,7 +5939,7 @@ def _p67():  # 67:bmm_3d_additive_mask_training
     return output
 
 
-def _p68():  # 68:bmm_3d_additive_mask_fp32_softmax_training
+def _p72():  # 72:bmm_3d_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5687,7 +5991,7 @@ def _p68():  # 68:bmm_3d_additive_mask_fp32_softmax_training
     return output
 
 
-def _p69():  # 69:bmm_3d_learned_bias_broadcast_training
+def _p73():  # 73:bmm_3d_learned_bias_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5741,7 +6045,7 @@ def _p69():  # 69:bmm_3d_learned_bias_broadcast_training
     return output
 
 
-def _p70():  # 70:bmm_3d_learned_bias_training
+def _p74():  # 74:bmm_3d_learned_bias_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5794,7 +6098,7 @@ def _p70():  # 70:bmm_3d_learned_bias_training
     return output
 
 
-def _p71():  # 71:bmm_3d_learned_bias_fp32_softmax_broadcast_training
+def _p75():  # 75:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5847,7 +6151,7 @@ def _p71():  # 71:bmm_3d_learned_bias_fp32_softmax_broadcast_training
     return output
 
 
-def _p72():  # 72:bmm_3d_learned_bias_fp32_softmax_training
+def _p76():  # 76:bmm_3d_learned_bias_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -5899,7 +6203,7 @@ def _p72():  # 72:bmm_3d_learned_bias_fp32_softmax_training
     return output
 
 
-def _p73():  # 73:bmm_3d_masked_fill_training
+def _p77():  # 77:bmm_3d_masked_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -5956,7 +6260,7 @@ def _p73():  # 73:bmm_3d_masked_fill_training
     return output
 
 
-def _p74():  # 74:bmm_3d_masked_fill_fp32_softmax_training
+def _p78():  # 78:bmm_3d_masked_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6012,7 +6316,7 @@ def _p74():  # 74:bmm_3d_masked_fill_fp32_softmax_training
     return output
 
 
-def _p75():  # 75:fsmt_bmm_masked_fill_heads_training
+def _p79():  # 79:fsmt_bmm_masked_fill_heads_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6073,7 +6377,7 @@ def _p75():  # 75:fsmt_bmm_masked_fill_heads_training
     return output
 
 
-def _p76():  # 76:fsmt_bmm_masked_fill_heads_fp32_softmax_training
+def _p80():  # 80:fsmt_bmm_masked_fill_heads_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -6133,7 +6437,7 @@ def _p76():  # 76:fsmt_bmm_masked_fill_heads_fp32_softmax_training
     return output
 
 
-def _p77():  # 77:bmm_3d_where_training
+def _p81():  # 81:bmm_3d_where_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6190,7 +6494,7 @@ def _p77():  # 77:bmm_3d_where_training
     return output
 
 
-def _p78():  # 78:bmm_3d_where_fp32_softmax_training
+def _p82():  # 82:bmm_3d_where_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6246,7 +6550,7 @@ def _p78():  # 78:bmm_3d_where_fp32_softmax_training
     return output
 
 
-def _p79():  # 79:bmm_3d_where_scalar_fill_training
+def _p83():  # 83:bmm_3d_where_scalar_fill_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6303,7 +6607,7 @@ def _p79():  # 79:bmm_3d_where_scalar_fill_training
     return output
 
 
-def _p80():  # 80:bmm_3d_where_scalar_fill_fp32_softmax_training
+def _p84():  # 84:bmm_3d_where_scalar_fill_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'), _users=2)
@@ -6359,7 +6663,7 @@ def _p80():  # 80:bmm_3d_where_scalar_fill_fp32_softmax_training
     return output
 
 
-def _p81():  # 81:gemma2_softcap_additive_mask_training
+def _p85():  # 85:gemma2_softcap_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6443,7 +6747,7 @@ def _p81():  # 81:gemma2_softcap_additive_mask_training
     return output
 
 
-def _p82():  # 82:gemma2_softcap_additive_mask_fp32_softmax_training
+def _p86():  # 86:gemma2_softcap_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6526,7 +6830,7 @@ def _p82():  # 82:gemma2_softcap_additive_mask_fp32_softmax_training
     return output
 
 
-def _p83():  # 83:softcap_no_mask_training
+def _p87():  # 87:softcap_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6608,7 +6912,7 @@ def _p83():  # 83:softcap_no_mask_training
     return output
 
 
-def _p84():  # 84:softcap_no_mask_fp32_softmax_training
+def _p88():  # 88:softcap_no_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6689,7 +6993,7 @@ def _p84():  # 84:softcap_no_mask_fp32_softmax_training
     return output
 
 
-def _p85():  # 85:gpt_oss_sinks_additive_mask_training
+def _p89():  # 89:gpt_oss_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6782,7 +7086,7 @@ def _p85():  # 85:gpt_oss_sinks_additive_mask_training
     return output
 
 
-def _p86():  # 86:sinks_no_mask_training
+def _p90():  # 90:sinks_no_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6873,7 +7177,7 @@ def _p86():  # 86:sinks_no_mask_training
     return output
 
 
-def _p87():  # 87:flint_float32_sinks_additive_mask_training
+def _p91():  # 91:flint_float32_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -6957,7 +7261,7 @@ def _p87():  # 87:flint_float32_sinks_additive_mask_training
     return output
 
 
-def _p88():  # 88:inkling2_bias_then_mask_query_sinks_broadcast_training
+def _p92():  # 92:inkling2_bias_then_mask_query_sinks_broadcast_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7041,7 +7345,7 @@ def _p88():  # 88:inkling2_bias_then_mask_query_sinks_broadcast_training
     return output
 
 
-def _p89():  # 89:inkling2_bias_then_mask_query_sinks_training
+def _p93():  # 93:inkling2_bias_then_mask_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7124,7 +7428,7 @@ def _p89():  # 89:inkling2_bias_then_mask_query_sinks_training
     return output
 
 
-def _p90():  # 90:inkling2_two_additive_masks_query_sinks_training
+def _p94():  # 94:inkling2_two_additive_masks_query_sinks_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7207,7 +7511,7 @@ def _p90():  # 90:inkling2_two_additive_masks_query_sinks_training
     return output
 
 
-def _p91():  # 91:query_sinks_additive_mask_training
+def _p95():  # 95:query_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7288,7 +7592,7 @@ def _p91():  # 91:query_sinks_additive_mask_training
     return output
 
 
-def _p92():  # 92:granite_swa_lse_sinks_additive_mask_training
+def _p96():  # 96:granite_swa_lse_sinks_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7399,7 +7703,7 @@ def _p92():  # 92:granite_swa_lse_sinks_additive_mask_training
     return output
 
 
-def _p93():  # 93:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
+def _p97():  # 97:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7509,7 +7813,7 @@ def _p93():  # 93:granite_swa_lse_sinks_additive_mask_fp32_softmax_training
     return output
 
 
-def _p94():  # 94:mimo_max_subtracted_additive_mask_training
+def _p98():  # 98:mimo_max_subtracted_additive_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7590,7 +7894,7 @@ def _p94():  # 94:mimo_max_subtracted_additive_mask_training
     return output
 
 
-def _p95():  # 95:codegen_mask_then_scale_training
+def _p99():  # 99:codegen_mask_then_scale_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7662,7 +7966,7 @@ def _p95():  # 95:codegen_mask_then_scale_training
     return output
 
 
-def _p96():  # 96:codegen_mask_then_scale_fp32_softmax_training
+def _p100():  # 100:codegen_mask_then_scale_fp32_softmax_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7733,7 +8037,7 @@ def _p96():  # 96:codegen_mask_then_scale_fp32_softmax_training
     return output
 
 
-def _p97():  # 97:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
+def _p101():  # 101:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7803,7 +8107,7 @@ def _p97():  # 97:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p98():  # 98:bert_no_mask_repeat_kv_inference
+def _p102():  # 102:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7842,7 +8146,7 @@ def _p98():  # 98:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p99():  # 99:bert_additive_mask_repeat_kv_inference
+def _p103():  # 103:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7882,7 +8186,7 @@ def _p99():  # 99:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p100():  # 100:two_additive_masks_repeat_kv_inference
+def _p104():  # 104:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -7923,7 +8227,7 @@ def _p100():  # 100:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p101():  # 101:nanogpt_masked_fill_repeat_kv_inference
+def _p105():  # 105:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -7964,7 +8268,7 @@ def _p101():  # 101:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p102():  # 102:hf_gpt2_where_repeat_kv_inference
+def _p106():  # 106:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8005,7 +8309,7 @@ def _p102():  # 102:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:hf_gpt2_where_padding_repeat_kv_inference
+def _p107():  # 107:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8047,7 +8351,7 @@ def _p103():  # 103:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:where_scalar_fill_repeat_kv_inference
+def _p108():  # 108:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8088,7 +8392,7 @@ def _p104():  # 104:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:where_scalar_fill_padding_repeat_kv_inference
+def _p109():  # 109:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8130,7 +8434,7 @@ def _p105():  # 105:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p110():  # 110:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8173,7 +8477,7 @@ def _p106():  # 106:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:softcap_no_mask_repeat_kv_inference
+def _p111():  # 111:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8215,7 +8519,7 @@ def _p107():  # 107:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p108():  # 108:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p112():  # 112:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8263,7 +8567,7 @@ def _p108():  # 108:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p109():  # 109:sinks_no_mask_repeat_kv_inference
+def _p113():  # 113:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8310,7 +8614,7 @@ def _p109():  # 109:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p110():  # 110:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p114():  # 114:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8355,7 +8659,7 @@ def _p110():  # 110:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p111():  # 111:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p115():  # 115:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8400,7 +8704,7 @@ def _p111():  # 111:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p112():  # 112:query_sinks_additive_mask_repeat_kv_inference
+def _p116():  # 116:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8444,7 +8748,7 @@ def _p112():  # 112:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p113():  # 113:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p117():  # 117:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8504,7 +8808,7 @@ def _p113():  # 113:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p114():  # 114:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p118():  # 118:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8547,7 +8851,7 @@ def _p114():  # 114:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p115():  # 115:bert_no_mask_inference
+def _p119():  # 119:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8580,7 +8884,7 @@ def _p115():  # 115:bert_no_mask_inference
     return output
 
 
-def _p116():  # 116:bert_additive_mask_inference
+def _p120():  # 120:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8614,7 +8918,7 @@ def _p116():  # 116:bert_additive_mask_inference
     return output
 
 
-def _p117():  # 117:two_additive_masks_inference
+def _p121():  # 121:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8649,7 +8953,7 @@ def _p117():  # 117:two_additive_masks_inference
     return output
 
 
-def _p118():  # 118:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
+def _p122():  # 122:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8684,7 +8988,44 @@ def _p118():  # 118:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     return output
 
 
-def _p119():  # 119:nanogpt_masked_fill_inference
+def _p123():  # 123:swin_bias_then_window_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, view_default_2, KeywordArg('scale'))
+    add_Tensor = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('mask'))
+    view_default_3 = CallFunction(aten.view.default, add_Tensor, Ignored())
+    add_Tensor_1 = CallFunction(aten.add.Tensor, view_default_3, KeywordArg('padding'))
+    view_default_4 = CallFunction(aten.view.default, add_Tensor_1, Ignored())
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, view_default_4, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_5 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_6 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_5, view_default_6)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p124():  # 124:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8719,7 +9060,7 @@ def _p119():  # 119:nanogpt_masked_fill_inference
     return output
 
 
-def _p120():  # 120:hf_gpt2_where_inference
+def _p125():  # 125:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8754,7 +9095,7 @@ def _p120():  # 120:hf_gpt2_where_inference
     return output
 
 
-def _p121():  # 121:hf_gpt2_where_padding_inference
+def _p126():  # 126:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8790,7 +9131,7 @@ def _p121():  # 121:hf_gpt2_where_padding_inference
     return output
 
 
-def _p122():  # 122:where_scalar_fill_inference
+def _p127():  # 127:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8825,7 +9166,7 @@ def _p122():  # 122:where_scalar_fill_inference
     return output
 
 
-def _p123():  # 123:where_scalar_fill_padding_inference
+def _p128():  # 128:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8861,7 +9202,7 @@ def _p123():  # 123:where_scalar_fill_padding_inference
     return output
 
 
-def _p124():  # 124:bmm_3d_inference
+def _p129():  # 129:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8881,7 +9222,7 @@ def _p124():  # 124:bmm_3d_inference
     return output
 
 
-def _p125():  # 125:bmm_3d_additive_mask_inference
+def _p130():  # 130:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8902,7 +9243,7 @@ def _p125():  # 125:bmm_3d_additive_mask_inference
     return output
 
 
-def _p126():  # 126:bmm_3d_masked_fill_inference
+def _p131():  # 131:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8924,7 +9265,7 @@ def _p126():  # 126:bmm_3d_masked_fill_inference
     return output
 
 
-def _p127():  # 127:fsmt_bmm_masked_fill_heads_inference
+def _p132():  # 132:fsmt_bmm_masked_fill_heads_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8948,7 +9289,7 @@ def _p127():  # 127:fsmt_bmm_masked_fill_heads_inference
     return output
 
 
-def _p128():  # 128:bmm_3d_where_inference
+def _p133():  # 133:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8970,7 +9311,7 @@ def _p128():  # 128:bmm_3d_where_inference
     return output
 
 
-def _p129():  # 129:bmm_3d_where_scalar_fill_inference
+def _p134():  # 134:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8992,7 +9333,7 @@ def _p129():  # 129:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p130():  # 130:gemma2_softcap_additive_mask_inference
+def _p135():  # 135:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9029,7 +9370,7 @@ def _p130():  # 130:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p131():  # 131:softcap_no_mask_inference
+def _p136():  # 136:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9065,7 +9406,7 @@ def _p131():  # 131:softcap_no_mask_inference
     return output
 
 
-def _p132():  # 132:gpt_oss_sinks_additive_mask_inference
+def _p137():  # 137:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9107,7 +9448,7 @@ def _p132():  # 132:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p133():  # 133:sinks_no_mask_inference
+def _p138():  # 138:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9148,7 +9489,7 @@ def _p133():  # 133:sinks_no_mask_inference
     return output
 
 
-def _p134():  # 134:flint_float32_sinks_additive_mask_inference
+def _p139():  # 139:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9187,7 +9528,7 @@ def _p134():  # 134:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p135():  # 135:inkling2_two_additive_masks_query_sinks_inference
+def _p140():  # 140:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9226,7 +9567,7 @@ def _p135():  # 135:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p136():  # 136:query_sinks_additive_mask_inference
+def _p141():  # 141:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9264,7 +9605,7 @@ def _p136():  # 136:query_sinks_additive_mask_inference
     return output
 
 
-def _p137():  # 137:granite_swa_lse_sinks_additive_mask_inference
+def _p142():  # 142:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9318,7 +9659,7 @@ def _p137():  # 137:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p138():  # 138:mimo_max_subtracted_additive_mask_inference
+def _p143():  # 143:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9355,7 +9696,7 @@ def _p138():  # 138:mimo_max_subtracted_additive_mask_inference
     return output
 
 
-def _p139():  # 139:codegen_mask_then_scale_inference
+def _p144():  # 144:codegen_mask_then_scale_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9445,89 +9786,94 @@ PATTERNS = {
     '52:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_broadcast_training': _p52,
     '53:mpnet_bias_rounded_then_mask_fp32_softmax_fp32_mask_training': _p53,
     '54:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_training': _p54,
-    '55:nanogpt_masked_fill_training': _p55,
-    '56:nanogpt_masked_fill_fp32_softmax_training': _p56,
-    '57:hf_gpt2_where_training': _p57,
-    '58:hf_gpt2_where_fp32_softmax_training': _p58,
-    '59:hf_gpt2_where_padding_training': _p59,
-    '60:hf_gpt2_where_padding_fp32_softmax_training': _p60,
-    '61:where_scalar_fill_training': _p61,
-    '62:where_scalar_fill_fp32_softmax_training': _p62,
-    '63:where_scalar_fill_padding_training': _p63,
-    '64:where_scalar_fill_padding_fp32_softmax_training': _p64,
-    '65:bmm_3d_training': _p65,
-    '66:bmm_3d_fp32_softmax_training': _p66,
-    '67:bmm_3d_additive_mask_training': _p67,
-    '68:bmm_3d_additive_mask_fp32_softmax_training': _p68,
-    '69:bmm_3d_learned_bias_broadcast_training': _p69,
-    '70:bmm_3d_learned_bias_training': _p70,
-    '71:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p71,
-    '72:bmm_3d_learned_bias_fp32_softmax_training': _p72,
-    '73:bmm_3d_masked_fill_training': _p73,
-    '74:bmm_3d_masked_fill_fp32_softmax_training': _p74,
-    '75:fsmt_bmm_masked_fill_heads_training': _p75,
-    '76:fsmt_bmm_masked_fill_heads_fp32_softmax_training': _p76,
-    '77:bmm_3d_where_training': _p77,
-    '78:bmm_3d_where_fp32_softmax_training': _p78,
-    '79:bmm_3d_where_scalar_fill_training': _p79,
-    '80:bmm_3d_where_scalar_fill_fp32_softmax_training': _p80,
-    '81:gemma2_softcap_additive_mask_training': _p81,
-    '82:gemma2_softcap_additive_mask_fp32_softmax_training': _p82,
-    '83:softcap_no_mask_training': _p83,
-    '84:softcap_no_mask_fp32_softmax_training': _p84,
-    '85:gpt_oss_sinks_additive_mask_training': _p85,
-    '86:sinks_no_mask_training': _p86,
-    '87:flint_float32_sinks_additive_mask_training': _p87,
-    '88:inkling2_bias_then_mask_query_sinks_broadcast_training': _p88,
-    '89:inkling2_bias_then_mask_query_sinks_training': _p89,
-    '90:inkling2_two_additive_masks_query_sinks_training': _p90,
-    '91:query_sinks_additive_mask_training': _p91,
-    '92:granite_swa_lse_sinks_additive_mask_training': _p92,
-    '93:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p93,
-    '94:mimo_max_subtracted_additive_mask_training': _p94,
-    '95:codegen_mask_then_scale_training': _p95,
-    '96:codegen_mask_then_scale_fp32_softmax_training': _p96,
-    '97:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p97,
-    '98:bert_no_mask_repeat_kv_inference': _p98,
-    '99:bert_additive_mask_repeat_kv_inference': _p99,
-    '100:two_additive_masks_repeat_kv_inference': _p100,
-    '101:nanogpt_masked_fill_repeat_kv_inference': _p101,
-    '102:hf_gpt2_where_repeat_kv_inference': _p102,
-    '103:hf_gpt2_where_padding_repeat_kv_inference': _p103,
-    '104:where_scalar_fill_repeat_kv_inference': _p104,
-    '105:where_scalar_fill_padding_repeat_kv_inference': _p105,
-    '106:gemma2_softcap_additive_mask_repeat_kv_inference': _p106,
-    '107:softcap_no_mask_repeat_kv_inference': _p107,
-    '108:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p108,
-    '109:sinks_no_mask_repeat_kv_inference': _p109,
-    '110:flint_float32_sinks_additive_mask_repeat_kv_inference': _p110,
-    '111:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p111,
-    '112:query_sinks_additive_mask_repeat_kv_inference': _p112,
-    '113:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p113,
-    '114:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p114,
-    '115:bert_no_mask_inference': _p115,
-    '116:bert_additive_mask_inference': _p116,
-    '117:two_additive_masks_inference': _p117,
-    '118:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p118,
-    '119:nanogpt_masked_fill_inference': _p119,
-    '120:hf_gpt2_where_inference': _p120,
-    '121:hf_gpt2_where_padding_inference': _p121,
-    '122:where_scalar_fill_inference': _p122,
-    '123:where_scalar_fill_padding_inference': _p123,
-    '124:bmm_3d_inference': _p124,
-    '125:bmm_3d_additive_mask_inference': _p125,
-    '126:bmm_3d_masked_fill_inference': _p126,
-    '127:fsmt_bmm_masked_fill_heads_inference': _p127,
-    '128:bmm_3d_where_inference': _p128,
-    '129:bmm_3d_where_scalar_fill_inference': _p129,
-    '130:gemma2_softcap_additive_mask_inference': _p130,
-    '131:softcap_no_mask_inference': _p131,
-    '132:gpt_oss_sinks_additive_mask_inference': _p132,
-    '133:sinks_no_mask_inference': _p133,
-    '134:flint_float32_sinks_additive_mask_inference': _p134,
-    '135:inkling2_two_additive_masks_query_sinks_inference': _p135,
-    '136:query_sinks_additive_mask_inference': _p136,
-    '137:granite_swa_lse_sinks_additive_mask_inference': _p137,
-    '138:mimo_max_subtracted_additive_mask_inference': _p138,
-    '139:codegen_mask_then_scale_inference': _p139,
+    '55:swin_bias_then_window_mask_training': _p55,
+    '56:swin_bias_then_window_mask_fp32_softmax_training': _p56,
+    '57:swin_learned_bias_then_window_mask_broadcast_training': _p57,
+    '58:swin_learned_bias_then_window_mask_fp32_softmax_broadcast_training': _p58,
+    '59:nanogpt_masked_fill_training': _p59,
+    '60:nanogpt_masked_fill_fp32_softmax_training': _p60,
+    '61:hf_gpt2_where_training': _p61,
+    '62:hf_gpt2_where_fp32_softmax_training': _p62,
+    '63:hf_gpt2_where_padding_training': _p63,
+    '64:hf_gpt2_where_padding_fp32_softmax_training': _p64,
+    '65:where_scalar_fill_training': _p65,
+    '66:where_scalar_fill_fp32_softmax_training': _p66,
+    '67:where_scalar_fill_padding_training': _p67,
+    '68:where_scalar_fill_padding_fp32_softmax_training': _p68,
+    '69:bmm_3d_training': _p69,
+    '70:bmm_3d_fp32_softmax_training': _p70,
+    '71:bmm_3d_additive_mask_training': _p71,
+    '72:bmm_3d_additive_mask_fp32_softmax_training': _p72,
+    '73:bmm_3d_learned_bias_broadcast_training': _p73,
+    '74:bmm_3d_learned_bias_training': _p74,
+    '75:bmm_3d_learned_bias_fp32_softmax_broadcast_training': _p75,
+    '76:bmm_3d_learned_bias_fp32_softmax_training': _p76,
+    '77:bmm_3d_masked_fill_training': _p77,
+    '78:bmm_3d_masked_fill_fp32_softmax_training': _p78,
+    '79:fsmt_bmm_masked_fill_heads_training': _p79,
+    '80:fsmt_bmm_masked_fill_heads_fp32_softmax_training': _p80,
+    '81:bmm_3d_where_training': _p81,
+    '82:bmm_3d_where_fp32_softmax_training': _p82,
+    '83:bmm_3d_where_scalar_fill_training': _p83,
+    '84:bmm_3d_where_scalar_fill_fp32_softmax_training': _p84,
+    '85:gemma2_softcap_additive_mask_training': _p85,
+    '86:gemma2_softcap_additive_mask_fp32_softmax_training': _p86,
+    '87:softcap_no_mask_training': _p87,
+    '88:softcap_no_mask_fp32_softmax_training': _p88,
+    '89:gpt_oss_sinks_additive_mask_training': _p89,
+    '90:sinks_no_mask_training': _p90,
+    '91:flint_float32_sinks_additive_mask_training': _p91,
+    '92:inkling2_bias_then_mask_query_sinks_broadcast_training': _p92,
+    '93:inkling2_bias_then_mask_query_sinks_training': _p93,
+    '94:inkling2_two_additive_masks_query_sinks_training': _p94,
+    '95:query_sinks_additive_mask_training': _p95,
+    '96:granite_swa_lse_sinks_additive_mask_training': _p96,
+    '97:granite_swa_lse_sinks_additive_mask_fp32_softmax_training': _p97,
+    '98:mimo_max_subtracted_additive_mask_training': _p98,
+    '99:codegen_mask_then_scale_training': _p99,
+    '100:codegen_mask_then_scale_fp32_softmax_training': _p100,
+    '101:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p101,
+    '102:bert_no_mask_repeat_kv_inference': _p102,
+    '103:bert_additive_mask_repeat_kv_inference': _p103,
+    '104:two_additive_masks_repeat_kv_inference': _p104,
+    '105:nanogpt_masked_fill_repeat_kv_inference': _p105,
+    '106:hf_gpt2_where_repeat_kv_inference': _p106,
+    '107:hf_gpt2_where_padding_repeat_kv_inference': _p107,
+    '108:where_scalar_fill_repeat_kv_inference': _p108,
+    '109:where_scalar_fill_padding_repeat_kv_inference': _p109,
+    '110:gemma2_softcap_additive_mask_repeat_kv_inference': _p110,
+    '111:softcap_no_mask_repeat_kv_inference': _p111,
+    '112:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p112,
+    '113:sinks_no_mask_repeat_kv_inference': _p113,
+    '114:flint_float32_sinks_additive_mask_repeat_kv_inference': _p114,
+    '115:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p115,
+    '116:query_sinks_additive_mask_repeat_kv_inference': _p116,
+    '117:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p117,
+    '118:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p118,
+    '119:bert_no_mask_inference': _p119,
+    '120:bert_additive_mask_inference': _p120,
+    '121:two_additive_masks_inference': _p121,
+    '122:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p122,
+    '123:swin_bias_then_window_mask_inference': _p123,
+    '124:nanogpt_masked_fill_inference': _p124,
+    '125:hf_gpt2_where_inference': _p125,
+    '126:hf_gpt2_where_padding_inference': _p126,
+    '127:where_scalar_fill_inference': _p127,
+    '128:where_scalar_fill_padding_inference': _p128,
+    '129:bmm_3d_inference': _p129,
+    '130:bmm_3d_additive_mask_inference': _p130,
+    '131:bmm_3d_masked_fill_inference': _p131,
+    '132:fsmt_bmm_masked_fill_heads_inference': _p132,
+    '133:bmm_3d_where_inference': _p133,
+    '134:bmm_3d_where_scalar_fill_inference': _p134,
+    '135:gemma2_softcap_additive_mask_inference': _p135,
+    '136:softcap_no_mask_inference': _p136,
+    '137:gpt_oss_sinks_additive_mask_inference': _p137,
+    '138:sinks_no_mask_inference': _p138,
+    '139:flint_float32_sinks_additive_mask_inference': _p139,
+    '140:inkling2_two_additive_masks_query_sinks_inference': _p140,
+    '141:query_sinks_additive_mask_inference': _p141,
+    '142:granite_swa_lse_sinks_additive_mask_inference': _p142,
+    '143:mimo_max_subtracted_additive_mask_inference': _p143,
+    '144:codegen_mask_then_scale_inference': _p144,
 }

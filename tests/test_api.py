@@ -75,14 +75,18 @@ def test_disable_restores_a_lowering_inductor_had_installed(clean_state):
             inductor_lowerings.pop(op, None)
 
 
-def test_user_pass_is_chained_and_restored(clean_state):
-    from inductor_conv._compat import set_joint_custom_pre_pass
+@pytest.mark.parametrize("hook", ["joint_custom_pre_pass", "pre_grad_custom_pass"])
+def test_user_pass_is_chained_and_restored(clean_state, hook):
+    """Our pass of each hook (the joint one: the patterns; the pre-grad one: Note [einsum attention]) runs another
+    user's pass first and puts it back on disable()."""
+    from inductor_conv import _compat
 
+    get, set_ = getattr(_compat, f"get_{hook}"), getattr(_compat, f"set_{hook}")
     user = _UserPass()
-    set_joint_custom_pre_pass(user)
+    set_(user)
     try:
         inductor_conv.enable(("cpu",))
-        ours = get_joint_custom_pre_pass()
+        ours = get()
         assert ours is not user and ours.previous is user
         graph = torch.fx.Graph()
         graph.output(None)
@@ -90,30 +94,9 @@ def test_user_pass_is_chained_and_restored(clean_state):
         assert user.calls == 1
         assert "user-pass" in repr(ours.uuid())
         inductor_conv.disable()
-        assert get_joint_custom_pre_pass() is user
+        assert get() is user
     finally:
-        set_joint_custom_pre_pass(None)
-
-
-def test_user_pre_grad_pass_is_chained_and_restored(clean_state):
-    """The einsum respelling (Note [einsum attention]) is chained in front of another user's pre-grad pass."""
-    from inductor_conv._compat import get_pre_grad_custom_pass, set_pre_grad_custom_pass
-
-    user = _UserPass()
-    set_pre_grad_custom_pass(user)
-    try:
-        inductor_conv.enable(("cpu",))
-        ours = get_pre_grad_custom_pass()
-        assert ours is not user and ours.previous is user
-        graph = torch.fx.Graph()
-        graph.output(None)
-        ours(torch.fx.GraphModule(torch.nn.Module(), graph).graph)
-        assert user.calls == 1
-        assert "user-pass" in repr(ours.uuid())
-        inductor_conv.disable()
-        assert get_pre_grad_custom_pass() is user
-    finally:
-        set_pre_grad_custom_pass(None)
+        set_(None)
 
 
 def test_enabled_inside_a_pass_list_another_user_built(clean_state):

@@ -98,6 +98,56 @@ def merge_repeated_views(graph) -> int:
     return merged
 
 
+def _same_view(a, b) -> bool:
+    """a and b are the same node, or the same chain of view ops on the same node (equal arguments)."""
+    if a is b:
+        return True
+    if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node) and a.op == b.op == "call_function"
+            and a.target == b.target and a.target in VIEW_OPS and not a.kwargs and not b.kwargs
+            and len(a.args) == len(b.args)):
+        return False
+    try:
+        same_args = _hashable(a.args[1:]) == _hashable(b.args[1:])
+    except TypeError:
+        return False
+    return same_args and _same_view(a.args[0], b.args[0])
+
+
+def _reaches_softmax_max(node) -> bool:
+    """node, or a view of it, is reduced by a max over its last dim (a softmax's, decomposed)."""
+    for user in node.users:
+        if user.target in VIEW_OPS and _reaches_softmax_max(user):
+            return True
+        if user.target == torch.ops.aten.amax.default and user.args[0] is node:
+            return True
+    return False
+
+
+def repeated_mask_adds_merged(graph) -> int:
+    """``(x + m) + m'`` where m' is m again (the same view chain of the same tensor), a floating mask, and the sum
+    feeds a softmax: ``x + (m + m')``, so that one mask term is added as the attention forms expect. SwinV2's and
+    Swin2SR's shifted blocks add their window mask twice, each through its own unsqueezes. Exact where it matters:
+    m + m' is 2m, exact in floating point, and the sum differs from eager's two roundings only by the last bit of
+    the masked scores' sum. Returns the number of adds merged."""
+    add = torch.ops.aten.add.Tensor
+    merged = 0
+    for node in list(graph.find_nodes(op="call_function", target=add)):
+        inner, again = node.args[:2] if len(node.args) == 2 and not node.kwargs else (None, None)
+        if not (isinstance(inner, torch.fx.Node) and inner.target == add and len(inner.users) == 1
+                and len(inner.args) == 2 and not inner.kwargs and _same_view(inner.args[1], again)):
+            continue
+        value = again.meta.get("val")
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point() and _reaches_softmax_max(node)):
+            continue
+        with graph.inserting_before(node):
+            twice = graph.call_function(add, (inner.args[1], again))
+        twice.meta["val"] = value + value
+        node.args = (inner.args[0], twice)
+        graph.erase_node(inner)
+        merged += 1
+    return merged
+
+
 def _feeds_bmm_only(node) -> bool:
     """Every user of ``node`` is a bmm, or a transpose (permute) whose every user is a bmm: the backward's."""
     bmm, permute = torch.ops.aten.bmm.default, torch.ops.aten.permute.default
@@ -266,6 +316,7 @@ class InductorConvPass(CustomGraphPass):
         apply_early_joint_patterns(graph)
         bmm_operand_expands_dropped(graph)
         merge_repeated_views(graph)
+        repeated_mask_adds_merged(graph)
         scalar_constants_as_full(graph)
         normalize(graph)
         normalize_autocast(graph)

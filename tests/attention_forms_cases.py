@@ -478,6 +478,19 @@ def _swin_windows(m, q, k, v, mask):
     return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
 
 
+def _swinv2_windows(m, q, k, v, mask):
+    """HF SwinV2's / Swin2SR's shifted block: cosine scores scaled per head, the position bias, then the window mask
+    added twice on the (B, nW, H, S, S) view, each time through its own unsqueezes (HF's code)."""
+    q, k, v = heads(q, k, v)
+    s = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+    s = s * torch.clamp(m.log_scale, max=math.log(100.0)).exp() + m.bias.unsqueeze(0)
+    windows = mask.shape[0]
+    s = s.view(s.shape[0] // windows, windows, *s.shape[1:]) + mask.unsqueeze(1).unsqueeze(0)
+    s = s + mask.unsqueeze(1).unsqueeze(0)
+    s = s.view(-1, *s.shape[2:])
+    return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
+
+
 def _einsum(m, q, k, v, mask):
     """Attention written with einsum (research code's spelling): (B, H, S, D) heads, the mask, dropout."""
     q, k, v = heads(q, k, v)
@@ -662,6 +675,8 @@ RECOGNISED = {
     "einsum": (_einsum, {}, additive(B, 1, S, S), H),
     # one image of B windows; Swin's shift mask holds 0 and -100
     "swin_window_mask": (_swin_windows, dict(bias_shape=(H, S, S)), lambda: (torch.rand(B, S, S) < 0.3) * -100.0, H),
+    "swinv2_window_mask_twice": (_swinv2_windows, dict(bias_shape=(H, S, S)),
+                                 lambda: (torch.rand(B, S, S) < 0.3) * -100.0, H),
     "einsum_sequence_first": (_einsum_sequence_first, {}, additive(B, 1, 1, S), H),
     "einsum_key_transposed": (_einsum_key_transposed, {}, additive(B, 1, 1, S), H),
     **{f"scale_{name}": (_scaled(name), {}, None, H) for name in SCALES},

@@ -286,6 +286,28 @@ def test_cast_of_a_transposed_gradient_stays():
         torch.testing.assert_close(got, want, atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("then, merged", [("softmax", 1), ("relu", 0), ("other_mask", 0)])
+def test_mask_added_twice_merged_before_a_softmax(then, merged):
+    """SwinV2's window mask added twice through two unsqueeze chains becomes one add of m + m, where the sum feeds a
+    softmax; elsewhere, or with two different masks, the graph stays as it is."""
+    from inductor_conv.patterns.graph_pass import repeated_mask_adds_merged
+
+    def f(x, m, other):
+        s = x + m.unsqueeze(1).unsqueeze(0)
+        s = s + (other if then == "other_mask" else m).unsqueeze(1).unsqueeze(0)
+        if then == "relu":
+            return s.relu()
+        e = (s - s.amax(dim=-1, keepdim=True)).exp()  # softmax as the joint graph has it, decomposed
+        return e / e.sum(dim=-1, keepdim=True)
+
+    torch.manual_seed(0)
+    x, m, other = torch.randn(2, 3, 4, 8, 8), (torch.rand(3, 8, 8) < 0.3) * -100.0, torch.randn(3, 8, 8)
+    gm = make_fx(f, tracing_mode="fake")(x, m, other)
+    assert repeated_mask_adds_merged(gm.graph) == merged
+    gm.recompile()
+    torch.testing.assert_close(gm(x, m, other), f(x, m, other))
+
+
 def test_scalar_constants_become_full():
     """GPT-Neo's ``torch.tensor(finfo.min, dtype, device)`` fill: a 0-d floating constant becomes ``full([], c)`` of
     the same value, dtype and device; a constant with elements is left as it is."""

@@ -426,22 +426,26 @@ def no_outside_users(match) -> bool:
     """No matched intermediate (scores, probabilities, ...) is used outside the match: the weights are not
     returned, stored or logged, and no mask is computed from the scores.  Size queries are not uses: under dynamic
     shapes a later reshape may read a length from the scores (sym_size); it needs no values, and the scores'
-    computation is dead once nothing else reads it.  Nor are views of the match's inputs intermediates: the
-    replacement leaves such a node, and its value, to the users it keeps (DeBERTa's kᵀ, which its position bias's
-    backward reads too)."""
+    computation is dead once nothing else reads it.  Nor are views or layout copies of the match's inputs
+    intermediates: the replacement leaves such a node, and its value, to the users it keeps (DeBERTa's kᵀ, which its
+    position bias's backward reads too; an incoming gradient another backward reads too)."""
     inside = set(match.nodes)
     outputs = {n for n in match.output_nodes() if n is not None}
-    for node in inside - outputs - _views_of_inputs(match):
+    for node in inside - outputs - _views_of_inputs(match, inside):
         if any(user not in inside and user.target not in SIZE_QUERIES for user in node.users):
             return False
     return True
 
 
-def _views_of_inputs(match) -> set:
-    """The match's view ops whose input is a pattern input or such a view (in graph order)."""
+def _views_of_inputs(match, inside) -> set:
+    """The match's view ops and layout copies (``clone``) whose input is a pattern input, a node outside the match
+    (the incoming gradient) or such a view (in graph order). Their values do not depend on what the rewrite removes:
+    Nystromformer's incoming gradient, copied to a layout once, feeds both the attention's backward and its
+    convolution's on v."""
     views = {n for n in match.kwargs.values() if isinstance(n, torch.fx.Node)}
-    for node in _nodes(match, *VIEW_OPS):
-        if node.args[0] in views:
+    for node in _nodes(match, *VIEW_OPS, aten.clone.default):
+        src = node.args[0]
+        if src in views or (isinstance(src, torch.fx.Node) and src not in inside):
             views.add(node)
     return views
 

@@ -491,6 +491,18 @@ def _swinv2_windows(m, q, k, v, mask):
     return merge(F.dropout(s.softmax(dim=-1), m.p, m.training) @ v)
 
 
+def _nystromformer(m, q, k, v, mask):
+    """HF Nystromformer with as many landmarks as tokens (its exact path): q and k each divided by d^(1/4), the mask,
+    softmax, @ v, then a depthwise convolution of v over the sequence added in place; the incoming gradient, copied
+    to one layout, feeds both backwards."""
+    q, k, v = heads(q, k, v)
+    c = math.sqrt(math.sqrt(q.shape[-1]))
+    out = ((q / c) @ (k / c).transpose(-1, -2) + mask).softmax(dim=-1) @ v
+    weight = torch.linspace(0.5, 1.5, v.shape[1] * 3, dtype=v.dtype, device=v.device).view(-1, 1, 3, 1)
+    out += F.conv2d(v, weight, padding=(1, 0), groups=v.shape[1])
+    return merge(out)
+
+
 def _einsum(m, q, k, v, mask):
     """Attention written with einsum (research code's spelling): (B, H, S, D) heads, the mask, dropout."""
     q, k, v = heads(q, k, v)
@@ -673,6 +685,7 @@ RECOGNISED = {
     "prescaled_q": (_prescaled_q, {}, None, H),
     "swinv2_per_head_scale": (_swinv2, {}, additive(B, 1, 1, S), H),
     "einsum": (_einsum, {}, additive(B, 1, S, S), H),
+    "nystromformer_conv_on_v": (_nystromformer, {}, additive(B, 1, 1, S), H),
     # one image of B windows; Swin's shift mask holds 0 and -100
     "swin_window_mask": (_swin_windows, dict(bias_shape=(H, S, S)), lambda: (torch.rand(B, S, S) < 0.3) * -100.0, H),
     "swinv2_window_mask_twice": (_swinv2_windows, dict(bias_shape=(H, S, S)),

@@ -133,7 +133,8 @@ def repeated_mask_adds_merged(graph) -> int:
     merged = 0
     for node in list(graph.find_nodes(op="call_function", target=add)):
         inner, again = node.args[:2] if len(node.args) == 2 and not node.kwargs else (None, None)
-        if not (isinstance(inner, torch.fx.Node) and inner.target == add and len(inner.users) == 1
+        if not (isinstance(inner, torch.fx.Node) and isinstance(again, torch.fx.Node) and inner.target == add
+                and len(inner.users) == 1
                 and len(inner.args) == 2 and not inner.kwargs and _same_view(inner.args[1], again)):
             continue
         value = again.meta.get("val")

@@ -286,15 +286,19 @@ def test_cast_of_a_transposed_gradient_stays():
         torch.testing.assert_close(got, want, atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("then, merged", [("softmax", 1), ("relu", 0), ("other_mask", 0)])
+@pytest.mark.parametrize("then, merged", [("softmax", 1), ("relu", 0), ("other_mask", 0), ("numbers", 0)])
 def test_mask_added_twice_merged_before_a_softmax(then, merged):
     """SwinV2's window mask added twice through two unsqueeze chains becomes one add of m + m, where the sum feeds a
-    softmax; elsewhere, or with two different masks, the graph stays as it is."""
+    softmax; elsewhere, with two different masks, or adding a number twice (FSMT's `+ 1`s), the graph stays as it
+    is."""
     from inductor_conv.patterns.graph_pass import repeated_mask_adds_merged
 
     def f(x, m, other):
-        s = x + m.unsqueeze(1).unsqueeze(0)
-        s = s + (other if then == "other_mask" else m).unsqueeze(1).unsqueeze(0)
+        if then == "numbers":
+            s = x + 1 + 1
+        else:
+            s = x + m.unsqueeze(1).unsqueeze(0)
+            s = s + (other if then == "other_mask" else m).unsqueeze(1).unsqueeze(0)
         if then == "relu":
             return s.relu()
         e = (s - s.amax(dim=-1, keepdim=True)).exp()  # softmax as the joint graph has it, decomposed

@@ -10,13 +10,13 @@ einsum that is a batched matrix product (two operands; the letters of both opera
 batch dims, one letter of both operands only is contracted, one letter of each operand with the output are the
 rows and columns; no letter repeated within an operand, no ``...``) by ``torch.matmul`` of the operands permuted
 to (batch..., rows, contracted) and (batch..., contracted, columns) (``matmul_plan``), permuted to the output's
-order. The same
-products with fp32 accumulation in both (both run a bmm), the same gradients through autograd.
+order. Both spellings compute the same products with a bmm (fp32 accumulation), and autograd gives them the same
+gradients.
 
 Only the einsums of an attention are respelled: a product whose result reaches a softmax, or whose operand comes
 from one, within a few ops (the scale, masks, casts, dropout between them). Other einsums keep eager's own
-decomposition, so the plugin changes nothing in a graph where it rewrites no attention's softmax. The rewrite
-itself is counted in ``counters()["attention"]`` only when the attention patterns then match.
+decomposition. An attention einsum that the patterns then do not match (a mask they refuse, say) stays a matmul,
+the same product. Only a match counts in ``counters()["attention"]``.
 """
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from inductor_conv._compat import (
     tma_compatible,
     triton_template,
 )
+from inductor_conv.heuristics import attention as _heuristics
 from inductor_conv.heuristics.attention import (
     attn_bwd_autotune_tiles,
     attn_bwd_tile,
@@ -257,6 +258,8 @@ def _use_cudnn(q, k, v, attn_mask, dropout_p, is_causal, softcap=0.0) -> bool:
     head_dim, head_dim_v = (sizevars.guard_int(t.get_size()[-1]) for t in (q, v))
     if not cudnn_attention_form(q.get_dtype(), head_dim, head_dim_v,
                                 torch.cuda.get_device_capability(q.get_device())):
+        return False
+    if head_dim < _heuristics.CUDNN_COMPILED_MIN_HEAD_DIM:  # measured no faster below it, and dearer to call
         return False
     # What SDPA's own cuDNN gate (can_use_cudnn_attention) also refuses: a key length of 1, empty queries, batch or
     # heads above 65535.

@@ -36,6 +36,15 @@ CONV_HELPERS = ("fwd_cols", "bwd_cols")  # called only by our conv templates
 CUDNN = "_scaled_dot_product_cudnn_attention"
 
 
+@pytest.fixture(autouse=True)
+def cudnn_at_every_head_dim(monkeypatch):
+    """The block's head dim is 64, below the floor of the compiled cuDNN route (CUDNN_COMPILED_MIN_HEAD_DIM): lowered
+    here so that config.attention_cudnn alone decides the route."""
+    from inductor_conv.heuristics import attention as heuristics
+
+    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8)
+
+
 class Block(nn.Module):
     """x + attention(conv(x)): a causal depthwise conv + SiLU, then hand-written causal attention whose mask is
     built in the graph (so the pass makes it is_causal, which cuDNN takes when there is no dropout)."""

@@ -318,6 +318,25 @@ class _Node:
         return torch.device("cuda", 0)
 
 
+@pytest.fixture(autouse=True)
+def cudnn_at_every_head_dim(monkeypatch):
+    """The cuDNN route's mechanics are tested at head dims 64 and 80, below the floor compiled graphs apply
+    (CUDNN_COMPILED_MIN_HEAD_DIM); test_cudnn_head_dim_floor checks the floor itself."""
+    from inductor_conv.heuristics import attention as heuristics
+
+    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8)
+
+
+def test_cudnn_head_dim_floor(cudnn_gate, monkeypatch):
+    """Compiled graphs take cuDNN's route from head dim 128 (measured no faster below: heuristics/attention.py)."""
+    from inductor_conv.heuristics import attention as heuristics
+
+    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 128)
+    gate, _ = cudnn_gate
+    for head_dim, admitted in [(64, False), (120, False), (128, True), (256, True)]:
+        assert gate(*[_Node((2, 4, 128, head_dim)) for _ in range(3)]) == admitted, head_dim
+
+
 @pytest.fixture
 def cudnn_gate(monkeypatch):
     """_use_cudnn on CPU: a real Inductor size-variable allocator over a fresh shape env, and a pretend sm90 GPU with

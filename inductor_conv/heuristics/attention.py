@@ -318,8 +318,19 @@ def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
 # (attention_masks.py); at head dim 256, 371 TFLOP/s against 204.  The lowerings (lowerings/attention.py's
 # _use_cudnn) and the eager op (ops/attention.py's _cudnn_eager) both call it there; each adds the size and layout
 # conditions it can prove (Sk > 1, Sq > 0, causal only with Sq == Sk, B and H <= 65535, 16-byte aligned rows; few
-# queries run flash-decoding first).  A value head dim of its own (MLA) stays ours: cuDNN's call was slower by wall
-# time (0.806 ms GPU, 1.248 wall against our 0.891 / 0.862; H200 2026-12-04, mask_template_tiles.py --mla).
+# queries run flash-decoding first; compiled graphs a head dim of at least CUDNN_COMPILED_MIN_HEAD_DIM, below).  A
+# value head dim of its own (MLA) stays ours: cuDNN's call was slower by wall time (0.806 ms GPU, 1.248 wall
+# against our 0.891 / 0.862; H200 2026-12-04, mask_template_tiles.py --mla).
+#
+# In compiled graphs the route starts at head dim 128. Below it cuDNN's kernels were no faster than our templates
+# and their calls cost more wall time: one layer's compiled forward+backward, no mask, p 0, not causal, GPU ms cuDNN /
+# templates 0.259 / 0.233 at ViT-B's (64, 12, 197, 64), 0.201 / 0.182 at BERT-base's (16, 12, 512, 64), 0.385 /
+# 0.384 at (8, 16, 1024, 64), wall 1.39 / 1.21 and 1.57 / 1.39 ms at the first two; at (4, 16, 2048, 128) cuDNN's GPU
+# time was 0.99 against 1.23. (H100, 2026-12-05, `python benchmarks/diagnostics/cudnn_host.py`.) The eager op keeps
+# the route at every head dim: its table (docs/benchmarks.md) has cuDNN's wall ahead at (8, 16, 1024, 64).
+CUDNN_COMPILED_MIN_HEAD_DIM = 128
+
+
 def cudnn_attention_form(dtype: torch.dtype, head_dim: int, head_dim_v: int, capability: tuple[int, int]) -> bool:
     """Whether a form without mask, dropout or soft-capping goes to cuDNN's fused attention (Note [cuDNN route]),
     from what does not depend on sizes or layout: config.attention_cudnn, fp16 / bf16, one head dim (a multiple of 8,

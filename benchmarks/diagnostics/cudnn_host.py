@@ -6,7 +6,9 @@ templates), forward+backward: wall ms (do_bench), host ms to issue one call (ove
     python benchmarks/diagnostics/cudnn_host.py
 
 cuDNN's call looks its graph up in a cache on the host each time; where one call's GPU time is below that host time
-and the step is host-bound (small encoders), the route can cost wall time that its faster kernels do not repay.
+and the step is host-bound (small encoders), the route can cost wall time that its faster kernels do not repay. The
+cuDNN variant takes the route at every head dim (the compiled route's floor, CUDNN_COMPILED_MIN_HEAD_DIM, lowered):
+this is the comparison that set the floor.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import inductor_conv  # noqa: E402
+from inductor_conv.heuristics import attention as heuristics  # noqa: E402
 from common import bench, compile_with_plugin, config_patch, step_kernel_ms  # noqa: E402
 
 from overhead import host_ms  # noqa: E402
@@ -43,12 +46,16 @@ def main():
                    for _ in range(3))
         do = torch.randn_like(q)
         for name, (plugin, overrides) in VARIANTS.items():
+            # cuDNN at every head dim here, below the compiled route's floor too: the comparison that set the floor
+            floor = heuristics.CUDNN_COMPILED_MIN_HEAD_DIM
+            heuristics.CUDNN_COMPILED_MIN_HEAD_DIM = 8
             with config_patch(overrides):
                 fn = compile_with_plugin(attention, plugin)
                 call = lambda: torch.autograd.grad(fn(q, k, v), (q, k, v), do)  # noqa: E731
                 call()
                 wall, host = bench(call), host_ms(call)
                 gpu = step_kernel_ms(call)[0]
+            heuristics.CUDNN_COMPILED_MIN_HEAD_DIM = floor
             print(f"| {B} {H} {S} {D} | {name} | {wall:.3f} | {host:.3f} | {gpu:.3f} | "
                   f"{inductor_conv.counters()['attention'] if plugin else '-'} |", flush=True)
     inductor_conv.disable()

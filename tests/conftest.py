@@ -98,3 +98,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def cudnn_route_at_every_head_dim(monkeypatch):
+    """Compiled graphs take cuDNN's route from head dim 128 (CUDNN_COMPILED_MIN_HEAD_DIM, heuristics/attention.py);
+    the tests of the route's mechanics run at head dims 64 and 80, so they lower that floor."""
+    from inductor_conv.heuristics import attention as heuristics
+
+    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8)

@@ -27,22 +27,14 @@ from torch import nn
 import inductor_conv
 from inductor_conv._compat import fx_graph_cache_disabled
 
-pytestmark = pytest.mark.gpu
+# the block's head dim is 64: the compiled cuDNN route's floor lowered, so config.attention_cudnn alone decides
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cudnn_route_at_every_head_dim")]
 
 B, L, DIM, HEADS = 2, 256, 512, 8
 STEPS = 4  # warm-up, record, two replays
 TEMPLATE_HELPERS = ("attn_fwd_rows", "attn_bwd_dkdv_cols")  # called only by our attention templates
 CONV_HELPERS = ("fwd_cols", "bwd_cols")  # called only by our conv templates
 CUDNN = "_scaled_dot_product_cudnn_attention"
-
-
-@pytest.fixture(autouse=True)
-def cudnn_at_every_head_dim(monkeypatch):
-    """The block's head dim is 64, below the floor of the compiled cuDNN route (CUDNN_COMPILED_MIN_HEAD_DIM): lowered
-    here so that config.attention_cudnn alone decides the route."""
-    from inductor_conv.heuristics import attention as heuristics
-
-    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8)
 
 
 class Block(nn.Module):

@@ -26,6 +26,9 @@ from inductor_conv.lowerings import attention as lowering
 from inductor_conv.reference.attention import attention_ref
 from inductor_conv.reference.attention_dropout import dropout_keep_mask
 
+# the cuDNN route's mechanics at head dims 64 and 80 (conftest.py); test_cudnn_head_dim_floor checks the floor itself
+pytestmark = pytest.mark.usefixtures("cudnn_route_at_every_head_dim")
+
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 OPS = torch.ops.inductor_conv
 
@@ -316,15 +319,6 @@ class _Node:
 
     def get_device(self):
         return torch.device("cuda", 0)
-
-
-@pytest.fixture(autouse=True)
-def cudnn_at_every_head_dim(monkeypatch):
-    """The cuDNN route's mechanics are tested at head dims 64 and 80, below the floor compiled graphs apply
-    (CUDNN_COMPILED_MIN_HEAD_DIM); test_cudnn_head_dim_floor checks the floor itself."""
-    from inductor_conv.heuristics import attention as heuristics
-
-    monkeypatch.setattr(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8)
 
 
 def test_cudnn_head_dim_floor(cudnn_gate, monkeypatch):

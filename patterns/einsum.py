@@ -20,12 +20,10 @@ the same product. Only a match counts in ``counters()["attention"]``.
 """
 from __future__ import annotations
 
-import hashlib
-import pathlib
-
 import torch
 
-from inductor_conv._compat import CustomGraphPass
+from inductor_conv._compat import get_hash_for_files
+from inductor_conv.patterns.chained_pass import ChainedPass
 
 # How far (in ops) a product may be from the softmax it belongs to: QKᵀ -> scale -> softcap (3) -> masks (2) ->
 # cast -> softmax; softmax -> cast -> dropout -> cast -> PV.
@@ -144,31 +142,19 @@ def einsum_attention_as_matmul(graph: torch.fx.Graph) -> int:
     return done
 
 
-class EinsumAsMatmulPass(CustomGraphPass):
-    """Inductor's ``pre_grad_custom_pass``: runs the passes installed before it (chained, never overwritten), then,
-    while active and with ``config.attention`` on, ``einsum_attention_as_matmul``."""
-
-    def __init__(self, previous) -> None:
-        self.previous = previous
-        self.active = True
+class EinsumAsMatmulPass(ChainedPass):
+    """Inductor's ``pre_grad_custom_pass``: runs the passes installed before it (Note [chained passes]), then, while
+    active and with ``config.attention`` on, ``einsum_attention_as_matmul``."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         from inductor_conv import config
 
-        for previous in _as_tuple(self.previous):
-            previous(graph)
+        self.run_previous(graph)
         if self.active and config.attention and einsum_attention_as_matmul(graph):
             graph.owning_module.recompile()
 
     def uuid(self):
         from inductor_conv import config
 
-        previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
-        source = hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()
-        return (source, self.active, config.attention, tuple(config.device_types), previous)
-
-
-def _as_tuple(passes) -> tuple:
-    if passes is None:
-        return ()
-    return tuple(passes) if isinstance(passes, (list, tuple)) else (passes,)
+        return (get_hash_for_files((__file__,)).hex(), self.active, config.attention, tuple(config.device_types),
+                self.previous_uuid())

@@ -25,7 +25,6 @@ import torch
 
 from inductor_conv import config
 from inductor_conv._compat import (
-    CustomGraphPass,
     apply_early_joint_patterns,
     PatternMatcherPass,
     get_hash_for_files,
@@ -39,6 +38,7 @@ from inductor_conv._compat import (
     unset_fake_temporarily,
 )
 from inductor_conv.patterns import rewrite_log
+from inductor_conv.patterns.chained_pass import ChainedPass, as_tuple
 from inductor_conv.patterns.checks import SIZE_QUERIES, VIEW_OPS
 from inductor_conv.patterns.einsum import EinsumAsMatmulPass
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
@@ -282,24 +282,11 @@ def config_switches() -> tuple[str, ...]:
                  and not callable(value) and type(value).__name__ != "module" and name not in _NOT_IN_GENERATED_CODE)
 
 
-def _as_tuple(passes) -> tuple:
-    if passes is None:
-        return ()
-    if isinstance(passes, (list, tuple)):
-        return tuple(passes)
-    return (passes,)
-
-
-class InductorConvPass(CustomGraphPass):
-    """Runs the pass that was installed before us (chained, never overwritten), then our patterns."""
-
-    def __init__(self, previous) -> None:
-        self.previous = previous
-        self.active = True
+class InductorConvPass(ChainedPass):
+    """Runs the pass that was installed before us (Note [chained passes]), then our patterns."""
 
     def __call__(self, graph) -> None:
-        for previous in _as_tuple(self.previous):
-            previous(graph)
+        self.run_previous(graph)
         if not self.active:
             return
         if not _register_for(graph):
@@ -342,17 +329,16 @@ class InductorConvPass(CustomGraphPass):
             observe(graph)
 
     def uuid(self):
-        previous = tuple(p.uuid() if hasattr(p, "uuid") else repr(p) for p in _as_tuple(self.previous))
         # the config the rewrites and the lowerings read (its experiment switches included), plus the torch switches
         # the attention lowering reads (its cuDNN choice)
         settings = (tuple((name, getattr(config, name)) for name in config_switches()),
                     torch.backends.cuda.cudnn_sdp_enabled(), torch.are_deterministic_algorithms_enabled())
-        return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, previous)
+        return (get_hash_for_files(_source_files()).hex(), repr(settings), self.active, self.previous_uuid())
 
 
 def _ours(current, cls=InductorConvPass):
     """Our pass of class ``cls``, installed directly or as an entry of a pass list another user built around it."""
-    return next((p for p in _as_tuple(current) if isinstance(p, cls)), None)
+    return next((p for p in as_tuple(current) if isinstance(p, cls)), None)
 
 
 # Our pass of each of Inductor's hooks: (its class, the hook's getter and setter). The pre-grad one respells

@@ -253,15 +253,13 @@ def masks_supported(match) -> bool:
     them; not a 0-d tensor (a scalar that tensorify turned into a tensor)."""
     q, k = _val(match, "query"), _val(match, "key")
     scores = (*q.shape[:-1], k.shape[-2])
-    for name in ("mask", "padding"):
-        if name not in match.kwargs:
-            continue
-        m = _val(match, name)
-        if not isinstance(m, torch.Tensor) or m.device != q.device or not broadcasts_to(m, scores):
-            return False
-        if not (m.dtype == torch.bool or m.is_floating_point()):
-            return False
-    return True
+    return all(_mask_fits(_val(match, name), q, scores) for name in ("mask", "padding") if name in match.kwargs)
+
+
+def _mask_fits(m, q, shape) -> bool:
+    """m is a bool or floating tensor on q's device that broadcasts to ``shape`` without growing it."""
+    return (isinstance(m, torch.Tensor) and m.device == q.device and broadcasts_to(m, shape)
+            and (m.dtype == torch.bool or m.is_floating_point()))
 
 
 @predicate
@@ -272,16 +270,12 @@ def window_mask_splits_batch(match) -> bool:
     b·nW + w, as the op's mask does (attention_forms._op_mask_window_pair)."""
     q, k, m = _val(match, "query"), _val(match, "key"), _val(match, "padding")
     scores = (*q.shape[:-1], k.shape[-2])
-    if not (isinstance(m, torch.Tensor) and m.device == q.device and m.dim() == 5 and q.dim() == 4
-            and (m.dtype == torch.bool or m.is_floating_point()) and _known(m.shape[0] == 1)):
+    if not (isinstance(m, torch.Tensor) and m.dim() == 5 and q.dim() == 4 and _known(m.shape[0] == 1)):
         return False
     windows = m.shape[1]
     split = (scores[0] // windows, windows, *scores[1:])
-    if not (_known(scores[0] % windows == 0) and broadcasts_to(m, split)):
-        return False
-    bias = _val(match, "mask")
-    if not (isinstance(bias, torch.Tensor) and bias.device == q.device and broadcasts_to(bias, scores)
-            and (bias.dtype == torch.bool or bias.is_floating_point())):
+    if not (_known(scores[0] % windows == 0) and _mask_fits(m, q, split)
+            and _mask_fits(_val(match, "mask"), q, scores)):
         return False
     for node in _nodes(match, aten.view.default, aten._unsafe_view.default, aten.reshape.default):
         src, dst = _shape(node.args[0]), _shape(node)

@@ -5,7 +5,7 @@ the pace), the host's top operators by self time, the top kernels by GPU time, a
 sync debug mode reports.  Built for steps that are host-bound (around an eager scan, Qwen3-Next's delta rule) or at
 the edge of it (Gemma 2), where a lower GPU time can still give a higher wall time.
 
-    python benchmarks/diagnostics/model_host.py --models qwen3_next
+    python benchmarks/diagnostics/model_host.py --models qwen3_next      (an encoder of models.py too: --models swin)
 """
 import sys
 import time
@@ -24,9 +24,10 @@ STEPS = 9  # timed steps; each one's wall time and the time its host took to que
 WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
 
 
-def report(name, model, ids):
+def report(name, model, inputs, encoder):
     def step():
-        loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+        out = model(**inputs)
+        loss = out.last_hidden_state.float().square().mean() if encoder else out.loss
         loss.backward()
 
     for _ in range(3):
@@ -73,7 +74,6 @@ def report(name, model, ids):
 
 def main():
     args = M.parse_args()
-    args.device = "cuda"
     for model_name in args.models:
         spec = M.MODELS[model_name]
         n_layers, batch, seq = M.sizes(spec, args)
@@ -81,12 +81,17 @@ def main():
         with fx_graph_cache_disabled(), M.scan_outside_graph(spec):
             for plugin in (False, True):
                 torch._dynamo.reset()
-                inductor_conv.enable(("cuda",)) if plugin else inductor_conv.disable()
+                inductor_conv.enable((args.device,)) if plugin else inductor_conv.disable()
                 model = M.build(spec, n_layers, seq, args)
                 M.compile_model(model, spec, None, False)
-                ids = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
+                if spec.encoder:  # models.py's encoder inputs and loss
+                    inputs = M.encoder_inputs(spec, model.config, batch, seq, args.device,
+                                              next(model.parameters()).dtype)
+                else:
+                    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device=args.device)
+                    inputs = dict(input_ids=ids, labels=ids, use_cache=False)
                 try:
-                    report("plugin" if plugin else "default Inductor", model, ids)
+                    report("plugin" if plugin else "default Inductor", model, inputs, spec.encoder)
                     print("   rewrites", dict(inductor_conv.counters()),
                           "graphs", torch._dynamo.utils.counters["stats"]["unique_graphs"])
                 finally:

@@ -37,6 +37,8 @@ from inductor_conv.heuristics.attention import (
     attn_fwd_autotune_tiles,
     attn_fwd_tile,
     cudnn_attention_form,
+    fit_bwd_tile,
+    fit_fwd_tile,
     head_dim_tiles,
 )
 from inductor_conv.kernels import attn_math
@@ -208,6 +210,11 @@ def _even(block: int, *lengths) -> bool:
     return all(V.graph.sizevars.statically_known_multiple_of(n, block) for n in lengths)
 
 
+def _static_length(n) -> int | None:
+    """A sequence length as an int when it is static, else None (the tiles then stay the table's)."""
+    return int(n) if isinstance(n, (int, sympy.Integer)) else None
+
+
 def _placeholder(dtype, device):
     return empty_strided([1], None, dtype=dtype, device=device)
 
@@ -343,6 +350,8 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     masked = options["MASK_RANGES"]  # a summarised mask tensor: its own tiles with dropout (heuristics/attention.py)
     tiles = attn_fwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
         attn_fwd_tile(q.get_dtype(), head_dim, "cuda", is_causal, dropout, masked, split_v)]
+    lengths = _static_length(Sq), _static_length(k.get_size()[2])
+    tiles = list(dict.fromkeys(fit_fwd_tile(tile, *lengths) for tile in tiles))  # Note [short sequences]
     choices = []
     for tile in tiles:
         FWD_TEMPLATE.maybe_append_choice(
@@ -408,6 +417,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     tiles = attn_bwd_autotune_tiles(q.get_dtype(), head_dim, is_causal, dropout, masked, split_v) if autotune else [
         attn_bwd_tile(q.get_dtype(), head_dim, "cuda", causal=is_causal, dropout=dropout, masked=masked,
                       split_v=split_v)]
+    tiles = list(dict.fromkeys(fit_bwd_tile(tile, _static_length(Sq), _static_length(Sk)) for tile in tiles))
     choices = []
     for tile in tiles:
         BWD_TEMPLATE.maybe_append_choice(

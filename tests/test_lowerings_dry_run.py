@@ -158,9 +158,10 @@ def test_attention_max_autotune_offers_every_tile(dry_run):
 @pytest.mark.parametrize("forced,dynamic", [(None, False), (False, False), (None, True), (True, True)])
 def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, dynamic):
     """bf16 head dim <= 64, causal: the forward tile is (128, 64) rows x keys, two row blocks a program, with a
-    static or dynamic query length; config.attention_causal_pair overrides it (benchmarks)."""
+    static or dynamic query length (of more than 128 rows: Note [short sequences]); config.attention_causal_pair
+    overrides it (benchmarks)."""
     monkeypatch.setattr(inductor_conv.config, "attention_causal_pair", forced)
-    q, k, v = (_randn(1, 2, 32, 16, seed=i).bfloat16() for i in range(3))
+    q, k, v = (_randn(1, 2, 160, 16, seed=i).bfloat16() for i in range(3))
     _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, is_causal=True), [q, k, v], dynamic)
     (fwd,) = dry_run["inductor_conv_attention_fwd"]
     want = (128, 64, forced is not False)
@@ -170,10 +171,12 @@ def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, d
 @pytest.mark.parametrize("ranges", [True, False])
 def test_summarised_mask_with_dropout_takes_its_tiles(dry_run, monkeypatch, ranges):
     """bf16 head dim 128, dropout, a mask tensor: with mask ranges the templates take the masked-dropout tiles
-    (heuristics/attention.py: forward (128, 64) on 8 warps, backward (32, 64)), without them the dropout tables'."""
+    (heuristics/attention.py: forward (128, 64) on 8 warps, backward (32, 64)), without them the dropout tables'
+    (160 rows: no shorter than the tiles, Note [short sequences])."""
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
-    q, k, v = (_randn(1, 2, 64, 128, seed=i).bfloat16().requires_grad_() for i in range(3))
-    mask = (torch.arange(64)[None, :] <= torch.arange(64)[:, None]).expand(1, 1, 64, 64)
+    S = 160
+    q, k, v = (_randn(1, 2, S, 128, seed=i).bfloat16().requires_grad_() for i in range(3))
+    mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(1, 1, S, S)
     fn = torch.compile(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, dropout_p=0.1), fullgraph=True)
     torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
     (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
@@ -264,3 +267,46 @@ def test_decode_shapes_skip_the_template(dry_run, seq_q, dropout_p):
             torch.testing.assert_close(got, fn(q, k, v, mask), rtol=1e-5, atol=1e-5)
     decode = seq_q <= 16 and not dropout_p
     assert ("inductor_conv_attention_fwd" in dry_run) == (not decode)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_short_sequences_shrink_the_tiles(dry_run, dynamic):
+    """Note [short sequences]: Swin's windows (49 tokens, head dim 32, bf16, an additive bias) get a 64-row forward
+    block where the table has 128 (the same one-block grid, half the rows), and blocks of at most 64 in the backward;
+    symbolic lengths keep the table's tiles.  The fallback choice still runs and matches the eager op."""
+    from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+
+    B, H, S, D = 8, 3, 49, 32
+    q, k, v = (_randn(B, H, S, D, seed=i).bfloat16() for i in range(3))
+    bias = _randn(B, H, S, S, seed=4).bfloat16()
+    got, want = _fwd_bwd(lambda q, k, v: inductor_conv.attention(q, k, v, attn_mask=bias), [q, k, v], dynamic)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    table_fwd = attn_fwd_tile(torch.bfloat16, D, "cuda", masked=True)
+    table_bwd = attn_bwd_tile(torch.bfloat16, D, "cuda", masked=True)
+    assert table_fwd.block_m == 128  # what the shrinking is for
+    if dynamic:
+        assert (fwd["BLOCK_M"], fwd["BLOCK_N"]) == (table_fwd.block_m, table_fwd.block_n)
+        assert (bwd["BLOCK_M"], bwd["BLOCK_N"]) == (table_bwd.block_m, table_bwd.block_n)
+    else:
+        assert (fwd["BLOCK_M"], fwd["BLOCK_N"]) == (64, min(64, table_fwd.block_n))
+        assert bwd["BLOCK_M"] <= 64 and bwd["BLOCK_N"] <= 64 and bwd["BLOCK_N"] % bwd["BLOCK_M"] == 0
+    assert fwd["num_warps"] == table_fwd.num_warps and fwd["EVEN"] is False
+
+
+def test_fit_tiles_keep_the_blocks_valid():
+    """fit_fwd_tile / fit_bwd_tile: powers of two >= MIN_SHORT_BLOCK, never larger than the table's, the forward's
+    BLOCK_M % BLOCK_N and the backward's BLOCK_N % BLOCK_M kept, unknown (symbolic) lengths untouched."""
+    from inductor_conv.heuristics.attention import MIN_SHORT_BLOCK, AttnBwdTile, AttnFwdTile, fit_bwd_tile, fit_fwd_tile
+
+    fwd, bwd = AttnFwdTile(128, 64, 4, 3), AttnBwdTile(64, 128, 8, 3)
+    assert fit_fwd_tile(fwd, None, None) == fwd and fit_bwd_tile(bwd, 49, None) == bwd
+    assert fit_fwd_tile(fwd, 4096, 4096) == fwd and fit_bwd_tile(bwd, 4096, 4096) == bwd
+    assert fit_fwd_tile(fwd, 49, 49) == AttnFwdTile(64, 64, 4, 3)
+    assert fit_fwd_tile(fwd, 49, 4096) == AttnFwdTile(64, 64, 4, 3)
+    assert fit_fwd_tile(fwd, 4096, 20) == AttnFwdTile(128, 32, 4, 3)
+    assert fit_fwd_tile(fwd, 1, 1) == AttnFwdTile(MIN_SHORT_BLOCK, MIN_SHORT_BLOCK, 4, 3)
+    assert fit_bwd_tile(bwd, 49, 49) == AttnBwdTile(64, 64, 8, 3)
+    assert fit_bwd_tile(bwd, 16, 100) == AttnBwdTile(64, 128, 8, 3)
+    assert fit_bwd_tile(AttnBwdTile(32, 64, 4, 2), 20, 20) == AttnBwdTile(32, 32, 4, 2)

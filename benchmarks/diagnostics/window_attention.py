@@ -6,7 +6,8 @@ each (window, head) is one tile, so a tile's latency, not its throughput, sets t
     python benchmarks/diagnostics/window_attention.py [--impl NAME ...] [--stages 1,3] [--batch 64]
 
 NAME: inductor, ours, or ours with attention_profile.py's overrides (`ours:fwd_tile=64.64.4.2`,
-`ours:bwd_tile=32.64.4.2`, `ours:attention_mask_ranges=0` sets a config switch).
+`ours:bwd_tile=32.64.4.2`, `ours:attention_mask_ranges=0` sets a config switch, `ours:fit=0` keeps the tables' tiles
+where Note [short sequences] would shrink them).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import inductor_conv  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from inductor_conv.lowerings import attention as attn_lowering  # noqa: E402
 
 from attention_profile import lowering_overrides  # noqa: E402
 from common import bench, compile_with_plugin, top_kernels  # noqa: E402
@@ -77,7 +79,10 @@ def main():
                 overrides = dict(s.split("=") for s in settings.split(",") if s)
                 switches = {k: type(getattr(inductor_conv.config, k))(int(overrides.pop(k)))
                             for k in [k for k in overrides if hasattr(inductor_conv.config, k)]}
+                keep = {"fit_fwd_tile": lambda tile, *lengths: tile, "fit_bwd_tile": lambda tile, *lengths: tile}
+                fit = overrides.pop("fit", "1") == "1"
                 with fx_graph_cache_disabled(), mock.patch.dict(vars(inductor_conv.config), switches), \
+                        mock.patch.dict(vars(attn_lowering), {} if fit else keep), \
                         lowering_overrides(overrides, torch.empty(1, 1, 1, dim // heads), False, 0.0):
                     inductor_conv.reset_counters()
                     fn = compile_with_plugin(attend, plugin=base == "ours")

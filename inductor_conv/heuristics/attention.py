@@ -273,6 +273,39 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
                            wide=CUDA_BWD_AUTOTUNE_256)
 
 
+# Note [short sequences]: a slice of at most BLOCK / 2 rows runs in one block whatever the block, so a smaller block
+# keeps the grid and does less work per program.  Short sequences are set by the model, not by batch or head count:
+# Swin's and LeViT's windows of 49 tokens meet the forward's 128-row tiles of every head dim (half the rows wasted
+# twice over) and head dim 128's 128-key backward tile.  With a static length, the compiled templates' tiles shrink
+# to the smallest power of two >= the length, at least MIN_SHORT_BLOCK (tl.dot needs 16; 32 keeps a 4-warp tile's
+# rows whole), keeping BLOCK_M % BLOCK_N == 0 (forward) and BLOCK_N % BLOCK_M == 0 (backward).  The eager kernels
+# compile per configuration, not per length (Note [static shapes]), and keep the table's tile.
+MIN_SHORT_BLOCK = 32
+
+
+def _short_block(block: int, length: int | None) -> int:
+    """`block` shrunk to the power of two >= length (>= MIN_SHORT_BLOCK) when that is smaller; None: unknown."""
+    if length is None:
+        return block
+    return min(block, max(MIN_SHORT_BLOCK, 1 << max(length - 1, 0).bit_length()))
+
+
+def fit_fwd_tile(tile: AttnFwdTile, q_len: int | None, kv_len: int | None) -> AttnFwdTile:
+    """The forward tile for static lengths (None: symbolic), Note [short sequences]."""
+    block_m = _short_block(tile.block_m, q_len)
+    block_n = min(_short_block(tile.block_n, kv_len), block_m)
+    return dataclasses.replace(tile, block_m=block_m, block_n=block_n)
+
+
+def fit_bwd_tile(tile: AttnBwdTile, q_len: int | None, kv_len: int | None) -> AttnBwdTile:
+    """The backward tile for static lengths (None: symbolic), Note [short sequences]: BLOCK_N is the rows a dK/dV or
+    dQ program owns (keys or queries), BLOCK_M the step over the other."""
+    longest = None if q_len is None or kv_len is None else max(q_len, kv_len)
+    block_m = _short_block(tile.block_m, longest)
+    block_n = max(_short_block(tile.block_n, longest), block_m)
+    return dataclasses.replace(tile, block_m=block_m, block_n=block_n)
+
+
 def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide):
     """The default, then the other candidates without it: fp32's default alone, a split head dim's own measured
     ones (split_table), `wide` above head dim 128, else `extra`."""

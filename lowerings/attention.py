@@ -167,8 +167,10 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         DROPOUT_THRESHOLD=dropout_threshold(dropout_p), DROPOUT_SCALE=1.0 / (1.0 - dropout_p),
         CAUSAL_GROUP=_launch_group(k, head_dim, backward),
         MASKED_FIRST=bool(config.attention_masked_first),
-        # Note [mask ranges]; not with the mask's gradient: the template's dS buffer is not zero-filled
-        MASK_RANGES=bool(config.attention_mask_ranges) and attn_mask is not None and not mask_grad,
+        # Note [mask ranges]; not with the mask's gradient: the template's dS buffer is not zero-filled; not over
+        # short sequences, whose one or two tiles a summary cannot skip (SHORT_MASK_LENGTH)
+        MASK_RANGES=bool(config.attention_mask_ranges) and attn_mask is not None and not mask_grad
+        and not _short_mask(q, k),
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
@@ -213,6 +215,12 @@ def _even(block: int, *lengths) -> bool:
 def _static_length(n) -> int | None:
     """A sequence length as an int when it is static, else None (the tiles then stay the table's)."""
     return int(n) if isinstance(n, (int, sympy.Integer)) else None
+
+
+def _short_mask(q, k) -> bool:
+    """Static query and key lengths of at most SHORT_MASK_LENGTH (heuristics/attention.py)."""
+    lengths = _static_length(q.get_size()[2]), _static_length(k.get_size()[2])
+    return all(n is not None and n <= _heuristics.SHORT_MASK_LENGTH for n in lengths)
 
 
 def _placeholder(dtype, device):

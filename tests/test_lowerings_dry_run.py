@@ -272,8 +272,9 @@ def test_decode_shapes_skip_the_template(dry_run, seq_q, dropout_p):
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_short_sequences_shrink_the_tiles(dry_run, dynamic):
     """Note [short sequences]: Swin's windows (49 tokens, head dim 32, bf16, an additive bias) get a 64-row forward
-    block where the table has 128 (the same one-block grid, half the rows), and blocks of at most 64 in the backward;
-    symbolic lengths keep the table's tiles.  The fallback choice still runs and matches the eager op."""
+    block where the table has 128 (the same one-block grid, half the rows), and blocks of at most 64 in the backward,
+    and the mask is not summarised (SHORT_MASK_LENGTH: one tile, nothing to skip); symbolic lengths keep the table's
+    tiles and the summaries.  The fallback choice still runs and matches the eager op."""
     from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
 
     B, H, S, D = 8, 3, 49, 32
@@ -293,6 +294,7 @@ def test_short_sequences_shrink_the_tiles(dry_run, dynamic):
         assert (fwd["BLOCK_M"], fwd["BLOCK_N"]) == (64, min(64, table_fwd.block_n))
         assert bwd["BLOCK_M"] <= 64 and bwd["BLOCK_N"] <= 64 and bwd["BLOCK_N"] % bwd["BLOCK_M"] == 0
     assert fwd["num_warps"] == table_fwd.num_warps and fwd["EVEN"] is False
+    assert fwd["MASK_RANGES"] is bwd["MASK_RANGES"] is dynamic
 
 
 def test_fit_tiles_keep_the_blocks_valid():

@@ -281,6 +281,13 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 # rows whole), keeping BLOCK_M % BLOCK_N == 0 (forward) and BLOCK_N % BLOCK_M == 0 (backward).  The eager kernels
 # compile per configuration, not per length (Note [static shapes]), and keep the table's tile.
 MIN_SHORT_BLOCK = 32
+# A mask over at most SHORT_MASK_LENGTH queries and keys (static) is not summarised (Note [mask ranges]): its
+# slices are one or two tiles, which the summary cannot make cheaper, and its pass costs a launch and a read of the
+# mask.  H100 2026-12-05, Swin-T's stage 1 (4096 windows x 3 heads x 49 tokens, D32), one layer forward+backward
+# (benchmarks/diagnostics/window_attention.py --stages 1): summarised / not, forward template 0.394 / 0.329 ms,
+# layer GPU 1.444 / 1.378 ms (learned bias alone) and 0.412 / 0.346, 1.701 / 1.477 (with the window mask; the
+# summary's pass 0.136 ms); default Inductor's layer 1.891 and 1.989 ms.
+SHORT_MASK_LENGTH = 64
 
 
 def _short_block(block: int, length: int | None) -> int:

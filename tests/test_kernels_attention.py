@@ -446,3 +446,25 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="config"):
         attention_fwd(q, k, v, None, 0.0, False, None, None, config=dict(BLOCK_M=32, BLOCK_N=64, num_warps=4,
                                                                           num_stages=1))
+
+
+def test_short_calls_plan_fitted_tiles_without_summaries():
+    """Note [short sequences]: an eager call of at most SHORT_MASK_LENGTH queries and keys is one configuration of
+    its own: the CUDA tables' tiles fitted to that length (the forward's 128 rows become 64, head dim 128's 128-key
+    backward block 64) and no mask summaries (nothing to skip); a longer call keeps both.  Plans only: nothing
+    launches."""
+    from inductor_conv.kernels.attention import _Plan
+
+    def plan(kind, head_dim, short):
+        # kind, dtype, mask dtype, head dim, causal, p, softcap, mask grad, interpret, device, fast tanh, value head
+        # dim, mask ranges, split head dim, short
+        return _Plan(kind, torch.bfloat16, torch.bfloat16, head_dim, False, 0.0, False, False, False, "cuda", False,
+                     head_dim, True, False, short)
+
+    long_fwd, short_fwd = plan("fwd", 32, False), plan("fwd", 32, True)
+    assert (long_fwd.block_m, long_fwd.constexprs["MASK_RANGES"]) == (128, True)
+    assert (short_fwd.block_m, short_fwd.block_n, short_fwd.constexprs["MASK_RANGES"]) == (64, 64, False)
+    long_bwd, short_bwd = plan("bwd", 128, False), plan("bwd", 128, True)
+    assert (long_bwd.block_n, long_bwd.constexprs["MASK_RANGES"]) == (128, True)
+    assert (short_bwd.block_n, short_bwd.constexprs["MASK_RANGES"]) == (64, False)
+    assert short_bwd.block_n % short_bwd.block_m == 0

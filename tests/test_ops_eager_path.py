@@ -66,8 +66,9 @@ def test_attention_fast_path_makes_the_rows_summary_once(monkeypatch):
         launch = getattr(attn_mask_summary, name)
         monkeypatch.setattr(attn_mask_summary, name,
                             lambda *a, launch=launch, **kw: (launches.append(a[1][0]), launch(*a, **kw)))
-    q, k, v, _ = _attention_inputs(DEVICE, gqa=True, seq=40)
-    mask = (torch.arange(40)[None, :] <= torch.arange(40)[:, None] + 3).to(DEVICE).expand(1, 1, 40, 40)
+    S = 80  # more than SHORT_MASK_LENGTH: shorter calls are not summarised (Note [short sequences])
+    q, k, v, _ = _attention_inputs(DEVICE, gqa=True, seq=S)
+    mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None] + 3).to(DEVICE).expand(1, 1, S, S)
     fast = inductor_conv.attention(q, k, v, attn_mask=mask, enable_gqa=True)
     assert type(fast.grad_fn).__name__ == "_EagerAttentionBackward"
     dout = torch.randn_like(fast)
@@ -151,7 +152,8 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
     """Note [one kernel per configuration]: calls of one configuration at new sequence lengths take the kernel
     variants already made (one per GQA group and EVEN, and the forward's ROWS16: Triton's compile key beyond the
     constexprs the plan fixes), and a repeated call gives the same bits.  In self-attention the forward's EVEN
-    implies ROWS16 (Note [length hints]), so it makes no variant more."""
+    implies ROWS16 (Note [length hints]), so it makes no variant more.  Calls of at most SHORT_MASK_LENGTH queries
+    and keys (37, 53, 64 here) are a configuration of their own (Note [short sequences]): two plans a pass."""
     import inductor_conv.kernels.attention as kernels
 
     used = set()
@@ -173,8 +175,9 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
 
     for S in (37, 53, 64, 71, 96):
         step(S)
-    assert len({plan for plan, *_ in used}) == 2  # the forward's and the backward's plan
-    assert len(used) <= 4 and {group for _, group, *_ in used} == {2 if gqa else 1}  # EVEN or not, each
+    plans = {plan for plan, *_ in used}
+    assert len(plans) == 4  # the forward's and the backward's plan, short and not
+    assert len(used) <= 8 and {group for _, group, *_ in used} == {2 if gqa else 1}  # EVEN or not, each
     forward = {(even, rows16) for _, _, even, rows16 in used if rows16 is not None}
     assert forward and all(rows16 for even, rows16 in forward if even), forward
     for a, b in zip(step(53), step(53)):

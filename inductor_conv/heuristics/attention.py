@@ -279,7 +279,8 @@ def attn_bwd_autotune_tiles(dtype: torch.dtype, head_dim: int, causal: bool = Fa
 # twice over) and head dim 128's 128-key backward tile.  With a static length, the compiled templates' tiles shrink
 # to the smallest power of two >= the length, at least MIN_SHORT_BLOCK (tl.dot needs 16; 32 keeps a 4-warp tile's
 # rows whole), keeping BLOCK_M % BLOCK_N == 0 (forward) and BLOCK_N % BLOCK_M == 0 (backward).  The eager kernels
-# compile per configuration, not per length (Note [static shapes]), and keep the table's tile.
+# compile per configuration, not per length (Note [static shapes]): a call whose queries and keys are at most
+# SHORT_MASK_LENGTH is one more configuration, its tiles fitted to that length.
 MIN_SHORT_BLOCK = 32
 # A mask over at most SHORT_MASK_LENGTH queries and keys (static) is not summarised (Note [mask ranges]): its
 # slices are one or two tiles, which the summary cannot make cheaper, and its pass costs a launch and a read of the

@@ -16,7 +16,14 @@ import triton
 import triton.language as tl
 
 from inductor_conv import config as _config  # for functions whose `config` argument is a tile override
-from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile, head_dim_tiles
+from inductor_conv.heuristics.attention import (
+    SHORT_MASK_LENGTH,
+    attn_bwd_tile,
+    attn_fwd_tile,
+    fit_bwd_tile,
+    fit_fwd_tile,
+    head_dim_tiles,
+)
 from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
 from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
 from inductor_conv.kernels.launch import FastLaunch, cdiv
@@ -38,8 +45,9 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # divisible by 16 and one that is not), so a new length costs no compile; the kernels tell the compiler what EVEN
 # implies about them instead (Note [length hints] in attn_math.py).  What a process can compile is bounded: per
 # configuration, one kernel for each GQA group it meets times EVEN or not (the forward's also times whether Sq is a
-# multiple of 16), times the rare stride whose divisibility by 16 differs (Triton specialises strides, and must,
-# for 16-byte loads).  A shape always runs the same kernel, so repeated calls give the same bits.  Triton keeps
+# multiple of 16), times whether the call is short (queries and keys at most SHORT_MASK_LENGTH: Note [short
+# sequences] in heuristics/attention.py), times the rare stride whose divisibility by 16 differs (Triton specialises
+# strides, and must, for 16-byte loads).  A shape always runs the same kernel, so repeated calls give the same bits.  Triton keeps
 # compiled kernels in its on-disk cache (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead
 # of compiling.
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
@@ -341,15 +349,18 @@ def _kernel_options(dtype, dropout_p, interpret):
             1.0 / (1.0 - dropout_p))
 
 
-def _tile(kind, config, dtype, head_dim, device, is_causal, dropout, split_v=None):
+def _tile(kind, config, dtype, head_dim, device, is_causal, dropout, split_v=None, short=False):
     """(block_m, block_n, num_warps, num_stages, pair (forward) or split (backward)): the override, else the table in
-    inductor_conv/heuristics/attention.py."""
+    inductor_conv/heuristics/attention.py, fitted to SHORT_MASK_LENGTH rows for a short call (Note [short
+    sequences]: one configuration for every length up to it)."""
     if config is not None:
         c = config
     elif kind == "fwd":
         c = attn_fwd_tile(dtype, head_dim, device, causal=is_causal, dropout=dropout, split_v=split_v)
+        c = fit_fwd_tile(c, SHORT_MASK_LENGTH, SHORT_MASK_LENGTH) if short else c
     else:
         c = attn_bwd_tile(dtype, head_dim, device, eager=True, causal=is_causal, dropout=dropout, split_v=split_v)
+        c = fit_bwd_tile(c, SHORT_MASK_LENGTH, SHORT_MASK_LENGTH) if short else c
     tile = (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]) if isinstance(c, dict) else (
         c.block_m, c.block_n, c.num_warps, c.num_stages)
     if kind == "fwd":  # causal pairs (AttnFwdTile.pair)
@@ -372,13 +383,14 @@ class _Plan:
                  "delta_constexprs", "kv_programs", "_variants")
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
-                 device, fast_tanh=False, head_dim_v=None, mask_ranges=False, split_head_dim=False, config=None):
+                 device, fast_tanh=False, head_dim_v=None, mask_ranges=False, split_head_dim=False, short=False,
+                 config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
         # Note [split head dim] in attn_math.py: a split head dim has tiles of its own
         block_d, block_d2, tile_head_dim, split_v = head_dim_tiles(head_dim, head_dim_v, split_head_dim)
         tile = _tile(kind, config, dtype, tile_head_dim, "interpreter" if interpret else device, is_causal,
-                     dropout_p > 0, split_v=split_v)
+                     dropout_p > 0, split_v=split_v, short=short)
         self.block_m, self.block_n, self.num_warps, self.num_stages = tile[:4]
         block_dv = max(16, triton.next_power_of_2(head_dim_v))
         self.constexprs = dict(dropout_threshold=threshold, HEAD_DIM=head_dim, BLOCK_D=block_d, BLOCK_D2=block_d2,
@@ -386,7 +398,8 @@ class _Plan:
                                IS_CAUSAL=is_causal,
                                HAS_DROPOUT=dropout_p > 0, SOFTCAP=softcap_mode(softcap, dtype, interpret),
                                HEAD_DIM_V=head_dim_v, BLOCK_DV=block_dv,
-                               MASK_RANGES=mask_ranges and mask_dtype is not None, **opts)  # Note [mask ranges]
+                               # Note [mask ranges]; a short call's one or two tiles a slice: SHORT_MASK_LENGTH
+                               MASK_RANGES=mask_ranges and mask_dtype is not None and not short, **opts)
         if kind == "fwd":
             pair = tile[4] and is_causal
             self.rows = 2 * self.block_m if pair else self.block_m  # pairs: cdiv(cdiv(Sq, BM), 2) row blocks
@@ -421,7 +434,8 @@ _plan = functools.lru_cache(maxsize=None)(_Plan)
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
-            _config.attention_mask_ranges, _config.attention_split_head_dim)
+            _config.attention_mask_ranges, _config.attention_split_head_dim,
+            max(q.shape[2], v.shape[2]) <= SHORT_MASK_LENGTH)  # Note [short sequences]: v has the keys' length
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 

@@ -570,6 +570,32 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("causal,p,mask_kind,D", [(False, 0.0, "bias", 32), (False, 0.1, "bool", 128),
+                                                  (True, 0.1, None, 64)])
+def test_short_sequences_take_fitted_tiles_and_match_fp64(causal, p, mask_kind, D):
+    """Note [short sequences]: Swin's 49-token windows (bf16, a learned bias, a bool mask with dropout, causal) run
+    forward row blocks of 64 where every head dim's table has 128, and no mask summary (SHORT_MASK_LENGTH); both
+    templates still run and match float64."""
+    B, H, S = 64, 3, 49
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    mask = None
+    if mask_kind == "bias":  # Swin's relative position bias, broadcast over the windows
+        mask = _randn(1, H, S, S, seed=5, dtype=torch.bfloat16).expand(B, H, S, S).detach().requires_grad_()
+    elif mask_kind == "bool":
+        mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, H, S, S)
+    seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    got, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
+    forward, backward = _modules(code)
+    assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
+    assert re.search(r"BLOCK_M : tl.constexpr = 64\b", forward), "the forward's row block"
+    assert "attention_mask_summary" not in code
+    keep = dropout_keep_mask(seed, B, H, S, S, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias")
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 8, 2, 128), (False, 0.0, "bias", 4, 4, 80),
                                                          (False, 0.1, "bool", 8, 2, 64), (True, 0.1, None, 4, 1, 256)])
 def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):

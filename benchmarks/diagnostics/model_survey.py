@@ -169,6 +169,37 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
                       encoder_ffn_dim=128, decoder_ffn_dim=128, num_queries=8),
          # DeBERTa (v1) as released: relative attention, both disentangled terms
          "deberta": dict(relative_attention=True, pos_att_type=["c2p", "p2c"]),
+         # RWKV: its init divides by num_hidden_layers - 1
+         "rwkv": dict(num_hidden_layers=2),
+         # Reformer: a local-attention layer and an LSH one (its layers are attn_layers), chunks of 8, axial position
+         # embeddings over 4 x 4 = LENGTH positions (its training asserts the sequence is that long), causal
+         "reformer": dict(attn_layers=["local", "lsh"], axial_pos_shape=[4, 4], axial_pos_embds_dim=[32, 32],
+                          local_attn_chunk_length=8, lsh_attn_chunk_length=8, num_buckets=2, is_decoder=True),
+         # (--base) Perceiver without pre/post-processors: LENGTH inputs of d_model features, cross-attended by 8
+         # latents, one self-attention layer
+         "perceiver": dict(d_model=64, d_latents=64, num_latents=8, num_self_attends_per_block=1,
+                           num_self_attention_heads=4, num_cross_attention_heads=4),
+         # (--base) BridgeTower: its text and vision towers shrunk too (one layer each, 32 x 32 images in 8 x 8 patches)
+         "bridgetower": dict(text_config=dict(hidden_size=64, num_hidden_layers=1, num_attention_heads=4,
+                                              intermediate_size=128, vocab_size=VOCAB),
+                             vision_config=dict(hidden_size=64, num_hidden_layers=1, image_size=32, patch_size=8)),
+         # (--base) Pix2Struct's vision tower: 16 flattened 8 x 8 patches (row, column, pixels)
+         "pix2struct_vision_model": dict(patch_embed_hidden_size=3 * 8 * 8, d_ff=128, d_kv=16, seq_len=16),
+         "pix2struct_text_model": dict(d_ff=128, d_kv=16, num_layers=1, num_heads=4, initializer_range=0.02),
+         # (--base) MobileViTV2 as MobileViT; PVT (v1) as PVT-v2; MGP-STR: square images; LXMERT: one layer of each
+         "mobilevitv2": dict(image_size=64, patch_size=2),
+         "pvt": dict(num_encoder_blocks=2, depths=[1, 1], sequence_reduction_ratios=[2, 1], hidden_sizes=[32, 64],
+                     patch_sizes=[4, 2], strides=[4, 2], num_attention_heads=[2, 4], mlp_ratios=[2, 2]),
+         "mgp-str": dict(image_size=[32, 32]),
+         "lxmert": dict(l_layers=1, x_layers=1, r_layers=1),
+         # (--base) Moonshine: heads and layers by encoder and decoder (8 heads of 64 / 8 = 8 dims otherwise)
+         "moonshine": dict(encoder_num_attention_heads=4, decoder_num_attention_heads=4, encoder_num_hidden_layers=1,
+                           decoder_num_hidden_layers=1),
+         # (--base) NLLB-MoE and SeamlessM4T (its text-to-text path): 4 heads and one layer in every stack (16 heads of
+         # 64 / 16 = 4 dims, 12 or 24 layers otherwise)
+         "nllb-moe": _SEQ2SEQ,
+         "seamless_m4t": dict(_SEQ2SEQ, speech_encoder_layers=1, speech_encoder_attention_heads=4, t2u_encoder_layers=1,
+                              t2u_decoder_layers=1, t2u_encoder_attention_heads=4, t2u_decoder_attention_heads=4),
          # its indexed (sparse) attention every 4th layer: the indexer's sizes
          "qwen4_exp_text": dict(num_hidden_layers=4, head_dim=16, indexer_n_heads=2, indexer_kv_heads=1,
                                 indexer_head_dim=16, indexer_budget=8, indexer_compress_ratio=4)}
@@ -179,13 +210,21 @@ _BASE_MODEL = dict(image_size=32, patch_size=8, num_channels=3, mask_time_prob=0
                    max_source_positions=16)
 
 
+def _randomness_off(config) -> None:
+    """Dropout, drop path and router noise off (random in training), in the config and in the configs nested in it
+    (a composite model's towers, a backbone)."""
+    for name, value in vars(config).items():
+        if ("drop" in name or "jitter" in name) and isinstance(value, float):
+            setattr(config, name, 0.0)
+        elif isinstance(value, transformers.PretrainedConfig):
+            _randomness_off(value)
+
+
 def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
     keys = BASE | (_BASE_MODEL if base else {}) | EXTRA.get(model_type, {})
     keys = {k: v for k, v in keys.items() if v is not _UNSET}
     config = transformers.AutoConfig.for_model(model_type, **keys)
-    for name, value in config.to_dict().items():  # dropout and router noise off: random in training
-        if ("drop" in name or "jitter" in name) and isinstance(value, float):
-            setattr(config, name, 0.0)
+    _randomness_off(config)
     torch.manual_seed(0)
     # Mixture-of-experts layers as batched matmuls: transformers 5.17's default grouped-mm fallback reads the routing
     # offsets on the host, which Inductor cannot compile, so each layer's graph would be split around it
@@ -197,7 +236,8 @@ def build(model_type: str, dtype: torch.dtype, train: bool, base: bool = False):
         module = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
         suffix = "Model" if base else "ForCausalLM"
         cls = next(c for n, c in vars(module).items()
-                   if n.endswith(suffix) and getattr(c, "config_class", None) is type(config))
+                   if n.endswith(suffix) and not n.endswith("PreTrainedModel")
+                   and getattr(c, "config_class", None) is type(config))
         model = cls._from_config(config, **kwargs)
     return model.float().to(dtype).train(train)
 
@@ -228,6 +268,14 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         video = hasattr(config, "tubelet_size") or config.model_type == "timesformer"
         frames = (config.num_frames,) if video else ()  # video
         kwargs = dict(pixel_values=torch.randn(BATCH, *frames, config.num_channels, size, size, generator=generator))
+    elif name == "flattened_patches":  # Pix2Struct: (B, N, 2 + patch pixels), each row its patch's row and column
+        side = 4
+        rows, cols = torch.meshgrid(torch.arange(1, side + 1), torch.arange(1, side + 1), indexing="ij")
+        grid = torch.stack([rows.flatten(), cols.flatten()], -1).float().expand(BATCH, -1, -1)
+        patches = torch.randn(BATCH, side * side, config.patch_embed_hidden_size, generator=generator)
+        kwargs = dict(flattened_patches=torch.cat([grid, patches], -1))
+    elif name == "inputs" and config.model_type == "perceiver":  # no pre-processor: (B, M, d_model) features
+        kwargs = dict(inputs=torch.randn(BATCH, LENGTH, config.d_model, generator=generator))
     elif name == "input_values" and config.model_type == "speecht5":  # without pre-nets: hidden states in and out
         kwargs = dict(input_values=torch.randn(BATCH, LENGTH, config.hidden_size, generator=generator),
                       decoder_input_values=torch.randn(BATCH, LENGTH // 2, config.hidden_size, generator=generator))
@@ -245,6 +293,12 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
         kwargs = dict(input_features=torch.randn(BATCH, config.num_mel_bins, frames, generator=generator))
     else:
         raise ValueError(f"main input {name!r}")
+    if name == "input_ids" and base and "pixel_values" in inspect.signature(model.forward).parameters:  # ViLT...
+        size = _image_size(config)
+        kwargs["pixel_values"] = torch.randn(BATCH, config.num_channels, size, size, generator=generator)
+    if name == "input_ids" and "visual_feats" in inspect.signature(model.forward).parameters:  # LXMERT: 4 regions
+        kwargs["visual_feats"] = torch.randn(BATCH, 4, config.visual_feat_dim, generator=generator)
+        kwargs["visual_pos"] = torch.rand(BATCH, 4, config.visual_pos_dim, generator=generator)
     if name == "input_ids" and "bbox" in inspect.signature(model.forward).parameters:  # layouts: a box a token
         corner, size = (torch.randint(0, 500, (BATCH, LENGTH, 2), generator=generator) for _ in range(2))
         kwargs["bbox"] = torch.cat([corner, corner + size], -1)
@@ -260,7 +314,7 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
 def _first_float(output) -> torch.Tensor:
     """A model output's logits, else its first floating tensor (a base model's last hidden state)."""
     if getattr(output, "logits", None) is not None:
-        return output.logits
+        return output.logits[0] if isinstance(output.logits, tuple) else output.logits  # MGP-STR: three heads
     return next(v for v in output.values() if isinstance(v, torch.Tensor) and v.is_floating_point())
 
 

@@ -122,7 +122,7 @@ def _example_inputs(form: Form, training: bool, bias_shape) -> list:
     else:
         values["mask"] = torch.empty(_B, 1, 1, _S, dtype=half)
     values["padding"] = torch.empty(_B, 1, 1, _S, dtype=half)
-    if "window" in form.mask:  # Swin's window mask, (1, nW, 1, S, S) for (B·nW, H, S, S) scores
+    if MASKS[form.mask].window:  # Swin's window mask, (1, nW, 1, S, S) for (B·nW, H, S, S) scores
         values["padding"] = torch.empty(1, _B, 1, _S, _S, dtype=half)
     if form.float32_mask:
         mask = values["mask"]
@@ -148,12 +148,12 @@ def variants():
                 learned = MASKS[form.mask].learned
                 # (CodeGen, the one model adding its mask before the scale, MPNet and Swin have no GQA)
                 if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.float32_mask
-                             or "window" in form.mask)) or (learned and not training):
+                             or MASKS[form.mask].window)) or (learned and not training):
                     continue
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs. (A
                 # bias of fewer dims is the broadcast one's: Note [lower-rank gradients].)
                 bias_shapes = ((1, _S, _S), (_B * _HQ, _S, _S)) if form.scores == "bmm" else (
-                    (1, _HQ, _S, _S),) if "window" in form.mask else ((1, _HQ, _S, _S), (_B, _HQ, _S, _S))
+                    (1, _HQ, _S, _S),) if MASKS[form.mask].window else ((1, _HQ, _S, _S), (_B, _HQ, _S, _S))
                 # gpt-oss and MiMo take the softmax in the scores' dtype
                 plain_only = form.sinks or form.max_subtracted
                 # float32 masks make float32 scores: the softmax must be cast back before P @ v

@@ -526,7 +526,7 @@ def all_hold(match, form) -> bool:
     checks = [attention_enabled, device_enabled, qkv_consistent, qkv_shapes_consistent, head_dim_supported,
               scores_and_output_shaped, softmax_over_last_dim, key_transposed_last_two,
               mask_splits_heads if form.mask == "masked_fill_heads" else
-              window_mask_splits_batch if "window" in form.mask else masks_supported,
+              window_mask_splits_batch if MASKS[form.mask].window else masks_supported,
               head_sums_reduce_broadcast_kv, computes_a_gradient,
               functools.partial(scale_fits_query, split_heads=form.mask == "masked_fill_heads"),
               functools.partial(gradients_shaped_like_inputs, names=argnames(form)), no_outside_users]

@@ -184,6 +184,7 @@ class MaskPiece:
     to_op: object
     inputs: tuple[str, ...]  # which of mask/fill/padding the pattern binds
     learned: bool = False  # the mask requires grad (its gradient is a pattern output)
+    window: bool = False  # Swin's window mask: the scores are viewed (B, nW, H, S, S) to add it
 
 
 MASKS = {
@@ -197,8 +198,9 @@ MASKS = {
     "additive_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding")),
     "bias_rounded_pair": MaskPiece(_search_rounded_pair, _op_mask_additive_pair, ("mask", "padding"), learned=True),
     # Swin's window mask (``padding``) after its position bias (``mask``; trained in "bias_window")
-    "additive_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding")),
-    "bias_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding"), learned=True),
+    "additive_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding"), window=True),
+    "bias_window": MaskPiece(_search_window_pair, _op_mask_window_pair, ("mask", "padding"), learned=True,
+                             window=True),
     "masked_fill": MaskPiece(_search_masked_fill, _op_mask_masked_fill, ("mask", "fill")),
     # q, k, v reach the op with the mask's batch split off (attention_replacement), so its to_op is masked_fill's
     "masked_fill_heads": MaskPiece(_search_masked_fill_heads, _op_mask_masked_fill, ("mask", "fill")),

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-0588b1852f34cec3e67ae04b'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-ef85866606121f98a604220d'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training

@@ -340,13 +340,16 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
-                         pair=None, tma=False, split=None, head_dim_v=None) -> tuple[dict, int, int]:
+                         pair=None, tma=False, split=None, head_dim_v=None,
+                         lengths=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
-    causal pair, no TMA."""
-    from inductor_conv.heuristics.attention import attn_bwd_tile, attn_fwd_tile
+    causal pair, no TMA.  lengths: the static (Sq, Sk), which fit the table's tile and decide the mask's summary
+    as the lowering does (Note [short sequences])."""
+    from inductor_conv.heuristics.attention import (SHORT_MASK_LENGTH, attn_bwd_tile, attn_fwd_tile, fit_bwd_tile,
+                                                    fit_fwd_tile)
     from inductor_conv import config
     from inductor_conv.heuristics.attention import head_dim_tiles
     from inductor_conv.kernels.attn_common import score_scales
@@ -358,6 +361,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     if tile is None:
         pick = attn_fwd_tile if fwd else attn_bwd_tile
         table = pick(dtype, tile_head_dim, "cuda", causal=causal, dropout=p > 0, split_v=split_v)
+        if lengths is not None:
+            table = (fit_fwd_tile if fwd else fit_bwd_tile)(table, *lengths)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
         split = getattr(table, "split", False) if split is None else split
@@ -376,7 +381,9 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
-        MASK_RANGES=bool(mask_kind) and not store_ds)  # the lowering's, with config.attention_mask_ranges's default
+        # the lowering's, with config.attention_mask_ranges's default
+        MASK_RANGES=bool(mask_kind) and not store_ds
+        and not (lengths is not None and max(lengths) <= SHORT_MASK_LENGTH))
     return constexprs, tile[2], tile[3]
 
 
@@ -467,6 +474,8 @@ ATTENTION_TEMPLATES = (
     ("bwd", torch.float32, (1, 2, 256, 64), 2, 0, True, 0.0, 0.0, False),
     ("fwd", torch.bfloat16, (1, 4, 256, 192), 2, 0, True, 0.1, 0.0, False),  # MLA (value head dim 128): a split
     ("bwd", torch.bfloat16, (1, 4, 256, 192), 2, 0, True, 0.1, 0.0, False),  # head dim, 128 + 64
+    ("fwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, False),  # Swin's window: the short tile, no
+    ("bwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, True),   # summary, its bias's gradient
 )
 MLA_HEAD_DIM_V = 128  # the value head dim of ATTENTION_TEMPLATES' head-dim-192 rows
 # Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.
@@ -487,7 +496,8 @@ def compile_templates(report=print) -> list[dict]:
         constexprs, warps, stages = attention_constexprs(dtype, shape[3], fwd=pass_ == "fwd", causal=causal, p=p,
                                                          mask_kind=mask_kind, softcap=softcap, store_ds=store_ds,
                                                          gqa=hkv != shape[1],
-                                                         head_dim_v=MLA_HEAD_DIM_V if shape[3] == 192 else None)
+                                                         head_dim_v=MLA_HEAD_DIM_V if shape[3] == 192 else None,
+                                                         lengths=(shape[2], shape[2]))
         tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
         name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
                 f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "

@@ -40,6 +40,7 @@ from inductor_conv.heuristics.attention import (
     fit_bwd_tile,
     fit_fwd_tile,
     head_dim_tiles,
+    short_sequences,
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
@@ -170,7 +171,7 @@ def _options(q, k, v, attn_mask, dropout_p, is_causal, scale, backward=False, so
         # Note [mask ranges]; not with the mask's gradient: the template's dS buffer is not zero-filled; not over
         # short sequences, whose one or two tiles a summary cannot skip (SHORT_MASK_LENGTH)
         MASK_RANGES=bool(config.attention_mask_ranges) and attn_mask is not None and not mask_grad
-        and not _short_mask(q, k),
+        and not short_sequences(_static_length(q.get_size()[2]), _static_length(k.get_size()[2])),
         **(dict(KV_FIRST=bool(config.attention_bwd_kv_first)
                 and not sizevars.statically_known_equals(q.get_size()[1], k.get_size()[1]))
            if backward else {}),
@@ -215,12 +216,6 @@ def _even(block: int, *lengths) -> bool:
 def _static_length(n) -> int | None:
     """A sequence length as an int when it is static, else None (the tiles then stay the table's)."""
     return int(n) if isinstance(n, (int, sympy.Integer)) else None
-
-
-def _short_mask(q, k) -> bool:
-    """Static query and key lengths of at most SHORT_MASK_LENGTH (heuristics/attention.py)."""
-    lengths = _static_length(q.get_size()[2]), _static_length(k.get_size()[2])
-    return all(n is not None and n <= _heuristics.SHORT_MASK_LENGTH for n in lengths)
 
 
 def _placeholder(dtype, device):

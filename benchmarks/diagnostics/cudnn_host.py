@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from unittest import mock
 
 import torch
 
@@ -47,15 +48,12 @@ def main():
         do = torch.randn_like(q)
         for name, (plugin, overrides) in VARIANTS.items():
             # cuDNN at every head dim here, below the compiled route's floor too: the comparison that set the floor
-            floor = heuristics.CUDNN_COMPILED_MIN_HEAD_DIM
-            heuristics.CUDNN_COMPILED_MIN_HEAD_DIM = 8
-            with config_patch(overrides):
+            with config_patch(overrides), mock.patch.object(heuristics, "CUDNN_COMPILED_MIN_HEAD_DIM", 8):
                 fn = compile_with_plugin(attention, plugin)
                 call = lambda: torch.autograd.grad(fn(q, k, v), (q, k, v), do)  # noqa: E731
                 call()
                 wall, host = bench(call), host_ms(call)
                 gpu = step_kernel_ms(call)[0]
-            heuristics.CUDNN_COMPILED_MIN_HEAD_DIM = floor
             print(f"| {B} {H} {S} {D} | {name} | {wall:.3f} | {host:.3f} | {gpu:.3f} | "
                   f"{inductor_conv.counters()['attention'] if plugin else '-'} |", flush=True)
     inductor_conv.disable()

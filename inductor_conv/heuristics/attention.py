@@ -291,6 +291,12 @@ MIN_SHORT_BLOCK = 32
 SHORT_MASK_LENGTH = 64
 
 
+def short_sequences(q_len: int | None, kv_len: int | None) -> bool:
+    """Both lengths known (None: symbolic) and at most SHORT_MASK_LENGTH: no mask summary (above); the eager op's
+    short configuration (Note [short sequences])."""
+    return all(n is not None and n <= SHORT_MASK_LENGTH for n in (q_len, kv_len))
+
+
 def _short_block(block: int, length: int | None) -> int:
     """`block` shrunk to the power of two >= length (>= MIN_SHORT_BLOCK) when that is smaller; None: unknown."""
     if length is None:

@@ -23,6 +23,7 @@ from inductor_conv.heuristics.attention import (
     fit_bwd_tile,
     fit_fwd_tile,
     head_dim_tiles,
+    short_sequences,
 )
 from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
 from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
@@ -435,7 +436,7 @@ def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, conf
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
             _config.attention_mask_ranges, _config.attention_split_head_dim,
-            max(q.shape[2], v.shape[2]) <= SHORT_MASK_LENGTH)  # Note [short sequences]: v has the keys' length
+            short_sequences(q.shape[2], v.shape[2]))  # Note [short sequences]: v has the keys' length
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 

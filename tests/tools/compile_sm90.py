@@ -348,10 +348,9 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
     causal pair, no TMA.  lengths: the static (Sq, Sk), which fit the table's tile and decide the mask's summary
     as the lowering does (Note [short sequences])."""
-    from inductor_conv.heuristics.attention import (SHORT_MASK_LENGTH, attn_bwd_tile, attn_fwd_tile, fit_bwd_tile,
-                                                    fit_fwd_tile)
     from inductor_conv import config
-    from inductor_conv.heuristics.attention import head_dim_tiles
+    from inductor_conv.heuristics.attention import (attn_bwd_tile, attn_fwd_tile, fit_bwd_tile, fit_fwd_tile,
+                                                    head_dim_tiles, short_sequences)
     from inductor_conv.kernels.attn_common import score_scales
     from inductor_conv.lowerings.attention import _DOT_DTYPES
     from inductor_conv.reference.attention import dropout_threshold
@@ -382,8 +381,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
         # the lowering's, with config.attention_mask_ranges's default
-        MASK_RANGES=bool(mask_kind) and not store_ds
-        and not (lengths is not None and max(lengths) <= SHORT_MASK_LENGTH))
+        MASK_RANGES=bool(mask_kind) and not store_ds and not (lengths is not None and short_sequences(*lengths)))
     return constexprs, tile[2], tile[3]
 
 

@@ -53,6 +53,12 @@ attention_fast_tanh: bool = True
 # --variants inductor,plugin,plugin-noranges).  False reads and computes every tile.
 attention_mask_ranges: bool = True
 
+# Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249
+# keys): the compiled templates read it from a copy with rows padded to it, or lay out a mask the graph computes that
+# way at no cost; the eager op copies it into rows of a multiple of 16 elements (Note [mask row alignment] in
+# heuristics/attention.py).  0 reads the mask as it is.
+attention_mask_row_bytes: int = 16
+
 # ---------------------------------------------------------------------------------------------------------------
 # Experiment switches of the template lowerings: each default is the measured best (H200, torch 2.11, triton 3.6).
 # benchmarks/diagnostics/attention_profile.py sets the attention ones (`group=`, `bwd_group=`, `masked_first=`,

@@ -41,6 +41,7 @@ from inductor_conv.heuristics.attention import (
     fit_fwd_tile,
     head_dim_tiles,
     short_sequences,
+    template_mask_row,
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
@@ -218,6 +219,30 @@ def _static_length(n) -> int | None:
     return int(n) if isinstance(n, (int, sympy.Integer)) else None
 
 
+def _padded_mask(attn_mask):
+    """The templates' mask input (realized), its rows padded when they are not aligned: Note [mask row alignment] in
+    heuristics/attention.py (a graph input is copied once, its broadcast dims kept at stride 0; a computed mask's
+    own kernel writes the padded layout)."""
+    align = config.attention_mask_row_bytes
+    if not align:
+        return attn_mask
+    size, stride = attn_mask.get_size(), attn_mask.get_stride()
+    if not all(isinstance(e, (int, sympy.Integer)) for e in (*size, *stride)):
+        return attn_mask
+    size, stride = [int(e) for e in size], [int(e) for e in stride]
+    itemsize = attn_mask.get_dtype().itemsize
+    if stride[-1] != 1 or size[-2] == 1 or (stride[-2] * itemsize) % align == 0:
+        return attn_mask
+    padded, step = [0] * len(size), 1
+    for dim in reversed(range(len(size))):
+        if stride[dim] == 0 and size[dim] > 1:  # broadcast: stays a view of the one copy
+            continue
+        padded[dim] = step
+        step *= template_mask_row(size[dim], itemsize) if dim == len(size) - 1 else size[dim]
+    boxed = attn_mask if isinstance(attn_mask, ir.TensorBox) else ir.TensorBox(attn_mask)  # what slice_ takes
+    return realize_inputs(ir.ExternKernel.require_exact_strides(boxed, padded))
+
+
 def _placeholder(dtype, device):
     return empty_strided([1], None, dtype=dtype, device=device)
 
@@ -338,7 +363,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     options, head_dim, split_v = _options(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap=softcap)
     options["USE_TMA"] = _use_tma(k, v) and not options["BLOCK_D2"]
     device = q.get_device()
-    mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
+    mask = _padded_mask(realize_inputs(attn_mask)) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
     B, Hq, Sq, D = q.get_size()
     Dv = v.get_size()[-1]  # O has v's head dim in q's dim order (Note [value head dim])
@@ -397,7 +422,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     q, k, v, dout, out, lse, delta = realize_inputs(q, k, v, dout, out, lse, delta)
     options["USE_TMA"] = _use_tma(q, k, v, dout) and not options["BLOCK_D2"]
     device = q.get_device()
-    mask = realize_inputs(attn_mask) if attn_mask is not None else _placeholder(torch.bool, device)
+    mask = _padded_mask(realize_inputs(attn_mask)) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
     B, Hq, Sq, D = q.get_size()
     Hkv, Sk = k.get_size()[1:3]

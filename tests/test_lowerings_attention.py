@@ -596,6 +596,30 @@ def test_short_sequences_take_fitted_tiles_and_match_fp64(causal, p, mask_kind, 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("p,mask_kind,D", [(0.0, "bias", 64), (0.1, "bool", 32)])
+def test_unaligned_masks_are_read_padded_and_match_fp64(p, mask_kind, D):
+    """Note [mask row alignment]: masks over 197 keys (an additive bf16 one with its gradient, rows 394 bytes apart;
+    a bool one with dropout, 197 bytes) reach both templates with rows padded to 16 bytes (200 and 208 elements);
+    the results match float64."""
+    B, H, S = 4, 3, 197
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    if mask_kind == "bias":
+        mask = _randn(1, H, S, S, seed=5, dtype=torch.bfloat16).expand(B, H, S, S).detach().requires_grad_()
+    else:
+        mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, H, S, S)
+    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    got, code = _compiled_fwd_bwd(False, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
+    forward, backward = _modules(code)
+    assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
+    row = "200" if mask_kind == "bias" else "208"
+    assert re.search(rf"\b{row}\b", forward) and re.search(rf"\b{row}\b", backward), "the mask's padded row stride"
+    keep = dropout_keep_mask(seed, B, H, S, S, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, False, keep, p, 0.125, mask_grad=mask_kind == "bias")
+    _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 8, 2, 128), (False, 0.0, "bias", 4, 4, 80),
                                                          (False, 0.1, "bool", 8, 2, 64), (True, 0.1, None, 4, 1, 256)])
 def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):

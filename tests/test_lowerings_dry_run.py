@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from helpers import saved_lowerings
 
 import inductor_conv
-from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config
+from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config, ir
 from inductor_conv.lowerings import attention as attn_lowering
 from inductor_conv.lowerings import causal_conv1d_silu as conv_lowering
 
@@ -312,3 +312,39 @@ def test_fit_tiles_keep_the_blocks_valid():
     assert fit_bwd_tile(bwd, 49, 49) == AttnBwdTile(64, 64, 8, 3)
     assert fit_bwd_tile(bwd, 16, 100) == AttnBwdTile(64, 128, 8, 3)
     assert fit_bwd_tile(AttnBwdTile(32, 64, 4, 2), 20, 20) == AttnBwdTile(32, 32, 4, 2)
+
+
+def _strides(node) -> list[str]:
+    return [str(s) for s in node.get_stride()]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_unaligned_mask_rows_are_padded(dry_run, dynamic):
+    """Note [mask row alignment]: masks over 37 keys, rows 2 bytes (bf16) or 1 byte (bool) apart, reach both
+    templates with rows padded to 16 bytes (40 bf16 elements, 48 bools): a bias the graph computes from two inputs
+    (laid out padded by its own kernel) and a bool mask passed in broadcast over heads (copied once: the head dim
+    keeps its zero stride).  Symbolic sizes keep the mask as it is.  The fallback choice still runs and matches."""
+    B, H, S, D = 2, 3, 37, 16
+    q, k, v = (_randn(B, H, S, D, seed=i).bfloat16() for i in range(3))
+    pos, win = _randn(H, S, S, seed=4).bfloat16(), _randn(B, 1, S, S, seed=5).bfloat16()
+    keep = _randn(B, 1, S, S, seed=6) > -1.0
+
+    def fn(q, k, v, pos, win, keep):
+        a = inductor_conv.attention(q, k, v, attn_mask=pos + win)
+        return a + inductor_conv.attention(q, k, v, attn_mask=keep.expand(B, H, S, S))
+
+    got, want = _fwd_bwd(lambda q, k, v: fn(q, k, v, pos, win, keep), [q, k, v], dynamic)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)  # the same eager op; bf16 outputs
+    fwd, bwd = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    masks = [kwargs["input_nodes"][3] for kwargs in fwd + bwd]
+    assert len(masks) == 4
+    for node in masks:
+        bias = node.get_dtype() == torch.bfloat16
+        if dynamic:
+            assert _strides(node)[-1] == "1" and _strides(node)[-2] not in ("40", "48"), _strides(node)
+        elif bias:  # the add's own buffer, not a copy of it
+            assert _strides(node) == [str(H * S * 40), str(S * 40), "40", "1"], _strides(node)
+            assert isinstance(node.data, ir.ComputedBuffer), node
+        else:
+            assert _strides(node) == [str(S * 48), "0", "48", "1"], _strides(node)

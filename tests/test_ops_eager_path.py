@@ -54,6 +54,39 @@ def test_attention_fast_path_equals_custom_op(p, causal, gqa, mask):
                                                    enable_gqa=gqa), ref)
 
 
+@pytest.mark.parametrize("kind", ["bias", "bool"])
+def test_attention_fast_path_reads_unaligned_masks_padded(monkeypatch, kind):
+    """Note [mask row alignment]: a mask over 21 keys (rows 21 elements apart) reaches the eager kernels copied into
+    rows 32 elements apart, its broadcast dims still stride 0 (a learned [1, Hq, S, S] bias over the batch, a bool
+    [B, 1, S, S] mask over the heads); the results and the bias's gradient equal the unpadded read's, bit for bit."""
+    from inductor_conv.kernels import attention as kernels
+    from inductor_conv.ops import attention as attention_ops
+
+    B, H, S, D = 2, 2, 21, 16
+    q, k, v = (torch.randn(B, H, S, D, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    if kind == "bias":
+        mask = torch.randn(1, H, S, S, device=DEVICE, dtype=torch.bfloat16, requires_grad=True)
+    else:
+        mask = torch.randn(B, 1, S, S, device=DEVICE) > -1.0
+    seen = []
+    launch_rows = kernels.launch_fwd_rows
+    monkeypatch.setattr(kernels, "launch_fwd_rows", lambda q, k, v, m, *a, **kw: seen.append(m.stride()) or
+                        launch_rows(q, k, v, m, *a, **kw))
+    dout = torch.randn(B, H, S, D, device=DEVICE, dtype=torch.bfloat16)
+    results = []
+    for row_bytes in (16, 0):
+        monkeypatch.setattr(inductor_conv.config, "attention_mask_row_bytes", row_bytes)
+        torch.manual_seed(0)  # the same dropout seed
+        out = inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+        leaves = [q, k, v] + ([mask] if kind == "bias" else [])
+        results.append([out, *torch.autograd.grad(out, leaves, dout)])
+    padded = (0, S * 32, 32, 1) if kind == "bias" else (S * 32, 0, 32, 1)
+    assert seen == [padded, (0, S * S, S, 1) if kind == "bias" else (S * S, 0, S, 1)], seen
+    for a, b in zip(*results):
+        assert torch.equal(a, b)
+    assert attention_ops._aligned_rows(mask, 64) is mask  # above EAGER_MASK_PAD_HEAD_DIM the copy does not pay
+
+
 def test_attention_fast_path_makes_the_rows_summary_once(monkeypatch):
     """Note [mask ranges]: with a mask tensor the fast path's backward reuses the forward's rows summary and flags
     (Note [mask summary passes]: one flags and one rows launch a forward+backward, where the custom op's path makes

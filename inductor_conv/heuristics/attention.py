@@ -297,6 +297,42 @@ def short_sequences(q_len: int | None, kv_len: int | None) -> bool:
     return all(n is not None and n <= SHORT_MASK_LENGTH for n in (q_len, kv_len))
 
 
+# Note [mask row alignment]: a mask's tile loads in 16-byte vectors only when its rows are known to be a multiple of
+# 16 bytes apart.  A bf16 mask over an odd number of keys (ViT's 197 tokens, wav2vec2's 249, Swin's 49) has rows 2
+# bytes apart, so every element is a load of its own, and with the tables' tiles the forward spills registers in its
+# loop (compiled for sm_90: head dim 32 at 197 tokens, 1158 local loads and stores in the loop, 0 with padded rows;
+# docs/attention.md).  So the kernels read such a mask with its rows padded:
+# - the compiled templates (lowerings/attention.py `_padded_mask`) see static strides as literals, so rows of a
+#   multiple of config.attention_mask_row_bytes suffice (`template_mask_row`).  A mask the graph computes is laid
+#   out padded by its own kernel, at no cost; one that arrives as a graph input is copied once, its broadcast dims
+#   kept at stride 0.  Only static sizes and strides: a symbolic row stride cannot be proven aligned.
+# - the eager kernels take strides as arguments, which Triton specializes as aligned only when divisible by 16, so
+#   the eager op copies the mask into rows of a multiple of 16 elements (`eager_mask_row`; ops/attention.py), at
+#   head dims up to EAGER_MASK_PAD_HEAD_DIM only: there the spills cost far more than the copy; at head dim 64 the
+#   forward gains about what the copy costs, and a learned bias's gradient then pays a second copy.
+# H100 2026-12-05 (benchmarks/diagnostics/mask_rows.py, window_attention.py), forward+backward GPU ms, as read /
+# padded.  Compiled: B64 H3 S197 D32 with a position bias 0.461 / 0.185 (the forward 0.320 / 0.025); Swin-T stage 1
+# 1.369 / 1.160 and, with the window mask, 1.469 / 1.343; D64 at 197 and 249 tokens, a mask input copied once,
+# 0.248 / 0.239 and 0.167 / 0.157, a computed bias 0.257 / 0.249.  Eager: B64 H3 S197 D32 with a position bias
+# 0.628 / 0.282 (the forward 0.407 / 0.029), Swin-T stage 1's window forward 0.575 / 0.162; D64 at 249 with a
+# [B, H, S, S] learned bias 0.365 / 0.426 (two copies of 0.03 ms), a [B, 1, S, S] mask input 0.309 / 0.292 at 197.
+def template_mask_row(keys: int, itemsize: int) -> int:
+    """The row stride, in elements, of a mask over `keys` static keys as the compiled templates read it (Note [mask
+    row alignment]); tests/tools/compile_sm90.py renders masks with it."""
+    from inductor_conv import config
+
+    row = max(1, config.attention_mask_row_bytes // itemsize)
+    return -(-keys // row) * row
+
+
+EAGER_MASK_PAD_HEAD_DIM = 32  # the eager op pads unaligned mask rows up to this head dim (above)
+
+
+def eager_mask_row(keys: int) -> int:
+    """The row stride, in elements, the eager op copies an unaligned mask to (Note [mask row alignment])."""
+    return -(-keys // 16) * 16
+
+
 def _short_block(block: int, length: int | None) -> int:
     """`block` shrunk to the power of two >= length (>= MIN_SHORT_BLOCK) when that is smaller; None: unknown."""
     if length is None:

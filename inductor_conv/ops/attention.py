@@ -33,7 +33,7 @@ from torch import Tensor
 
 from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
-from inductor_conv.heuristics.attention import cudnn_attention_form
+from inductor_conv.heuristics.attention import EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_mask_row
 from inductor_conv.kernels import empty_like_q
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
@@ -390,6 +390,7 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py
         if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
             return _cudnn_attention(q, k, v, bool(is_causal), float(scale), needs_grad(q, k, v))
+        attn_mask = _aligned_rows(attn_mask, D)
         args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
         if needs_grad(q, k, v, attn_mask):
             return _eager_attention(*args)
@@ -399,6 +400,22 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,
                                                    **softcap_kwargs(softcap))
     return out
+
+
+def _aligned_rows(mask: Optional[Tensor], head_dim: int) -> Optional[Tensor]:
+    """The eager kernels' mask: at head dims up to EAGER_MASK_PAD_HEAD_DIM, a mask whose rows are not a multiple of
+    16 elements apart copied into rows that are (Note [mask row alignment] in heuristics/attention.py), its broadcast
+    dims still views of the one copy.  The copy is differentiable, so a learned bias still gets its gradient."""
+    if mask is None or not config.attention_mask_row_bytes or head_dim > EAGER_MASK_PAD_HEAD_DIM:
+        return mask
+    *_, rows, keys = mask.shape
+    if mask.stride(-1) != 1 or rows == 1 or mask.stride(-2) % 16 == 0:
+        return mask
+    broadcast = [n > 1 and st == 0 for n, st in zip(mask.shape, mask.stride())]
+    base = mask[tuple(slice(0, 1) if b else slice(None) for b in broadcast)]
+    padded = base.new_empty(*base.shape[:-1], eager_mask_row(keys))[..., :keys]
+    padded.copy_(base)
+    return padded.expand(mask.shape)
 
 
 class _EagerAttention(torch.autograd.Function):

@@ -385,15 +385,19 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
     return constexprs, tile[2], tile[3]
 
 
-def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None) -> tuple[str, list[str]]:
+def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None,
+                     dtype=torch.bfloat16) -> tuple[str, list[str]]:
     """An attention template's kernel source with static sizes (B, Hq, S, D = shape; hkv key/value heads, default
     Hq) and its input names (def_kernel order).  A bool mask is [B, 1, S, S] broadcast over heads, an additive one
-    [1, Hq, S, S] broadcast over the batch (stride 0, as the lowering passes a broadcast mask)."""
+    (in `dtype`) [1, Hq, S, S] broadcast over the batch (stride 0, as the lowering passes a broadcast mask), its
+    rows padded as the lowering pads them (Note [mask row alignment])."""
+    from inductor_conv.heuristics.attention import template_mask_row
     from inductor_conv.lowerings.attention import _load
 
     B, H, S, D = shape
     Dv, G = constexprs["HEAD_DIM_V"], hkv or H
-    mask = {1: (S * S, 0, S, 1), 2: (0, S * S, S, 1)}.get(constexprs["MASK_KIND"], (0, 0, 0, 0))
+    row = template_mask_row(S, 1 if constexprs["MASK_KIND"] == 1 else dtype.itemsize)
+    mask = {1: (S * row, 0, row, 1), 2: (0, S * row, row, 1)}.get(constexprs["MASK_KIND"], (0, 0, 0, 0))
     tensors = {n: ((B, H, S, d), _strides((B, H, S, d))) for n, d in (("Q", D), ("DQ", D), ("DO", Dv), ("O", Dv))}
     tensors.update({n: ((B, G, S, d), _strides((B, G, S, d))) for n, d in (("K", D), ("DK", D), ("V", Dv),
                                                                             ("DV", Dv))})
@@ -420,7 +424,7 @@ def render_attention(fwd: bool, shape, constexprs: dict, hkv: int | None = None)
 def compile_attention_template(fwd: bool, shape, constexprs: dict, num_warps: int, num_stages: int,
                                hkv: int | None = None, dtype=torch.bfloat16):
     """An attention template rendered (render_attention) and compiled for sm_90, its tensors in `dtype`."""
-    source, names = render_attention(fwd, shape, constexprs, hkv)
+    source, names = render_attention(fwd, shape, constexprs, hkv, dtype)
     types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DK", "DV")}
     types.update(MASK=_PTR[dtype] if constexprs["MASK_KIND"] == 2 else "*i1", SEED="*i64", LSE="*fp32",
                  DELTA="*fp32", DS="*fp32", ROWS="*i32", COLS="*i32")
@@ -474,6 +478,7 @@ ATTENTION_TEMPLATES = (
     ("bwd", torch.bfloat16, (1, 4, 256, 192), 2, 0, True, 0.1, 0.0, False),  # head dim, 128 + 64
     ("fwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, False),  # Swin's window: the short tile, no
     ("bwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, True),   # summary, its bias's gradient
+    ("fwd", torch.bfloat16, (8, 4, 197, 32), 4, 2, False, 0.0, 0.0, False),  # an odd row (Note [mask row alignment])
 )
 MLA_HEAD_DIM_V = 128  # the value head dim of ATTENTION_TEMPLATES' head-dim-192 rows
 # Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.

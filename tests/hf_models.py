@@ -178,6 +178,16 @@ MODELS = {
                                num_buckets=16, max_bucket_distance=32, mask_time_prob=0.0, layerdrop=0.0,
                                attention_dropout=0.0),
               dict(attention=2, causal_conv1d=0), dict(audio=400)),
+    # Wav2Vec2-Conformer's Transformer-XL relative positions: a position bias computed from q (through a per-head
+    # bias added to it, pos_bias_v) and trained through, and q itself offset by a per-head bias (pos_bias_u), whose
+    # gradient sums dQ over the batch and the rows.  One layer: transformers 5.17 breaks the graph between layers,
+    # and a second layer would reuse the first one's compiled frame, counted once
+    "wav2vec2_conformer": (lambda: _encoder("wav2vec2-conformer", num_hidden_layers=1, conv_dim=(32, 32),
+                                            conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                                            num_conv_pos_embedding_groups=4, position_embeddings_type="relative",
+                                            conv_depthwise_kernel_size=3, mask_time_prob=0.0, layerdrop=0.0,
+                                            attention_dropout=0.0),
+                           dict(attention=1, causal_conv1d=0), dict(audio=400)),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -155,7 +155,8 @@ def test_uuid_covers_every_config_setting(clean_state, monkeypatch):
     for name in names:
         value = getattr(inductor_conv.config, name)
         before = ours.uuid()
-        other = (not value) if isinstance(value, bool) else 3 if value is None else (*value, "other")
+        other = ((not value) if isinstance(value, bool) else 3 if value is None else value + 1 if isinstance(value, int)
+                 else (*value, "other"))
         monkeypatch.setattr(inductor_conv.config, name, other)
         assert ours.uuid() != before, name
         monkeypatch.setattr(inductor_conv.config, name, value)

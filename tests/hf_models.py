@@ -188,6 +188,12 @@ MODELS = {
                                             conv_depthwise_kernel_size=3, mask_time_prob=0.0, layerdrop=0.0,
                                             attention_dropout=0.0),
                            dict(attention=1, causal_conv1d=0), dict(audio=400)),
+    # Parakeet's encoder (NVIDIA's FastConformer): the same relative positions, the bias computed from q passed as the
+    # attention mask after a masked_fill of the padding; 64 mel frames subsampled to 8
+    "parakeet": (lambda: _encoder("parakeet_encoder", subsampling_conv_channels=16, num_mel_bins=80, dropout=0.0,
+                                  layerdrop=0.0, activation_dropout=0.0, attention_dropout=0.0,
+                                  dropout_positions=0.0),
+                 dict(attention=1, causal_conv1d=0), dict(mel=(64, 80))),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
@@ -219,6 +225,12 @@ def model_inputs(extra, generator, device="cpu"):
     third field) asks for."""
     if "audio" in extra:
         return dict(input_values=torch.randn(BATCH, extra["audio"], generator=generator).to(device))
+    if "mel" in extra:  # (frames, mel bins), no padding frames: a padding frame's query row sees no key, which
+        # transformers 5.17's Parakeet fills with -inf (eager NaN there, the op 0: Note [finite fill])
+        frames, bins = extra["mel"]
+        features = torch.randn(BATCH, frames, bins, generator=generator)
+        return dict(input_features=features.to(device), attention_mask=torch.ones(BATCH, frames, dtype=torch.long,
+                                                                                  device=device))
     ids = torch.randint(0, VOCAB, (BATCH, extra.get("length", LENGTH)), generator=generator)
     inputs = dict(input_ids=ids)
     if "padding" in extra:

@@ -115,8 +115,8 @@ class Spec:
     layer_kinds: Callable[[int], dict] | None = None  # config entries placing each kind of layer, given the count
     scan: str | None = None  # "module.function": HF's scan, kept out of the graph (module docstring)
     conv: bool = False  # has a causal depthwise conv: the row measures the conv kernels' share of the step
-    # an encoder (AutoModel) fed "text" (token ids, right padding), "image" (pixel values) or "audio" (raw samples);
-    # None: a causal LM fed token ids
+    # an encoder (AutoModel) fed "text" (token ids, right padding), "image" (pixel values), "audio" (raw samples) or
+    # "mel" (log-mel frames); None: a causal LM fed token ids
     encoder: str | None = None
 
     def build_config(self, n_layers: int, seq: int, tiny: bool):
@@ -256,6 +256,11 @@ MODELS = {
     # WavLM-base-plus: torch's multi-head attention onto a gated relative position bias (320 buckets), trained
     "wavlm": Spec("wavlm", dict(_AUDIO, num_buckets=320, max_bucket_distance=800), "encoder.layers", 16, 249, 12,
                   dict(_TINY_AUDIO, num_buckets=16, max_bucket_distance=32), encoder="audio"),
+    # Parakeet-CTC-0.6b's encoder (NVIDIA's FastConformer: Transformer-XL relative positions, a bias computed from q
+    # and trained through, 8 heads of 128), 20 s of audio: 2000 mel frames subsampled 8x to 250; dropout 0.1
+    "parakeet": Spec("parakeet_encoder", dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=8,
+                                              layerdrop=0.0), "layers", 16, 250, 12,
+                     dict(_TINY_BASE, subsampling_conv_channels=16), encoder="mel"),
 }
 # the same with the delta rule's loop over chunks in the graph (its compile time grows with S)
 MODELS["qwen3_next_in_graph"] = dataclasses.replace(MODELS["qwen3_next"], scan=None)
@@ -378,6 +383,10 @@ def encoder_inputs(spec: Spec, config, batch: int, seq: int, device: str, dtype:
     if spec.encoder == "image":
         side = config.image_size
         return dict(pixel_values=torch.randn(batch, 3, side, side, device=device, generator=g).to(dtype))
+    if spec.encoder == "mel":  # log-mel frames, 8 a token (Parakeet's subsampling), no padding frames
+        features = torch.randn(batch, 8 * seq, config.num_mel_bins, device=device, generator=g).to(dtype)
+        return dict(input_features=features, attention_mask=torch.ones(batch, 8 * seq, dtype=torch.long,
+                                                                       device=device))
     samples = 400 + 320 * (seq - 1)  # the feature encoder's receptive field, then its hop
     return dict(input_values=torch.randn(batch, samples, device=device, generator=g).to(dtype))
 

@@ -61,6 +61,8 @@ def _compiling(device):
 @pytest.mark.parametrize("name, train", [(n, False) for n in MODELS] + [(n, True) for n in TRAINING])
 def test_model_is_rewritten_and_matches_eager(name, train, device):
     _, expected, extra = MODELS[name]
+    if train and device != "cpu" and extra.get("cpu_training"):
+        pytest.skip("default Inductor's own gradients differ from eager's beyond the tolerance on this device")
     model = build_model(name, train, device)
     inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)
     want, want_grads = run_model(model, inputs, train=train, compiled=False)

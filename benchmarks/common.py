@@ -46,6 +46,26 @@ def config_patch(overrides: dict):
             setattr(inductor_conv.config, name, value)
 
 
+def impl_settings(name: str) -> tuple[str, dict, dict]:
+    """A diagnostic's implementation name, ``base:key=value,...``: (base, the settings that are inductor_conv.config
+    switches, as that switch's type from an int, for config_patch; the other settings, as strings)."""
+    base, _, settings = name.partition(":")
+    others = dict(s.split("=") for s in settings.split(",") if s)
+    switches = {key: type(getattr(inductor_conv.config, key))(int(others.pop(key)))
+                for key in [key for key in others if hasattr(inductor_conv.config, key)]}
+    return base, switches, others
+
+
+def report_variant(name: str, run, top: int = 4) -> None:
+    """Run ``run`` once (compiling it), then print its wall and GPU ms, the attention rewrites and the top kernels:
+    one line of a diagnostic's comparison."""
+    run()
+    wall = bench(run)
+    gpu, shown = top_kernels(run, top=top)
+    print(f"  {name:34s} wall {wall:.3f} ms  GPU {gpu:.3f} ms  rewrites {inductor_conv.counters()['attention']}  "
+          f"| {shown}")
+
+
 def repeat_kv(q, k, v):
     """HF's repeat_kv: K and V expanded to q's heads (unchanged without GQA); each keeps its own head dim."""
     n_rep = q.shape[1] // k.shape[1]

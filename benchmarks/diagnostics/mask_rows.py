@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from unittest import mock
 
 import torch
 
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 import inductor_conv  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 
-from common import bench, compile_with_plugin, top_kernels  # noqa: E402
+from common import compile_with_plugin, config_patch, impl_settings, report_variant  # noqa: E402
 
 # (B, H, S, D, the mask computed in the graph from a learned bias)
 CASES = [
@@ -62,20 +61,10 @@ def main():
             return inductor_conv.attention(q, k, v, attn_mask=bias + pad[:, None, None, :] if computed else mask)
 
         for name in args.impl:
-            base, _, settings = name.partition(":")
-            switches = {key: type(getattr(inductor_conv.config, key))(int(value))
-                        for key, value in (s.split("=") for s in settings.split(",") if s)}
-            with fx_graph_cache_disabled(), mock.patch.dict(vars(inductor_conv.config), switches):
+            base, switches, _ = impl_settings(name)
+            with fx_graph_cache_disabled(), config_patch(switches):
                 fn = attend_op if base == "eager" else compile_with_plugin(attend, plugin=base == "ours")
-
-                def run():
-                    fn(q, k, v, mask, bias).backward(grad)
-
-                run()
-                wall = bench(run)
-                gpu, shown = top_kernels(run, top=4)
-                print(f"  {name:34s} wall {wall:.3f} ms  GPU {gpu:.3f} ms  rewrites "
-                      f"{inductor_conv.counters()['attention']}  | {shown}")
+                report_variant(name, lambda: fn(q, k, v, mask, bias).backward(grad))
             inductor_conv.disable()
             torch._dynamo.reset()
 

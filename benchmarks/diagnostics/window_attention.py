@@ -26,7 +26,7 @@ from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 from inductor_conv.lowerings import attention as attn_lowering  # noqa: E402
 
 from attention_profile import lowering_overrides  # noqa: E402
-from common import bench, compile_with_plugin, top_kernels  # noqa: E402
+from common import compile_with_plugin, config_patch, impl_settings, report_variant  # noqa: E402
 
 # Swin-T: (stage, tokens per side at 224 x 224, channels, heads)
 STAGES = {1: (56, 96, 3), 2: (28, 192, 6), 3: (14, 384, 12), 4: (7, 768, 24)}
@@ -75,23 +75,14 @@ def main():
                 return lambda: fn(x, mask).backward(grad)
 
             for name in args.impl:
-                base, _, settings = name.partition(":")
-                overrides = dict(s.split("=") for s in settings.split(",") if s)
-                switches = {k: type(getattr(inductor_conv.config, k))(int(overrides.pop(k)))
-                            for k in [k for k in overrides if hasattr(inductor_conv.config, k)]}
+                base, switches, overrides = impl_settings(name)
                 keep = {"fit_fwd_tile": lambda tile, *lengths: tile, "fit_bwd_tile": lambda tile, *lengths: tile}
                 fit = overrides.pop("fit", "1") == "1"
-                with fx_graph_cache_disabled(), mock.patch.dict(vars(inductor_conv.config), switches), \
+                with fx_graph_cache_disabled(), config_patch(switches), \
                         mock.patch.dict(vars(attn_lowering), {} if fit else keep), \
                         lowering_overrides(overrides, torch.empty(1, 1, 1, dim // heads), False, 0.0):
                     inductor_conv.reset_counters()
-                    fn = compile_with_plugin(attend, plugin=base == "ours")
-                    run = step(fn)
-                    run()
-                    wall = bench(run)
-                    gpu, shown = top_kernels(run, top=5)
-                    print(f"  {name:34s} wall {wall:.3f} ms  GPU {gpu:.3f} ms  rewrites "
-                          f"{inductor_conv.counters()['attention']}  | {shown}")
+                    report_variant(name, step(compile_with_plugin(attend, plugin=base == "ours")), top=5)
                 inductor_conv.disable()
                 torch._dynamo.reset()
 

@@ -569,6 +569,19 @@ def test_compiled_templates_match_fp64(dtype, causal, p, mask_kind):
     _assert_16bit_close(got, (ref, *ref_grads))
 
 
+def _bf16_inputs(B, H, S, D, mask_kind, p):
+    """bf16 q, k, v (requiring grad), a mask (None; "bias": a learned (1, H, S, S) bias broadcast over the batch,
+    requiring grad; "bool": a (B, 1, S, S) mask broadcast over the heads), a dropout seed when p > 0, and dO."""
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    mask = None
+    if mask_kind == "bias":
+        mask = _randn(1, H, S, S, seed=5, dtype=torch.bfloat16).expand(B, H, S, S).detach().requires_grad_()
+    elif mask_kind == "bool":
+        mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, H, S, S)
+    seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    return q, k, v, mask, seed, _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal,p,mask_kind,D", [(False, 0.0, "bias", 32), (False, 0.1, "bool", 128),
                                                   (True, 0.1, None, 64)])
@@ -577,14 +590,7 @@ def test_short_sequences_take_fitted_tiles_and_match_fp64(causal, p, mask_kind, 
     forward row blocks of 64 where every head dim's table has 128, and no mask summary (SHORT_MASK_LENGTH); both
     templates still run and match float64."""
     B, H, S = 64, 3, 49
-    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
-    mask = None
-    if mask_kind == "bias":  # Swin's relative position bias, broadcast over the windows
-        mask = _randn(1, H, S, S, seed=5, dtype=torch.bfloat16).expand(B, H, S, S).detach().requires_grad_()
-    elif mask_kind == "bool":
-        mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, H, S, S)
-    seed = torch.tensor([123], dtype=torch.int64, device=DEVICE) if p > 0 else None
-    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    q, k, v, mask, seed, do = _bf16_inputs(B, H, S, D, mask_kind, p)  # a bias: Swin's, broadcast over the windows
     got, code = _compiled_fwd_bwd(causal, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
     forward, backward = _modules(code)
     assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
@@ -602,13 +608,7 @@ def test_unaligned_masks_are_read_padded_and_match_fp64(p, mask_kind, D):
     a bool one with dropout, 197 bytes) reach both templates with rows padded to 16 bytes (200 and 208 elements);
     the results match float64."""
     B, H, S = 4, 3, 197
-    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
-    if mask_kind == "bias":
-        mask = _randn(1, H, S, S, seed=5, dtype=torch.bfloat16).expand(B, H, S, S).detach().requires_grad_()
-    else:
-        mask = (_randn(B, 1, S, S, seed=5) > -1.0).expand(B, H, S, S)
-    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE) if p > 0 else None
-    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    q, k, v, mask, seed, do = _bf16_inputs(B, H, S, D, mask_kind, p)
     got, code = _compiled_fwd_bwd(False, p, q, k, v, mask, seed, do, mask_grad=mask_kind == "bias")
     forward, backward = _modules(code)
     assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")

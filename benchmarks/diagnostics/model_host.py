@@ -25,6 +25,11 @@ WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize
 
 
 def report(name, model, inputs, encoder):
+    """Time, profile and print one compiled variant's training step (on a CPU, `--device cpu --tiny`: a smoke run of
+    the same code, CPU operators only)."""
+    cuda = torch.cuda.is_available()
+    synchronize = torch.cuda.synchronize if cuda else (lambda: None)
+
     def step():
         out = model(**inputs)
         loss = out.last_hidden_state.float().square().mean() if encoder else out.loss
@@ -32,23 +37,24 @@ def report(name, model, inputs, encoder):
 
     for _ in range(3):
         step()
-    torch.cuda.synchronize()
+    synchronize()
     times, issued = [], []
     for _ in range(STEPS):
         start = time.perf_counter()
         step()
         issued.append((time.perf_counter() - start) * 1e3)  # the host has queued the step
-        torch.cuda.synchronize()
+        synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        torch.cuda.set_sync_debug_mode("warn")
+        if cuda:
+            torch.cuda.set_sync_debug_mode("warn")
+            step()
+            torch.cuda.set_sync_debug_mode(0)
+    synchronize()
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
         step()
-        torch.cuda.set_sync_debug_mode(0)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
+        synchronize()
     ev = prof.key_averages()
     gpu = sum(e.self_device_time_total for e in ev) / 1e3
     launches = sum(e.count for e in ev if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx",

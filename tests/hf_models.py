@@ -196,6 +196,13 @@ MODELS = {
                                   layerdrop=0.0, activation_dropout=0.0, attention_dropout=0.0,
                                   dropout_positions=0.0),
                  dict(attention=1, causal_conv1d=0), dict(mel=(64, 80), cpu_training=True)),
+    # Wav2Vec2-BERT (w2v-BERT 2.0, SeamlessM4T v2's speech encoder): a conformer whose conv module pads on the left,
+    # runs the depthwise conv and then a layer norm (the short conv without activation), and attention with the
+    # relative positions above; stacked log-mel frames (2 x 80 features)
+    "wav2vec2_bert": (lambda: _encoder("wav2vec2-bert", position_embeddings_type="relative",
+                                       conv_depthwise_kernel_size=3, conformer_conv_dropout=0.0, mask_time_prob=0.0,
+                                       layerdrop=0.0, attention_dropout=0.0),
+                      dict(attention=1, causal_conv1d=1), dict(mel=(40, 160))),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

@@ -215,7 +215,8 @@ def _even(block: int, *lengths) -> bool:
 
 
 def _static_length(n) -> int | None:
-    """A sequence length as an int when it is static, else None (the tiles then stay the table's)."""
+    """A sequence length (or any size or stride) as an int when it is static, else None (the tiles then stay the
+    table's; a mask's layout stays as it is)."""
     return int(n) if isinstance(n, (int, sympy.Integer)) else None
 
 
@@ -226,10 +227,9 @@ def _padded_mask(attn_mask):
     align = config.attention_mask_row_bytes
     if not align:
         return attn_mask
-    size, stride = attn_mask.get_size(), attn_mask.get_stride()
-    if not all(isinstance(e, (int, sympy.Integer)) for e in (*size, *stride)):
+    size, stride = ([_static_length(e) for e in values] for values in (attn_mask.get_size(), attn_mask.get_stride()))
+    if None in size or None in stride:
         return attn_mask
-    size, stride = [int(e) for e in size], [int(e) for e in stride]
     itemsize = attn_mask.get_dtype().itemsize
     if stride[-1] != 1 or size[-2] == 1 or (stride[-2] * itemsize) % align == 0:
         return attn_mask

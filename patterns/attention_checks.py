@@ -172,6 +172,12 @@ def key_transposed_last_two(match) -> bool:
     return True
 
 
+def is_head_sum(node) -> bool:
+    """A sum over dim 1 (or -3) that keeps it: the only sum relax's optional head sum can be (the check below proves
+    the rest; attention_relax offers no other sum as one)."""
+    return _is_call(node, aten.sum.dim_IntList) and list(node.args[1]) in ([1], [-3]) and _keepdim(node) is True
+
+
 @predicate
 def head_sums_reduce_broadcast_kv(match) -> bool:
     """A sum of a backward matmul's gradient (relax's optional head sum) reduces the heads of a K/V that matmul
@@ -181,8 +187,8 @@ def head_sums_reduce_broadcast_kv(match) -> bool:
         src = node.args[0]
         if not (_is_call(src, aten.view.default) and _is_call(src.args[0], aten.bmm.default)):
             continue  # the softmax's row sums, a bias gradient's batch sum
-        if not (list(node.args[1]) in ([1], [-3]) and node.args[2] is True and len(_shape(node)) == 4
-                and q.dim() == 4 and _known(k.shape[1] == 1) and _known(v.shape[1] == 1)):
+        if not (is_head_sum(node) and len(_shape(node)) == 4 and q.dim() == 4 and _known(k.shape[1] == 1)
+                and _known(v.shape[1] == 1)):
             return False
     return True
 

@@ -46,6 +46,7 @@ from inductor_conv._compat import (
     guard_or_false,
     is_match,
 )
+from inductor_conv.patterns.attention_checks import is_head_sum
 from inductor_conv.patterns.attention_forms import SCALE_DIV, SCALE_MUL, SCALE_NONE
 
 aten = torch.ops.aten
@@ -136,17 +137,12 @@ class _MaybeHeadSum(_Optional):
             return
         for node in list(self.skip.find_anchor_nodes(ctx, searched)):
             if isinstance(node, torch.fx.Node):
-                yield from (u for u in node.users if _is_head_sum(u))
+                # only a sum that can be a head sum: another sum of a backward matmul's gradient belongs to the graph
+                # around the match, e.g. the gradient of a per-head bias added to q, (1, H, 1, D), sums dQ over the
+                # batch and the rows (HF Wav2Vec2-Conformer's ``pos_bias_u``); offered as the head sum, it would take
+                # the place of dQ itself and the match would be refused
+                yield from (u for u in node.users if is_head_sum(u))
             yield node
-
-
-def _is_head_sum(node) -> bool:
-    """A sum over dim 1 (or -3) that keeps it: the only sum a head sum can be (checks.head_sums_reduce_broadcast_kv
-    proves the rest).  Other sums of a backward matmul's gradient belong to the graph around the match: the gradient
-    of a per-head bias added to q, (1, H, 1, D), sums dQ over the batch and the rows (HF Wav2Vec2-Conformer's
-    ``pos_bias_u``), and offered as the head sum it would take the place of dQ itself."""
-    return (_is_call(node, (aten.sum.dim_IntList,)) and list(node.args[1]) in ([1], [-3])
-            and bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)))
 
 
 class _MaybeGradient(PatternExpr):

@@ -6,10 +6,10 @@ interpreter never compiles anything, so a template the GPU compiler rejects unde
 device.  tests/tools/compile_sm90.py renders a representative set (ATTENTION_TEMPLATES: forward and backward, head dims
 64 and 128, causal with and without pairs, dropout, bool and additive masks, the mask's gradient, GQA,
 soft-capping, fp16 / bf16 / fp32, Swin's 49-token windows (the short tiles, no mask summary: Note [short
-sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); CONV_TEMPLATES: forward and backward, contiguous and channel-last) with each
-lowering's default tile and compiles it in a subprocess (the interpreter, switched on in conftest.py, would replace
-the kernels).  .ci/run runs this with the main venv's triton (3.6.0, torch 2.11's CUDA pin) and again with triton
-3.7.1 (torch 2.13's CUDA pin) in a second venv.
+sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); CONV_TEMPLATES: forward and
+backward, contiguous and channel-last) with each lowering's default tile and compiles it in a subprocess (the
+interpreter, switched on in conftest.py, would replace the kernels).  .ci/run runs this with the main venv's triton
+(3.6.0, torch 2.11's CUDA pin) and again with triton 3.7.1 (torch 2.13's CUDA pin) in a second venv.
 """
 import collections
 import json

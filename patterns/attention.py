@@ -146,9 +146,9 @@ def variants():
         for gqa in (True, False):
             for form in FORMS:
                 learned = MASKS[form.mask].learned
-                # (CodeGen, the one model adding its mask before the scale, MPNet and Swin have no GQA)
-                if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.float32_mask
-                             or MASKS[form.mask].window)) or (learned and not training):
+                # (CodeGen, Bros and XLNet, the models adding a mask before the scale, MPNet and Swin have no GQA)
+                if (gqa and (form.scores == "bmm" or form.mask_then_scale or form.bias_then_scale
+                             or form.float32_mask or MASKS[form.mask].window)) or (learned and not training):
                     continue
                 # A learned bias broadcast over the batch (its gradient is a sum) or not: the backward differs. (A
                 # bias of fewer dims is the broadcast one's: Note [lower-rank gradients].)

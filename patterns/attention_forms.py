@@ -48,6 +48,10 @@ class Form:
     # the mask added before the scale, (s + mask)·c (HF CodeGen's own ``_attn``, transformers 5.17 and earlier): the
     # op's mask is mask·c, in float32 as eager adds the mask to float32 scores
     mask_then_scale: bool = False
+    # the pair's first term (a bias) added before the scale and its second (the mask) after, (s + bias)·c + mask (HF
+    # Bros; XLNet, whose mask is subtracted, normalised to an add by graph_pass.subtracted_masks_as_adds): the op's mask
+    # is bias·c + mask, in float32
+    bias_then_scale: bool = False
     # (a variant, as gqa and upcast are; set on a form, its only one) the additive masks float32 in a half graph,
     # autocast's: where the scale comes after the mask, the backward casts dS to half after the scale's backward
     # instead of before it; MPNet's rounded sum casts the scores back to half between its two masks
@@ -299,6 +303,8 @@ def attention_search(query, key, value, mask, fill, padding, sinks, scale, scale
         s = torch.matmul(query, key.transpose(-2, -1))
     if form.mask_then_scale:
         s = _apply_scale(MASKS[form.mask].search(s, mask, fill, padding), scale, scale_kind)
+    elif form.bias_then_scale:
+        s = _apply_scale(s + mask, scale, scale_kind) + padding
     else:
         s = _apply_scale(s, scale, scale_kind)
         if form.softcap:
@@ -337,7 +343,12 @@ def attention_replacement(query, key, value, mask, fill, padding, sinks, scale, 
         query, key, value = (x.unflatten(0, (mask.shape[0], -1)) for x in (query, key, value))
     query, op_scale = _op_scale(query, scale, scale_kind)
     query, op_q_scale = _op_scale(query, q_scale, q_scale_kind)
-    query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
+    if form.bias_then_scale:  # (s + bias)·c + mask == s·c + (bias·c + mask)
+        _, bias = _op_mask_additive(query, mask, fill, padding)
+        _, attn_mask = _op_mask_additive(query, padding, fill, padding)
+        attn_mask = _apply_scale(bias.float(), scale, scale_kind) + attn_mask
+    else:
+        query, attn_mask = MASKS[form.mask].to_op(query, mask, fill, padding)
     if form.mask_then_scale:  # (s + mask)·c == s·c + mask·c
         attn_mask = _apply_scale(attn_mask.float(), scale, scale_kind)
     if form.scores == "bmm" and not split_heads:  # (B·H, S, D) -> (1, B·H, S, D); the mask broadcasts over (Sq, Sk)
@@ -424,4 +435,8 @@ FORMS = (
     Form("granite_swa_lse_sinks_additive_mask", mask="additive", lse_sinks=True),
     Form("mimo_max_subtracted_additive_mask", mask="additive", max_subtracted=True),
     Form("codegen_mask_then_scale", mask="additive", mask_then_scale=True),
+    # HF Bros (a bias computed from q, trained through) and XLNet (its relative-position term, the same; the segment
+    # term absent): a bias added before the scale, the mask after
+    Form("bros_bias_then_scale_then_mask", mask="bias_pair", bias_then_scale=True),
+    Form("xlnet_additive_then_scale_then_mask", mask="additive_pair", bias_then_scale=True),
 )

@@ -113,10 +113,13 @@ def _same_view(a, b) -> bool:
     return same_args and _same_view(a.args[0], b.args[0])
 
 
+_VIEWS_AND_CASTS = VIEW_OPS | {torch.ops.prims.convert_element_type.default}
+
+
 def _reaches_softmax_max(node) -> bool:
-    """node, or a view of it, is reduced by a max over its last dim (a softmax's, decomposed)."""
+    """node, or a view or cast of it, is reduced by a max over its last dim (a softmax's, decomposed)."""
     for user in node.users:
-        if user.target in VIEW_OPS and _reaches_softmax_max(user):
+        if user.target in _VIEWS_AND_CASTS and _reaches_softmax_max(user):
             return True
         if user.target == torch.ops.aten.amax.default and user.args[0] is node:
             return True
@@ -147,6 +150,160 @@ def repeated_mask_adds_merged(graph) -> int:
         graph.erase_node(inner)
         merged += 1
     return merged
+
+
+# Elementwise ops that may sit between a scores term and its softmax: the scale, the masks' adds, a cast.
+_SCORE_STEPS = frozenset((torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops.aten.add.Tensor,
+                          torch.ops.aten.sub.Tensor, torch.ops.prims.convert_element_type.default))
+
+
+def _reaches_softmax_scores(node, steps: int) -> bool:
+    """node, or what at most ``steps`` elementwise ops (the scale, masks, a cast) or views make of it, is reduced by a
+    softmax's max over its last dim."""
+    if _reaches_softmax_max(node):
+        return True
+    return steps > 0 and any(user.target in _SCORE_STEPS | VIEW_OPS and _reaches_softmax_scores(user, steps - 1)
+                             for user in node.users)
+
+
+def _is_zero(arg) -> bool:
+    return type(arg) in (int, float) and arg == 0
+
+
+def zero_adds_dropped(graph) -> int:
+    """Replace ``x + 0`` (a Python zero, of x's dtype and shape) on the way to a softmax by x: XLNet adds its absent
+    segment term as ``ac + bd + 0``. Exact but for the sign of a zero score, which the softmax does not see. Returns
+    the number dropped."""
+    dropped = 0
+    for node in list(graph.find_nodes(op="call_function", target=torch.ops.aten.add.Tensor)):
+        if node.kwargs or len(node.args) != 2:
+            continue
+        x, zero = node.args if _is_zero(node.args[1]) else reversed(node.args)
+        value, result = getattr(x, "meta", {}).get("val"), node.meta.get("val")
+        if not (_is_zero(zero) and isinstance(value, torch.Tensor) and isinstance(result, torch.Tensor)
+                and value.is_floating_point() and value.dtype == result.dtype and value.shape == result.shape
+                and _reaches_softmax_scores(node, 3)):
+            continue
+        node.replace_all_uses_with(x)
+        graph.erase_node(node)
+        dropped += 1
+    return dropped
+
+
+def _computed_from(node, source) -> bool:
+    """``source`` is among the nodes ``node`` is computed from."""
+    seen, stack = {node}, [node]
+    while stack:
+        for arg in stack.pop().all_input_nodes:
+            if arg is source:
+                return True
+            if arg not in seen:
+                seen.add(arg)
+                stack.append(arg)
+    return False
+
+
+def subtracted_masks_as_adds(graph) -> int:
+    """Spell ``s - m`` (m a floating tensor) that a softmax's max reduces, directly or through views and casts, as
+    ``s + (-m)``: XLNet's ``score - 1e30 * mask`` and Funnel's ``score - INF * (1 - mask)`` are additive masks as the
+    attention forms write them. Exact: IEEE subtraction is the addition of the negation. A term computed from the
+    scores is no mask: the row max that softmax, gpt-oss's sinks and MiMo subtract stays as it is. Returns the number
+    respelled."""
+    aten = torch.ops.aten
+    respelled = 0
+    for node in list(graph.find_nodes(op="call_function", target=aten.sub.Tensor)):
+        if node.kwargs or len(node.args) != 2 or not all(isinstance(a, torch.fx.Node) for a in node.args):
+            continue
+        s, m = node.args
+        values = [a.meta.get("val") for a in (s, m, node)]
+        if not (all(isinstance(v, torch.Tensor) and v.is_floating_point() for v in values)
+                and _reaches_softmax_max(node) and not _computed_from(m, s)):
+            continue
+        with graph.inserting_before(node):
+            negated = graph.call_function(aten.neg.default, (m,))
+            added = graph.call_function(aten.add.Tensor, (s, negated))
+        negated.meta["val"], added.meta["val"] = -values[1], values[2]
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in node.meta:
+                negated.meta[key] = added.meta[key] = node.meta[key]
+        node.replace_all_uses_with(added)
+        graph.erase_node(node)
+        respelled += 1
+    return respelled
+
+
+def _score_terms(amax) -> list:
+    """The adds of tensor terms on the way from the scores to a softmax's max ``amax``, innermost first: the chain from
+    amax's input back through casts, views, a scale (a number or a 0-d tensor) and adds, following each add's first
+    operand (the scores; the second is the term). Every node of the chain but the last has no other user."""
+    aten = torch.ops.aten
+    adds, node = [], amax.args[0]
+    while isinstance(node, torch.fx.Node) and node.op == "call_function" and not node.kwargs:
+        if node.target in _VIEWS_AND_CASTS:
+            nxt = node.args[0]
+        elif node.target in (aten.mul.Tensor, aten.div.Tensor) and len(node.args) == 2 and (
+                type(node.args[1]) in (int, float) or isinstance(node.args[1], torch.fx.Node)
+                and getattr(node.args[1].meta.get("val"), "ndim", None) == 0):
+            nxt = node.args[0]
+        elif node.target == aten.add.Tensor and len(node.args) == 2 and isinstance(node.args[1], torch.fx.Node):
+            adds.append(node)
+            nxt = node.args[0]
+        else:
+            break
+        if not (isinstance(nxt, torch.fx.Node) and len(nxt.users) == 1):
+            break
+        node = nxt
+    return adds[::-1]
+
+
+def extra_score_terms_summed(graph) -> list:
+    """Where three or more tensor terms are added to the scores before their softmax, ``((s + a) + b) + ...`` (Funnel:
+    two position terms computed from q, then the mask; XLNet with segments: two terms, the scale, the mask), add the
+    first two together first, ``(s + (a + b)) + ...``, until two terms are left, the most the attention forms take. The
+    sum rounds once where eager rounds the scores twice, as the op's own ``mask + padding`` does (attention_forms'
+    pair forms); a term's gradient is the scores' gradient either way, and the backward already computes it so.
+    Returns the sums made, for ``score_terms_unsummed`` to undo where no rewrite took them."""
+    add = torch.ops.aten.add.Tensor
+    sums = []
+    for amax in list(graph.find_nodes(op="call_function", target=torch.ops.aten.amax.default)):
+        terms = _score_terms(amax)
+        while len(terms) >= 3:
+            inner, outer = terms[0], terms[1]
+            a, b = inner.args[1], outer.args[1]
+            values = [x.meta.get("val") for x in (inner.args[0], a, b)]
+            if not (all(isinstance(v, torch.Tensor) and v.is_floating_point() for v in values)
+                    and outer.args[0] is inner):
+                break
+            with graph.inserting_before(outer):
+                both = graph.call_function(add, (a, b))
+            both.meta["val"] = values[1] + values[2]
+            outer.args = (inner.args[0], both)
+            graph.erase_node(inner)
+            terms = terms[1:]
+            sums.append(both)
+    return sums
+
+
+def score_terms_unsummed(graph, sums) -> int:
+    """Undo ``extra_score_terms_summed`` where no rewrite consumed its sum (``s + (a + b)`` back to ``(s + a) + b``, the
+    latest sum first), so a graph the patterns left alone computes eager's order of adds. Returns the number undone."""
+    add = torch.ops.aten.add.Tensor
+    undone, present = 0, set(graph.find_nodes(op="call_function", target=add))
+    for both in reversed(sums):
+        if both not in present or len(both.users) != 1:
+            continue
+        outer = next(iter(both.users))
+        if outer.target != add or len(outer.args) != 2 or outer.args[1] is not both:
+            continue
+        scores, (a, b) = outer.args[0], both.args
+        with graph.inserting_before(outer):
+            inner = graph.call_function(add, (scores, a))
+        inner.meta["val"] = scores.meta["val"] + a.meta["val"]
+        outer.args = (inner, b)
+        graph.erase_node(both)
+        present.add(inner)
+        undone += 1
+    return undone
 
 
 def _feeds_bmm_only(node) -> bool:
@@ -305,6 +462,9 @@ class InductorConvPass(ChainedPass):
         bmm_operand_expands_dropped(graph)
         merge_repeated_views(graph)
         repeated_mask_adds_merged(graph)
+        zero_adds_dropped(graph)
+        subtracted_masks_as_adds(graph)
+        sums = extra_score_terms_summed(graph)
         scalar_constants_as_full(graph)
         normalize(graph)
         normalize_autocast(graph)
@@ -312,6 +472,7 @@ class InductorConvPass(ChainedPass):
         existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
         with rewrite_log.explaining(PATTERNS, graph):  # TORCH_LOGS=inductor_conv: Note [rewrite log]
             rewritten = PATTERNS.apply(graph)
+        score_terms_unsummed(graph, sums)
         if rewritten:
             from inductor_conv.patterns.attention_causal import infer_causal
             from inductor_conv.patterns.causal_conv1d_silu import keep_eager_output_layout

@@ -381,6 +381,54 @@ def _codegen(m, q, k, v, mask):
     return merge(torch.matmul(p, v))
 
 
+def _bros(m, q, k, v, mask):
+    """HF Bros: a position term computed from q (trained through q and the table) added before the scale,
+    ``(s + q·rᵀ) / sqrt(D) + mask``."""
+    q, k, v = heads(q, k, v)
+    s = (torch.matmul(q, k.transpose(-1, -2)) + q @ m.bias.transpose(0, 1)) / math.sqrt(D)
+    p = F.dropout(F.softmax(s + mask, dim=-1), p=m.p, training=m.training)
+    return merge(torch.matmul(p, v))
+
+
+def _xlnet(m, q, k, v, hidden):
+    """HF XLNet's ``rel_attn_core``: einsum over (S, B, H, D) heads, the position term computed from q, the absent
+    segment term added as 0, the scale, then the mask subtracted: ``score - 1e30 * hidden`` (hidden 1 = masked)."""
+    q, k, v = (x.transpose(0, 1) for x in (q, k, v))  # (B, S, H, D) -> (S, B, H, D)
+    ac = torch.einsum("ibnd,jbnd->bnij", q, k)
+    bd = q.permute(1, 2, 0, 3) @ m.bias.transpose(0, 1)  # (B, H, S, S)
+    s = (ac + bd + 0) * m.scaling - 1e30 * hidden
+    p = F.dropout(F.softmax(s, dim=3), p=m.p, training=m.training)
+    return torch.einsum("bnij,jbnd->ibnd", p, v).transpose(0, 1).reshape(B, S, -1)
+
+
+def _funnel(m, q, k, v, keep):
+    """HF Funnel: q pre-scaled, two terms (one computed from q, one fixed) added to the scores, in float32, then the
+    mask subtracted, ``- 1e6 * (1 - keep)``, softmax in the input's dtype. (Funnel's own q-dependent terms read the
+    pre-scaled q and its content term q plus a per-head bias; a pre-scale that both read is not matched.)"""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q * m.scaling, k.transpose(-1, -2)) + q @ m.bias.transpose(0, 1) + m.alibi
+    s = s.float() - 1e6 * (1 - keep[:, None, None].float())
+    p = F.dropout(torch.softmax(s, dim=-1, dtype=q.dtype), p=m.p, training=m.training)
+    return merge(torch.matmul(p, v))
+
+
+def _scores_then(m, q, k, v, masking):
+    """softmax(masking(q kᵀ)) v, dropout between."""
+    q, k, v = heads(q, k, v)
+    p = F.dropout(F.softmax(masking(torch.matmul(q, k.transpose(-1, -2))), dim=-1), p=m.p, training=m.training)
+    return merge(torch.matmul(p, v))
+
+
+def _mimo(m, q, k, v, mask):
+    """HF MiMo-V2-Flash's full-attention layers: the row max subtracted from the masked scores before the softmax (a
+    difference that is no mask: graph_pass.subtracted_masks_as_adds leaves it)."""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling + mask
+    s = s - s.max(dim=-1, keepdim=True).values
+    p = F.dropout(F.softmax(s, dim=-1), p=m.p, training=m.training)
+    return merge(torch.matmul(p, v))
+
+
 def _bmm(m, q, k, v, mask):  # heads folded into the batch (HF BART/Whisper style), q pre-scaled
     q, k, v = (x.transpose(1, 2).reshape(-1, x.shape[1], x.shape[3]) for x in (q, k, v))
     w = torch.bmm(q * m.scaling, k.transpose(1, 2))
@@ -670,6 +718,14 @@ RECOGNISED = {
     "fsmt_key_padding": (_fsmt, {}, _key_padding(), H),
     "codegen_mask_then_scale": (_codegen, {}, _causal_left_padding(), H),
     "codegen_random_mask_then_scale": (_codegen, {}, additive(B, 1, S, S), H),  # a mask the scale changes
+    "mimo_row_max_subtracted": (_mimo, {}, additive(B, 1, S, S), H),
+    # a trained bias subtracted from the scores: added negated, its gradient the op's mask gradient negated (one
+    # broadcast over the batch is left alone: its gradient negates dS before the batch sum the forms have after it)
+    "learned_bias_subtracted": (lambda m, q, k, v, mask: _scores_then(m, q, k, v, lambda s: s * m.scaling - m.bias),
+                                dict(bias_shape=(B, H, S, S)), None, H),
+    "bros_bias_then_scale": (_bros, dict(bias_shape=(S, D)), _right_padding(), H),
+    "xlnet_subtracted_mask": (_xlnet, dict(bias_shape=(S, D)), lambda: (torch.rand(B, 1, S, S) < 0.3).float(), H),
+    "funnel_three_terms": (_funnel, dict(bias_shape=(S, D)), lambda: (torch.rand(B, S) < 0.7).float(), H),
     "key_copied_into_new_empty": (_key_copied, {}, None, H),
     "bmm_prescaled_q": (_bmm, {}, None, H),
     "bmm_additive_mask": (_bmm, {}, additive(B * H, S, S), H),

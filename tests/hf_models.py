@@ -203,6 +203,22 @@ MODELS = {
                                        conv_depthwise_kernel_size=3, conformer_conv_dropout=0.0, mask_time_prob=0.0,
                                        layerdrop=0.0, attention_dropout=0.0),
                       dict(attention=1, causal_conv1d=1), dict(mel=(40, 160))),
+    # XLNet (its base model, one layer, the content stream): einsum attention over (S, B, H, D) heads, q offset by a
+    # per-head bias; the relative-position term, computed from q and trained through, added before the scale, the
+    # absent segment term as ``+ 0``, the mask subtracted after it (``- 1e30 * mask``)
+    "xlnet": (lambda: transformers.AutoModel.from_config(transformers.AutoConfig.for_model(
+                  "xlnet", vocab_size=VOCAB, d_model=64, n_layer=1, n_head=4, d_inner=128, dropout=0.0),
+                  attn_implementation="eager"),
+              dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    # Funnel: two blocks (the second's queries pooled 2x) and a decoder layer; q pre-scaled, two terms computed from q
+    # (relative positions, token types) added to the scores, then the mask subtracted
+    "funnel": (lambda: transformers.FunnelModel._from_config(transformers.FunnelConfig(
+                   vocab_size=VOCAB, block_sizes=[1, 1], num_decoder_layers=1, d_model=64, n_head=4, d_head=16,
+                   d_inner=128, hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0),
+                   attn_implementation="eager"),
+               dict(attention=3, causal_conv1d=0), dict(padding="right")),
+    # Bros: a bounding-box position term computed from q (einsum) added before the scale, the mask after it
+    "bros": (lambda: _encoder("bros"), dict(attention=1, causal_conv1d=0), dict(padding="right", bbox=True)),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
@@ -249,6 +265,9 @@ def model_inputs(extra, generator, device="cpu"):
         else:
             mask[1, -5:] = 0
         inputs["attention_mask"] = mask
+    if extra.get("bbox"):  # layouts: a box per token, (x0, y0, x1, y1) in [0, 1]
+        corner, size = (torch.rand(BATCH, LENGTH, 2, generator=generator) / 2 for _ in range(2))
+        inputs["bbox"] = torch.cat([corner, corner + size], -1)
     if extra.get("decoder"):
         inputs["decoder_input_ids"] = torch.randint(0, VOCAB, (BATCH, LENGTH // 2), generator=generator)
     return {k: v.to(device) for k, v in inputs.items()}

@@ -1435,6 +1435,111 @@ class Graph:
         return (permute_8,)
 """)
 
+    def test_xlnet_subtracted_mask_inference(self):
+        # the mask subtracted after the scale is added negated; the term computed from q, added before the scale
+        # with a 0, reaches the op scaled
+        self.assertExpectedInline(recognised("xlnet_subtracted_mask", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[8, 16]", arg4_1: "f32[3, 1, 8, 8]"):
+        permute: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg0_1, [1, 0, 2, 3]);  arg0_1 = None
+        permute_1: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg1_1, [1, 0, 2, 3]);  arg1_1 = None
+        permute_2: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(arg2_1, [1, 0, 2, 3]);  arg2_1 = None
+        permute_3: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(permute, [1, 2, 0, 3])
+        permute_4: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(permute_1, [1, 2, 0, 3]);  permute_1 = None
+        permute_6: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(permute, [1, 2, 0, 3]);  permute = None
+        permute_7: "f32[16, 8]" = torch.ops.aten.permute.default(arg3_1, [1, 0]);  arg3_1 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute_6, memory_format = torch.contiguous_format);  permute_6 = None
+        view_3: "f32[96, 16]" = torch.ops.aten.view.default(clone_2, [96, 16]);  clone_2 = None
+        mm: "f32[96, 8]" = torch.ops.aten.mm.default(view_3, permute_7);  view_3 = permute_7 = None
+        view_4: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(mm, [3, 4, 8, 8]);  mm = None
+        mul_1: "f32[3, 1, 8, 8]" = torch.ops.aten.mul.Tensor(arg4_1, 1e+30);  arg4_1 = None
+        neg_default: "f32[3, 1, 8, 8]" = torch.ops.aten.neg.default(mul_1);  mul_1 = None
+        permute_8: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(permute_2, [1, 2, 0, 3]);  permute_2 = None
+        mul_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.mul.Tensor(view_4, 0.25);  view_4 = None
+        add_tensor_1: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(mul_tensor, neg_default);  mul_tensor = neg_default = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor_1, [3, 4, 8, 8]);  add_tensor_1 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute_3, permute_4, permute_8, expand_default, 0.0, False, 0.25, None);  permute_3 = permute_4 = permute_8 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_9: "f32[8, 3, 4, 16]" = torch.ops.aten.permute.default(getitem, [2, 0, 1, 3]);  getitem = None
+        permute_10: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(permute_9, [1, 0, 2, 3]);  permute_9 = None
+        clone_5: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_10, memory_format = torch.contiguous_format);  permute_10 = None
+        view_8: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_5, [3, 8, 64]);  clone_5 = None
+        return (view_8,)
+""")
+
+    def test_funnel_three_terms_inference(self):
+        # the two terms added to the scores are summed first, then the negated mask
+        self.assertExpectedInline(recognised("funnel_three_terms", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[8, 16]", arg4_1: "f32[1, 4, 1, 8]", arg5_1: "f32[3, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        permute_4: "f32[16, 8]" = torch.ops.aten.permute.default(arg3_1, [1, 0]);  arg3_1 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format)
+        view_3: "f32[96, 16]" = torch.ops.aten.view.default(clone_2, [96, 16]);  clone_2 = None
+        mm: "f32[96, 8]" = torch.ops.aten.mm.default(view_3, permute_4);  view_3 = permute_4 = None
+        view_4: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(mm, [3, 4, 8, 8]);  mm = None
+        add_tensor_1: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(view_4, arg4_1);  view_4 = arg4_1 = None
+        unsqueeze: "f32[3, 1, 8]" = torch.ops.aten.unsqueeze.default(arg5_1, 1);  arg5_1 = None
+        unsqueeze_1: "f32[3, 1, 1, 8]" = torch.ops.aten.unsqueeze.default(unsqueeze, 2);  unsqueeze = None
+        sub: "f32[3, 1, 1, 8]" = torch.ops.aten.sub.Tensor(1, unsqueeze_1);  unsqueeze_1 = None
+        mul_1: "f32[3, 1, 1, 8]" = torch.ops.aten.mul.Tensor(sub, 1000000.0);  sub = None
+        neg_default: "f32[3, 1, 1, 8]" = torch.ops.aten.neg.default(mul_1);  mul_1 = None
+        add_tensor_2: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(add_tensor_1, neg_default);  add_tensor_1 = neg_default = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor_2, [3, 4, 8, 8]);  add_tensor_2 = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None);  permute = permute_1 = permute_2 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_5: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_5: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_8: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_5, [3, 8, 64]);  clone_5 = None
+        return (view_8,)
+""")
+
+    def test_bros_bias_then_scale_training(self):
+        self.assertExpectedInline(recognised("bros_bias_then_scale", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[8, 16]"; primals_5: "f32[3, 1, 1, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        permute_4: "f32[16, 8]" = torch.ops.aten.permute.default(primals_4, [1, 0]);  primals_4 = None
+        clone_2: "f32[3, 4, 8, 16]" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format)
+        view_3: "f32[96, 16]" = torch.ops.aten.view.default(clone_2, [96, 16]);  clone_2 = None
+        mm: "f32[96, 8]" = torch.ops.aten.mm.default(view_3, permute_4)
+        view_4: "f32[3, 4, 8, 8]" = torch.ops.aten.view.default(mm, [3, 4, 8, 8]);  mm = None
+        div_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(view_4, 4.0);  view_4 = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(div_tensor, primals_5);  div_tensor = primals_5 = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_5: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_5: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_5, memory_format = torch.contiguous_format);  permute_5 = None
+        view_8: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_5, [3, 8, 64]);  clone_5 = None
+        view_9: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_6: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_9, [0, 2, 1, 3]);  view_9 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_6, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  permute_6 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        div_tensor_1: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(getitem_5, 4.0);  getitem_5 = None
+        view_13: "f32[96, 8]" = torch.ops.aten.view.default(div_tensor_1, [96, 8]);  div_tensor_1 = None
+        permute_9: "f32[8, 96]" = torch.ops.aten.permute.default(view_13, [1, 0])
+        mm_1: "f32[8, 16]" = torch.ops.aten.mm.default(permute_9, view_3);  permute_9 = view_3 = None
+        permute_11: "f32[8, 16]" = torch.ops.aten.permute.default(permute_4, [1, 0]);  permute_4 = None
+        mm_2: "f32[96, 16]" = torch.ops.aten.mm.default(view_13, permute_11);  view_13 = permute_11 = None
+        view_14: "f32[3, 4, 8, 16]" = torch.ops.aten.view.default(mm_2, [3, 4, 8, 16]);  mm_2 = None
+        add_2: "f32[3, 4, 8, 16]" = torch.ops.aten.add.Tensor(view_14, getitem_2);  view_14 = getitem_2 = None
+        permute_16: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_17: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_18: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(add_2, [0, 2, 1, 3]);  add_2 = None
+        return pytree.tree_unflatten([view_8, permute_18, permute_17, permute_16, mm_1, None], self._out_spec)
+""")
+
     def test_deberta_v3_disentangled_training(self):
         self.assertExpectedInline(recognised("deberta_v3_disentangled", train=True), """\
 class Graph:

@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-ef85866606121f98a604220d'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-b915e8203949b5bd8d85f16b'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bert_no_mask_repeat_kv_training
@@ -8107,7 +8107,450 @@ def _p101():  # 101:codegen_mask_then_scale_fp32_softmax_fp32_mask_training
     return output
 
 
-def _p102():  # 102:bert_no_mask_repeat_kv_inference
+def _p102():  # 102:bros_bias_then_scale_then_mask_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'), _users=2)
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_7, Ignored(), True)
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p103():  # 103:bros_bias_then_scale_then_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'), _users=2)
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      mul_Tensor_7,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p104():  # 104:bros_bias_then_scale_then_mask_fp32_softmax_broadcast_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'), _users=2)
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    sum_dim_IntList_2 = CallFunction(aten.sum.dim_IntList, mul_Tensor_7, Ignored(), True)
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      sum_dim_IntList_2,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p105():  # 105:bros_bias_then_scale_then_mask_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'), _users=2)
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      mul_Tensor_7,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p106():  # 106:xlnet_additive_then_scale_then_mask_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored(), _users=2)
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, convert_element_type_default_1, Ignored(), _users=2)
+    neg_default = CallFunction(aten.neg.default, convert_element_type_default_2)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, convert_element_type_default_2, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_5 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_5, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p107():  # 107:xlnet_additive_then_scale_then_mask_fp32_softmax_training
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'), _users=2)
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored(), _users=2)
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored(), _users=2)
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList, _users=3)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored(), _users=2)
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored(), _users=2)
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    view_default_5 = CallFunction(aten.view.default, bmm_default_1, Ignored())
+    neg_default = CallFunction(aten.neg.default, div_Tensor)
+    view_default_6 = CallFunction(aten.view.default, KeywordArg('tangents_1'), Ignored(), _users=2)
+    permute_default_1 = CallFunction(aten.permute.default, view_default_4, Ignored())
+    bmm_default_2 = CallFunction(aten.bmm.default, view_default_6, permute_default_1)
+    view_default_7 = CallFunction(aten.view.default, bmm_default_2, Ignored())
+    convert_element_type_default_2 = CallFunction(prims.convert_element_type.default, gt_Scalar, Ignored())
+    mul_Tensor_4 = CallFunction(aten.mul.Tensor, convert_element_type_default_2, Ignored())
+    mul_Tensor_5 = CallFunction(aten.mul.Tensor, view_default_7, mul_Tensor_4)
+    convert_element_type_default_3 = CallFunction(prims.convert_element_type.default, mul_Tensor_5, Ignored())
+    mul_Tensor_6 = CallFunction(aten.mul.Tensor, convert_element_type_default_3, div_Tensor, _users=2)
+    sum_dim_IntList_1 = CallFunction(aten.sum.dim_IntList, mul_Tensor_6, Ignored(), True)
+    fma_default = CallFunction(prims.fma.default, neg_default, sum_dim_IntList_1, mul_Tensor_6)
+    convert_element_type_default_4 = CallFunction(prims.convert_element_type.default, fma_default, Ignored())
+    mul_Tensor_7 = CallFunction(aten.mul.Tensor, convert_element_type_default_4, KeywordArg('scale'))
+    view_default_8 = CallFunction(aten.view.default, mul_Tensor_7, Ignored(), _users=2)
+    permute_default_2 = CallFunction(aten.permute.default, view_default_1, Ignored())
+    bmm_default_3 = CallFunction(aten.bmm.default, view_default_8, permute_default_2)
+    view_default_9 = CallFunction(aten.view.default, bmm_default_3, Ignored())
+    mul_Tensor_8 = CallFunction(aten.mul.Tensor, view_default_9, KeywordArg('q_scale'))
+    permute_default_3 = CallFunction(aten.permute.default, view_default, Ignored())
+    bmm_default_4 = CallFunction(aten.bmm.default, permute_default_3, view_default_8)
+    view_default_10 = CallFunction(aten.view.default, bmm_default_4, Ignored())
+    permute_default_4 = CallFunction(aten.permute.default, view_default_10, Ignored())
+    permute_default_5 = CallFunction(aten.permute.default, view_default_3, Ignored())
+    bmm_default_5 = CallFunction(aten.bmm.default, permute_default_5, view_default_6)
+    view_default_11 = CallFunction(aten.view.default, bmm_default_5, Ignored())
+    output = MultiOutputPattern([view_default_5,
+      mul_Tensor_8,
+      permute_default_4,
+      view_default_11,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None,
+      None
+    ])
+    return output
+
+
+def _p108():  # 108:bert_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8146,7 +8589,7 @@ def _p102():  # 102:bert_no_mask_repeat_kv_inference
     return output
 
 
-def _p103():  # 103:bert_additive_mask_repeat_kv_inference
+def _p109():  # 109:bert_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8186,7 +8629,7 @@ def _p103():  # 103:bert_additive_mask_repeat_kv_inference
     return output
 
 
-def _p104():  # 104:two_additive_masks_repeat_kv_inference
+def _p110():  # 110:two_additive_masks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8227,7 +8670,7 @@ def _p104():  # 104:two_additive_masks_repeat_kv_inference
     return output
 
 
-def _p105():  # 105:nanogpt_masked_fill_repeat_kv_inference
+def _p111():  # 111:nanogpt_masked_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -8268,7 +8711,7 @@ def _p105():  # 105:nanogpt_masked_fill_repeat_kv_inference
     return output
 
 
-def _p106():  # 106:hf_gpt2_where_repeat_kv_inference
+def _p112():  # 112:hf_gpt2_where_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8309,7 +8752,7 @@ def _p106():  # 106:hf_gpt2_where_repeat_kv_inference
     return output
 
 
-def _p107():  # 107:hf_gpt2_where_padding_repeat_kv_inference
+def _p113():  # 113:hf_gpt2_where_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8351,7 +8794,7 @@ def _p107():  # 107:hf_gpt2_where_padding_repeat_kv_inference
     return output
 
 
-def _p108():  # 108:where_scalar_fill_repeat_kv_inference
+def _p114():  # 114:where_scalar_fill_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8392,7 +8835,7 @@ def _p108():  # 108:where_scalar_fill_repeat_kv_inference
     return output
 
 
-def _p109():  # 109:where_scalar_fill_padding_repeat_kv_inference
+def _p115():  # 115:where_scalar_fill_padding_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8434,7 +8877,7 @@ def _p109():  # 109:where_scalar_fill_padding_repeat_kv_inference
     return output
 
 
-def _p110():  # 110:gemma2_softcap_additive_mask_repeat_kv_inference
+def _p116():  # 116:gemma2_softcap_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8477,7 +8920,7 @@ def _p110():  # 110:gemma2_softcap_additive_mask_repeat_kv_inference
     return output
 
 
-def _p111():  # 111:softcap_no_mask_repeat_kv_inference
+def _p117():  # 117:softcap_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8519,7 +8962,7 @@ def _p111():  # 111:softcap_no_mask_repeat_kv_inference
     return output
 
 
-def _p112():  # 112:gpt_oss_sinks_additive_mask_repeat_kv_inference
+def _p118():  # 118:gpt_oss_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8567,7 +9010,7 @@ def _p112():  # 112:gpt_oss_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p113():  # 113:sinks_no_mask_repeat_kv_inference
+def _p119():  # 119:sinks_no_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8614,7 +9057,7 @@ def _p113():  # 113:sinks_no_mask_repeat_kv_inference
     return output
 
 
-def _p114():  # 114:flint_float32_sinks_additive_mask_repeat_kv_inference
+def _p120():  # 120:flint_float32_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8659,7 +9102,7 @@ def _p114():  # 114:flint_float32_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p115():  # 115:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
+def _p121():  # 121:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8704,7 +9147,7 @@ def _p115():  # 115:inkling2_two_additive_masks_query_sinks_repeat_kv_inference
     return output
 
 
-def _p116():  # 116:query_sinks_additive_mask_repeat_kv_inference
+def _p122():  # 122:query_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8748,7 +9191,7 @@ def _p116():  # 116:query_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p117():  # 117:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
+def _p123():  # 123:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8808,7 +9251,7 @@ def _p117():  # 117:granite_swa_lse_sinks_additive_mask_repeat_kv_inference
     return output
 
 
-def _p118():  # 118:mimo_max_subtracted_additive_mask_repeat_kv_inference
+def _p124():  # 124:mimo_max_subtracted_additive_mask_repeat_kv_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8851,7 +9294,7 @@ def _p118():  # 118:mimo_max_subtracted_additive_mask_repeat_kv_inference
     return output
 
 
-def _p119():  # 119:bert_no_mask_inference
+def _p125():  # 125:bert_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8884,7 +9327,7 @@ def _p119():  # 119:bert_no_mask_inference
     return output
 
 
-def _p120():  # 120:bert_additive_mask_inference
+def _p126():  # 126:bert_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8918,7 +9361,7 @@ def _p120():  # 120:bert_additive_mask_inference
     return output
 
 
-def _p121():  # 121:two_additive_masks_inference
+def _p127():  # 127:two_additive_masks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8953,7 +9396,7 @@ def _p121():  # 121:two_additive_masks_inference
     return output
 
 
-def _p122():  # 122:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
+def _p128():  # 128:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -8988,7 +9431,7 @@ def _p122():  # 122:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference
     return output
 
 
-def _p123():  # 123:swin_bias_then_window_mask_inference
+def _p129():  # 129:swin_bias_then_window_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9025,7 +9468,7 @@ def _p123():  # 123:swin_bias_then_window_mask_inference
     return output
 
 
-def _p124():  # 124:nanogpt_masked_fill_inference
+def _p130():  # 130:nanogpt_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -9060,7 +9503,7 @@ def _p124():  # 124:nanogpt_masked_fill_inference
     return output
 
 
-def _p125():  # 125:hf_gpt2_where_inference
+def _p131():  # 131:hf_gpt2_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9095,7 +9538,7 @@ def _p125():  # 125:hf_gpt2_where_inference
     return output
 
 
-def _p126():  # 126:hf_gpt2_where_padding_inference
+def _p132():  # 132:hf_gpt2_where_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9131,7 +9574,7 @@ def _p126():  # 126:hf_gpt2_where_padding_inference
     return output
 
 
-def _p127():  # 127:where_scalar_fill_inference
+def _p133():  # 133:where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9166,7 +9609,7 @@ def _p127():  # 127:where_scalar_fill_inference
     return output
 
 
-def _p128():  # 128:where_scalar_fill_padding_inference
+def _p134():  # 134:where_scalar_fill_padding_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9202,7 +9645,7 @@ def _p128():  # 128:where_scalar_fill_padding_inference
     return output
 
 
-def _p129():  # 129:bmm_3d_inference
+def _p135():  # 135:bmm_3d_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9222,7 +9665,7 @@ def _p129():  # 129:bmm_3d_inference
     return output
 
 
-def _p130():  # 130:bmm_3d_additive_mask_inference
+def _p136():  # 136:bmm_3d_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9243,7 +9686,7 @@ def _p130():  # 130:bmm_3d_additive_mask_inference
     return output
 
 
-def _p131():  # 131:bmm_3d_masked_fill_inference
+def _p137():  # 137:bmm_3d_masked_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -9265,7 +9708,7 @@ def _p131():  # 131:bmm_3d_masked_fill_inference
     return output
 
 
-def _p132():  # 132:fsmt_bmm_masked_fill_heads_inference
+def _p138():  # 138:fsmt_bmm_masked_fill_heads_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     scalar_tensor_default = CallFunction(aten.scalar_tensor.default, KeywordArg('fill'), dtype=Ignored(), layout=torch.strided, device=Ignored())
@@ -9289,7 +9732,7 @@ def _p132():  # 132:fsmt_bmm_masked_fill_heads_inference
     return output
 
 
-def _p133():  # 133:bmm_3d_where_inference
+def _p139():  # 139:bmm_3d_where_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9311,7 +9754,7 @@ def _p133():  # 133:bmm_3d_where_inference
     return output
 
 
-def _p134():  # 134:bmm_3d_where_scalar_fill_inference
+def _p140():  # 140:bmm_3d_where_scalar_fill_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9333,7 +9776,7 @@ def _p134():  # 134:bmm_3d_where_scalar_fill_inference
     return output
 
 
-def _p135():  # 135:gemma2_softcap_additive_mask_inference
+def _p141():  # 141:gemma2_softcap_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9370,7 +9813,7 @@ def _p135():  # 135:gemma2_softcap_additive_mask_inference
     return output
 
 
-def _p136():  # 136:softcap_no_mask_inference
+def _p142():  # 142:softcap_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9406,7 +9849,7 @@ def _p136():  # 136:softcap_no_mask_inference
     return output
 
 
-def _p137():  # 137:gpt_oss_sinks_additive_mask_inference
+def _p143():  # 143:gpt_oss_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9448,7 +9891,7 @@ def _p137():  # 137:gpt_oss_sinks_additive_mask_inference
     return output
 
 
-def _p138():  # 138:sinks_no_mask_inference
+def _p144():  # 144:sinks_no_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9489,7 +9932,7 @@ def _p138():  # 138:sinks_no_mask_inference
     return output
 
 
-def _p139():  # 139:flint_float32_sinks_additive_mask_inference
+def _p145():  # 145:flint_float32_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9528,7 +9971,7 @@ def _p139():  # 139:flint_float32_sinks_additive_mask_inference
     return output
 
 
-def _p140():  # 140:inkling2_two_additive_masks_query_sinks_inference
+def _p146():  # 146:inkling2_two_additive_masks_query_sinks_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9567,7 +10010,7 @@ def _p140():  # 140:inkling2_two_additive_masks_query_sinks_inference
     return output
 
 
-def _p141():  # 141:query_sinks_additive_mask_inference
+def _p147():  # 147:query_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9605,7 +10048,7 @@ def _p141():  # 141:query_sinks_additive_mask_inference
     return output
 
 
-def _p142():  # 142:granite_swa_lse_sinks_additive_mask_inference
+def _p148():  # 148:granite_swa_lse_sinks_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9659,7 +10102,7 @@ def _p142():  # 142:granite_swa_lse_sinks_additive_mask_inference
     return output
 
 
-def _p143():  # 143:mimo_max_subtracted_additive_mask_inference
+def _p149():  # 149:mimo_max_subtracted_additive_mask_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9696,7 +10139,7 @@ def _p143():  # 143:mimo_max_subtracted_additive_mask_inference
     return output
 
 
-def _p144():  # 144:codegen_mask_then_scale_inference
+def _p150():  # 150:codegen_mask_then_scale_inference
     rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
     gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
     mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
@@ -9712,6 +10155,41 @@ def _p144():  # 144:codegen_mask_then_scale_inference
     add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
     mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
     convert_element_type_default = CallFunction(prims.convert_element_type.default, mul_Tensor_1, Ignored(), _users=2)
+    amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
+    sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
+    exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
+    sum_dim_IntList = CallFunction(aten.sum.dim_IntList, exp_default, Ignored(), True)
+    div_Tensor = CallFunction(aten.div.Tensor, exp_default, sum_dim_IntList)
+    convert_element_type_default_1 = CallFunction(prims.convert_element_type.default, div_Tensor, Ignored())
+    mul_Tensor_2 = CallFunction(aten.mul.Tensor, gt_Scalar, convert_element_type_default_1)
+    mul_Tensor_3 = CallFunction(aten.mul.Tensor, mul_Tensor_2, Ignored())
+    expand_default_2 = CallFunction(aten.expand.default, mul_Tensor_3, Ignored())
+    view_default_3 = CallFunction(aten.view.default, expand_default_2, Ignored())
+    expand_default_3 = CallFunction(aten.expand.default, KeywordArg('value'), Ignored())
+    clone_default_2 = CallFunction(aten.clone.default, expand_default_3, memory_format=torch.contiguous_format)
+    view_default_4 = CallFunction(aten.view.default, clone_default_2, Ignored())
+    bmm_default_1 = CallFunction(aten.bmm.default, view_default_3, view_default_4)
+    output = CallFunction(aten.view.default, bmm_default_1, Ignored(), _users=0)
+    return output
+
+
+def _p151():  # 151:xlnet_additive_then_scale_then_mask_inference
+    rand_default = CallFunction(aten.rand.default, Ignored(), dtype=Ignored(), device=Ignored(), pin_memory=False)
+    gt_Scalar = CallFunction(aten.gt.Scalar, rand_default, KeywordArg('dropout_p'))
+    mul_Tensor = CallFunction(aten.mul.Tensor, KeywordArg('query'), KeywordArg('q_scale'))
+    expand_default = CallFunction(aten.expand.default, mul_Tensor, Ignored())
+    clone_default = CallFunction(aten.clone.default, expand_default, memory_format=torch.contiguous_format)
+    view_default = CallFunction(aten.view.default, clone_default, Ignored())
+    permute_default = CallFunction(aten.permute.default, KeywordArg('key'), Ignored())
+    expand_default_1 = CallFunction(aten.expand.default, permute_default, Ignored())
+    clone_default_1 = CallFunction(aten.clone.default, expand_default_1, memory_format=torch.contiguous_format)
+    view_default_1 = CallFunction(aten.view.default, clone_default_1, Ignored())
+    bmm_default = CallFunction(aten.bmm.default, view_default, view_default_1)
+    view_default_2 = CallFunction(aten.view.default, bmm_default, Ignored())
+    add_Tensor = CallFunction(aten.add.Tensor, view_default_2, KeywordArg('mask'))
+    mul_Tensor_1 = CallFunction(aten.mul.Tensor, add_Tensor, KeywordArg('scale'))
+    add_Tensor_1 = CallFunction(aten.add.Tensor, mul_Tensor_1, KeywordArg('padding'))
+    convert_element_type_default = CallFunction(prims.convert_element_type.default, add_Tensor_1, Ignored(), _users=2)
     amax_default = CallFunction(aten.amax.default, convert_element_type_default, Ignored(), True)
     sub_Tensor = CallFunction(aten.sub.Tensor, convert_element_type_default, amax_default)
     exp_default = CallFunction(aten.exp.default, sub_Tensor, _users=2)
@@ -9833,47 +10311,54 @@ PATTERNS = {
     '99:codegen_mask_then_scale_training': _p99,
     '100:codegen_mask_then_scale_fp32_softmax_training': _p100,
     '101:codegen_mask_then_scale_fp32_softmax_fp32_mask_training': _p101,
-    '102:bert_no_mask_repeat_kv_inference': _p102,
-    '103:bert_additive_mask_repeat_kv_inference': _p103,
-    '104:two_additive_masks_repeat_kv_inference': _p104,
-    '105:nanogpt_masked_fill_repeat_kv_inference': _p105,
-    '106:hf_gpt2_where_repeat_kv_inference': _p106,
-    '107:hf_gpt2_where_padding_repeat_kv_inference': _p107,
-    '108:where_scalar_fill_repeat_kv_inference': _p108,
-    '109:where_scalar_fill_padding_repeat_kv_inference': _p109,
-    '110:gemma2_softcap_additive_mask_repeat_kv_inference': _p110,
-    '111:softcap_no_mask_repeat_kv_inference': _p111,
-    '112:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p112,
-    '113:sinks_no_mask_repeat_kv_inference': _p113,
-    '114:flint_float32_sinks_additive_mask_repeat_kv_inference': _p114,
-    '115:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p115,
-    '116:query_sinks_additive_mask_repeat_kv_inference': _p116,
-    '117:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p117,
-    '118:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p118,
-    '119:bert_no_mask_inference': _p119,
-    '120:bert_additive_mask_inference': _p120,
-    '121:two_additive_masks_inference': _p121,
-    '122:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p122,
-    '123:swin_bias_then_window_mask_inference': _p123,
-    '124:nanogpt_masked_fill_inference': _p124,
-    '125:hf_gpt2_where_inference': _p125,
-    '126:hf_gpt2_where_padding_inference': _p126,
-    '127:where_scalar_fill_inference': _p127,
-    '128:where_scalar_fill_padding_inference': _p128,
-    '129:bmm_3d_inference': _p129,
-    '130:bmm_3d_additive_mask_inference': _p130,
-    '131:bmm_3d_masked_fill_inference': _p131,
-    '132:fsmt_bmm_masked_fill_heads_inference': _p132,
-    '133:bmm_3d_where_inference': _p133,
-    '134:bmm_3d_where_scalar_fill_inference': _p134,
-    '135:gemma2_softcap_additive_mask_inference': _p135,
-    '136:softcap_no_mask_inference': _p136,
-    '137:gpt_oss_sinks_additive_mask_inference': _p137,
-    '138:sinks_no_mask_inference': _p138,
-    '139:flint_float32_sinks_additive_mask_inference': _p139,
-    '140:inkling2_two_additive_masks_query_sinks_inference': _p140,
-    '141:query_sinks_additive_mask_inference': _p141,
-    '142:granite_swa_lse_sinks_additive_mask_inference': _p142,
-    '143:mimo_max_subtracted_additive_mask_inference': _p143,
-    '144:codegen_mask_then_scale_inference': _p144,
+    '102:bros_bias_then_scale_then_mask_broadcast_training': _p102,
+    '103:bros_bias_then_scale_then_mask_training': _p103,
+    '104:bros_bias_then_scale_then_mask_fp32_softmax_broadcast_training': _p104,
+    '105:bros_bias_then_scale_then_mask_fp32_softmax_training': _p105,
+    '106:xlnet_additive_then_scale_then_mask_training': _p106,
+    '107:xlnet_additive_then_scale_then_mask_fp32_softmax_training': _p107,
+    '108:bert_no_mask_repeat_kv_inference': _p108,
+    '109:bert_additive_mask_repeat_kv_inference': _p109,
+    '110:two_additive_masks_repeat_kv_inference': _p110,
+    '111:nanogpt_masked_fill_repeat_kv_inference': _p111,
+    '112:hf_gpt2_where_repeat_kv_inference': _p112,
+    '113:hf_gpt2_where_padding_repeat_kv_inference': _p113,
+    '114:where_scalar_fill_repeat_kv_inference': _p114,
+    '115:where_scalar_fill_padding_repeat_kv_inference': _p115,
+    '116:gemma2_softcap_additive_mask_repeat_kv_inference': _p116,
+    '117:softcap_no_mask_repeat_kv_inference': _p117,
+    '118:gpt_oss_sinks_additive_mask_repeat_kv_inference': _p118,
+    '119:sinks_no_mask_repeat_kv_inference': _p119,
+    '120:flint_float32_sinks_additive_mask_repeat_kv_inference': _p120,
+    '121:inkling2_two_additive_masks_query_sinks_repeat_kv_inference': _p121,
+    '122:query_sinks_additive_mask_repeat_kv_inference': _p122,
+    '123:granite_swa_lse_sinks_additive_mask_repeat_kv_inference': _p123,
+    '124:mimo_max_subtracted_additive_mask_repeat_kv_inference': _p124,
+    '125:bert_no_mask_inference': _p125,
+    '126:bert_additive_mask_inference': _p126,
+    '127:two_additive_masks_inference': _p127,
+    '128:mpnet_rounded_then_mask_fp32_softmax_fp32_mask_inference': _p128,
+    '129:swin_bias_then_window_mask_inference': _p129,
+    '130:nanogpt_masked_fill_inference': _p130,
+    '131:hf_gpt2_where_inference': _p131,
+    '132:hf_gpt2_where_padding_inference': _p132,
+    '133:where_scalar_fill_inference': _p133,
+    '134:where_scalar_fill_padding_inference': _p134,
+    '135:bmm_3d_inference': _p135,
+    '136:bmm_3d_additive_mask_inference': _p136,
+    '137:bmm_3d_masked_fill_inference': _p137,
+    '138:fsmt_bmm_masked_fill_heads_inference': _p138,
+    '139:bmm_3d_where_inference': _p139,
+    '140:bmm_3d_where_scalar_fill_inference': _p140,
+    '141:gemma2_softcap_additive_mask_inference': _p141,
+    '142:softcap_no_mask_inference': _p142,
+    '143:gpt_oss_sinks_additive_mask_inference': _p143,
+    '144:sinks_no_mask_inference': _p144,
+    '145:flint_float32_sinks_additive_mask_inference': _p145,
+    '146:inkling2_two_additive_masks_query_sinks_inference': _p146,
+    '147:query_sinks_additive_mask_inference': _p147,
+    '148:granite_swa_lse_sinks_additive_mask_inference': _p148,
+    '149:mimo_max_subtracted_additive_mask_inference': _p149,
+    '150:codegen_mask_then_scale_inference': _p150,
+    '151:xlnet_additive_then_scale_then_mask_inference': _p151,
 }

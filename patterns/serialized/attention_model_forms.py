@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'attention_model_forms'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-8aa916b4afcc59bce35ce64e'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-9707b7a737524886de471854'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:bloom_alibi_baddbmm_fp32_softmax_training

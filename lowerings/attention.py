@@ -7,6 +7,7 @@ math is the eager kernels' math.  Extra outputs (LSE; dQ, dV, dS) are mutated in
 does (NOTE:[TritonTemplates with multiple outputs] in torch/_inductor/ir.py); Note [attention backward recomputes
 P] in ops/attention.py says what the backward gets.
 """
+import weakref
 from pathlib import Path
 
 import sympy
@@ -220,6 +221,47 @@ def _static_length(n) -> int | None:
     return int(n) if isinstance(n, (int, sympy.Integer)) else None
 
 
+# Note [one summary per mask]: in a graph that runs several attentions over one mask (a whole model compiled: HF
+# builds the mask once and every layer reads it), each layer's lowering would copy the mask into padded rows and
+# summarise it again. An Inductor graph's buffers are single-assignment (an input a graph mutates is written back
+# only at its end), so a buffer read through the same view holds the same values at every read: the padded copy and
+# the summary of a mask are made once per graph, keyed by the buffer and the view, and every later layer reads them.
+_MEMO = weakref.WeakKeyDictionary()  # GraphLowering -> {key: IR nodes}
+
+
+def _mask_key(mask, *extra):
+    """The key of a realized mask's values in the graph being lowered (its buffer's name and the view's size,
+    stride, offset and dtype), or None where it has no name."""
+    try:
+        layout = mask.get_layout()
+        return (mask.get_name(), tuple(layout.size), tuple(layout.stride), layout.offset, layout.dtype, *extra)
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+def _per_graph(key, make):
+    """make() once per graph being lowered and key (Note [one summary per mask]); every call when key is None."""
+    if key is None:
+        return make()
+    memo = _MEMO.setdefault(V.graph, {})
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
+def _mask_summary(mask, cols: bool):
+    """The summary op's (rows, column sums) of ``mask`` as a fallback kernel, once per graph (Note [one summary per
+    mask]); a summary made with the columns serves a call that needs the rows only."""
+    key = _mask_key(mask, "summary")
+    memo = _MEMO.setdefault(V.graph, {}) if key is not None else {}
+    for with_cols in (True,) if cols else (True, False):
+        if (key, with_cols) in memo:
+            return memo[key, with_cols]
+    summary = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
+    memo[key, cols] = summary
+    return summary
+
+
 def _padded_mask(attn_mask):
     """The templates' mask input (realized), its rows padded when they are not aligned: Note [mask row alignment] in
     heuristics/attention.py (a graph input is copied once, its broadcast dims kept at stride 0; a computed mask's
@@ -240,7 +282,8 @@ def _padded_mask(attn_mask):
         padded[dim] = step
         step *= template_mask_row(size[dim], itemsize) if dim == len(size) - 1 else size[dim]
     boxed = attn_mask if isinstance(attn_mask, ir.TensorBox) else ir.TensorBox(attn_mask)  # what slice_ takes
-    return realize_inputs(ir.ExternKernel.require_exact_strides(boxed, padded))
+    return _per_graph(_mask_key(attn_mask, "padded", tuple(padded)),
+                      lambda: realize_inputs(ir.ExternKernel.require_exact_strides(boxed, padded)))
 
 
 def _placeholder(dtype, device):
@@ -254,7 +297,7 @@ def _mask_summaries(mask, options, q, cols: bool):
     device = q.get_device()
     if not options["MASK_RANGES"]:
         return _placeholder(torch.int32, device), _placeholder(torch.int32, device)
-    rows, col_sum = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
+    rows, col_sum = _mask_summary(mask, cols)
     B, Hq = q.get_size()[:2]
     expand = inductor_lowerings[aten.expand]
     views = [realize_inputs(expand(t, [B, Hq, *t.get_size()[2:]])) for t in (rows, col_sum)[:1 + cols]]

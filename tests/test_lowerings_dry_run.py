@@ -348,3 +348,35 @@ def test_unaligned_mask_rows_are_padded(dry_run, dynamic):
             assert isinstance(node.data, ir.ComputedBuffer), node
         else:
             assert _strides(node) == [str(S * 48), "0", "48", "1"], _strides(node)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_one_summary_per_mask_in_a_graph(dry_run, monkeypatch, dynamic):
+    """Note [one summary per mask]: two attentions over one bool mask in one graph (a whole model compiled over HF's
+    mask) read one padded copy of it (70 keys: rows padded to 80 bytes; static sizes) and one summary, in the forward
+    graph and in the backward's; a third attention over another mask gets its own. Results match the eager op."""
+    monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", True)
+    B, H, S, D = 2, 3, 70, 16
+    q, k, v = (_randn(B, H, S, D, seed=i) for i in range(3))
+    keep = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(B, 1, S, S).contiguous()
+    other = _randn(B, 1, S, S, seed=7) > -1.0
+
+    def fn(q, k, v):
+        a = inductor_conv.attention(q, k, v, attn_mask=keep)
+        b = inductor_conv.attention(a, k, v, attn_mask=keep)
+        return inductor_conv.attention(b, k, v, attn_mask=other)
+
+    got, want = _fwd_bwd(fn, [q, k, v], dynamic)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+    fwd, bwd = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    assert len(fwd) == len(bwd) == 3
+    for calls, summaries in ((fwd, lambda kw: kw["input_nodes"][-1:]), (bwd, lambda kw: kw["input_nodes"][-2:])):
+        masks = [kw["input_nodes"][3].get_name() for kw in calls]
+        rows = [[node.get_name() for node in summaries(kw)] for kw in calls]
+        # the backward runs the layers in reverse: the third call of the forward is the first of the backward
+        same, apart = (calls[0], calls[1]) if calls is fwd else (calls[1], calls[2])
+        assert masks.count(masks[calls.index(same)]) == 2 and len(set(masks)) == 2, masks
+        assert rows[calls.index(same)] == rows[calls.index(apart)] and len({r[0] for r in rows}) == 2, rows
+        if not dynamic:
+            assert _strides(calls[0]["input_nodes"][3]) == [str(S * 80), "0", "80", "1"]

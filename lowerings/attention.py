@@ -469,7 +469,10 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)
     B, Hq, Sq, D = q.get_size()
     Hkv, Sk = k.get_size()[1:3]
-    ds = empty_strided([B, Hq, Sq, Sk], None, dtype=f32, device=device) if mask_grad else _placeholder(f32, device)
+    # dS in the mask's dtype: the template's store rounds it as a convert after it would, without an fp32 buffer
+    # written, read back and converted (a trained (B, H, S, S) bias: Parakeet, DeBERTa)
+    ds_dtype = attn_mask.get_dtype() if mask_grad else f32
+    ds = empty_strided([B, Hq, Sq, Sk], None, dtype=ds_dtype, device=device) if mask_grad else _placeholder(f32, device)
     # The template's output is dK, or dV with a split head dim, whose dK tile pair one store_output cannot take
     # (Note [split head dim]); the other is a mutated input, as dQ.
     dv_out = bool(options["BLOCK_D2"])
@@ -504,7 +507,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     result = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
     dk, dv = (dkv, result) if dv_out else (result, dkv)
     if mask_grad:  # the op returns dmask in the mask's dtype, shape [B, Hq, Sq, Sk] (its mask is the 4-D view)
-        dmask = convert(ds, attn_mask.get_dtype())
+        dmask = ds
     else:
         dmask = empty_strided([0], None, dtype=q.get_dtype(), device=device)
     return dq, dk, dv, dmask

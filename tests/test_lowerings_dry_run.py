@@ -380,3 +380,21 @@ def test_one_summary_per_mask_in_a_graph(dry_run, monkeypatch, dynamic):
         assert rows[calls.index(same)] == rows[calls.index(apart)] and len({r[0] for r in rows}) == 2, rows
         if not dynamic:
             assert _strides(calls[0]["input_nodes"][3]) == [str(S * 80), "0", "80", "1"]
+
+
+def test_trained_bias_gradient_in_its_dtype(dry_run):
+    """A trained bf16 bias (Parakeet's, DeBERTa's): the backward template writes dS into a buffer of the bias's dtype
+    (its store rounds the fp32 dS, as a convert after it would), with no fp32 buffer between. The fallback choice
+    runs and the bias's gradient matches the eager op's."""
+    B, H, S, D = 2, 3, 40, 16
+    q, k, v = (_randn(B, H, S, D, seed=i).bfloat16() for i in range(3))
+    bias = _randn(B, H, S, S, seed=4).bfloat16()
+
+    def fn(q, k, v, bias):
+        return inductor_conv.attention(q, k, v, attn_mask=bias)
+
+    got, want = _fwd_bwd(fn, [q, k, v, bias], dynamic=False)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)
+    (bwd,) = dry_run["inductor_conv_attention_bwd"]
+    assert bwd["STORE_DS"] and bwd["input_nodes"][11].get_dtype() == torch.bfloat16

@@ -742,7 +742,8 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
     lo <= gap_lo <= gap_hi <= hi):
         dP = Z∘(dO Vᵀ),  dS = P∘(dP - Δ),  dQ += dS K.
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
-    applied by the caller.  STORE_DS writes dS (fp32, the factor included) through p_ds for the attn_mask gradient.
+    applied by the caller.  STORE_DS writes dS (the factor included; the store rounds it to p_ds's dtype) through
+    p_ds for the attn_mask gradient.
     Ragged keys are masked in MASKED tiles.
     """
     c = score_scale(qk_scale2, MASK_KIND)
@@ -1064,7 +1065,8 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      stride_rh=0, BLOCK_D2: tl.constexpr = 0):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).  ROWS: as attn_fwd_rows'.
-    STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] fp32 buffer (for the attn_mask gradient).
+    STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] buffer (for the attn_mask gradient; fp32 in
+    the eager op, the mask's dtype in the template).
     MASKED_FIRST: Note [masked tiles first].  BLOCK_D2: Note [split head dim] (dQ is then a pair)."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]

@@ -426,8 +426,10 @@ def compile_attention_template(fwd: bool, shape, constexprs: dict, num_warps: in
     """An attention template rendered (render_attention) and compiled for sm_90, its tensors in `dtype`."""
     source, names = render_attention(fwd, shape, constexprs, hkv, dtype)
     types = {n: _PTR[dtype] for n in ("Q", "K", "V", "DO", "O", "DQ", "DK", "DV")}
-    types.update(MASK=_PTR[dtype] if constexprs["MASK_KIND"] == 2 else "*i1", SEED="*i64", LSE="*fp32",
-                 DELTA="*fp32", DS="*fp32", ROWS="*i32", COLS="*i32")
+    additive = constexprs["MASK_KIND"] == 2
+    # the lowering's dS buffer has the mask's dtype (a placeholder fp32 one without STORE_DS)
+    types.update(MASK=_PTR[dtype] if additive else "*i1", SEED="*i64", LSE="*fp32", DELTA="*fp32",
+                 DS=_PTR[dtype] if additive and constexprs.get("STORE_DS") else "*fp32", ROWS="*i32", COLS="*i32")
     return compile_source(source, names, types, num_warps, num_stages, out_type=_PTR[dtype])
 
 

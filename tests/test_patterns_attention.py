@@ -54,7 +54,8 @@ DYNAMIC = [("hf_llama_repeat_kv", True), ("multi_query_broadcast", True), ("nano
            ("t5_v5_bias_then_padding", True), ("alibi_then_padding", False), ("bert_additive_mask", False),
            ("hf_gpt2_padding", False), ("gpt2_scalar_fill_padding", True), ("bmm_additive_mask", False),
            ("masked_fill_finfo_min", False), ("sam_rel_pos_3d_matmul", True), ("mpnet_bias_expanded_over_batch", True),
-           ("deberta_v3_disentangled", True),
+           ("deberta_v3_disentangled", True), ("xlnet_subtracted_mask", True), ("funnel_three_terms", True),
+           ("bros_bias_then_scale", True),
            ("bmm_where_finfo_min", True), ("where_scalar_finfo_min", True), ("where_scalar_minus_inf", False),
            ("bmm_learned_bias_broadcast", True), ("scale_mul", False), ("scale_div_math_sqrt", False),
            ("prescaled_q", False), ("bmm_prescaled_q", False), ("masked_fill_minus_inf", False),
@@ -92,7 +93,7 @@ BF16 = [("hf_llama_repeat_kv", False), ("hf_llama_repeat_kv", True), ("hf_gpt2",
         ("mpt_alibi_masked_fill", True), ("xglm_clamped_bmm", True), ("gpt_neo_tensor_fill", False),
         ("falcon_alibi_twice", False), ("falcon_alibi_twice", True), ("bart_masked_bmm", True),
         ("fsmt_key_padding", True), ("deberta_v2_absolute", True), ("wavlm_gated_position_bias", True),
-        ("swinv2_per_head_scale", True)]
+        ("swinv2_per_head_scale", True), ("xlnet_subtracted_mask", True), ("bros_bias_then_scale", True)]
 
 
 @pytest.mark.parametrize("name, train", BF16, ids=_ids(BF16))

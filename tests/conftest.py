@@ -3,9 +3,18 @@
 On a machine without CUDA the Triton kernels run through the interpreter, which must be switched on before
 triton is first imported; GPU-marked tests are skipped there.
 """
+import glob
 import os
 
 import pytest
+
+# TORCH_LOGS=inductor_conv makes `import torch` import our package (to find the logger it names), and with it triton
+# and the kernels, which read TRITON_INTERPRET then: with that setting, on a machine without NVIDIA devices, switch
+# the interpreter on before torch is imported (undone below if torch then finds CUDA after all).
+_EARLY_INTERPRET = ("inductor_conv" in os.environ.get("TORCH_LOGS", "") and "TRITON_INTERPRET" not in os.environ
+                    and not glob.glob("/dev/nvidia[0-9]*"))
+if _EARLY_INTERPRET:
+    os.environ["TRITON_INTERPRET"] = "1"
 
 # The shared check helpers assert like test modules: pytest rewrites their asserts for detailed failure messages.
 pytest.register_assert_rewrite("helpers", "attention_forms_checks", "conv_forms_checks")
@@ -19,6 +28,8 @@ except ImportError:  # pragma: no cover - torch is a hard dependency
 
 if not _HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
+elif _EARLY_INTERPRET:
+    del os.environ["TRITON_INTERPRET"]
 if os.environ.get("TRITON_INTERPRET") == "1":
     # @triton.jit reads TRITON_INTERPRET when a module is imported. Some tests set it to 0 around compiled calls (the
     # op reads it at call time and takes its torch fallback); had such a call been the first to import a kernel

@@ -38,13 +38,15 @@ TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear", "gpt_oss"
 # the reference here. FSMT is rewritten under autocast too, but its tiny config's q/k gradients come out at 3-6x eager
 # autocast's relative error: its attention is nearly uniform, so dS = P∘(dP - Δ) cancels, and Δ comes from the bf16
 # output, as in FlashAttention's backward; benchmarks/diagnostics/autocast_error.py --models fsmt. WavLM's tiny
-# config is left out: its layers' float64 gradients are 1e-8 to 1e-27, below eager autocast's own errors.)
+# config is left out: its layers' float64 gradients are 1e-8 to 1e-27, below eager autocast's own errors. Funnel is
+# not rewritten under autocast: it rounds its float32 masked scores to half before the softmax, README.)
 AUTOCAST = {"llama": dict(attention=1, causal_conv1d=0), "mamba": dict(attention=0, causal_conv1d=1),
             "lfm2": dict(attention=1, causal_conv1d=1), "t5": dict(attention=3, causal_conv1d=0),
             "gemma2": dict(attention=2, causal_conv1d=0), "bloom": dict(attention=1, causal_conv1d=0),
             "mpt": dict(attention=1, causal_conv1d=0), "falcon_alibi": dict(attention=1, causal_conv1d=0),
             "trocr": dict(attention=1, causal_conv1d=0), "codegen": dict(attention=1, causal_conv1d=0),
-            "deberta_v3": dict(attention=1, causal_conv1d=0), "mpnet": dict(attention=1, causal_conv1d=0)}
+            "deberta_v3": dict(attention=1, causal_conv1d=0), "mpnet": dict(attention=1, causal_conv1d=0),
+            "xlnet": dict(attention=1, causal_conv1d=0), "bros": dict(attention=1, causal_conv1d=0)}
 
 
 @contextlib.contextmanager

@@ -11,9 +11,10 @@ instead of attention (LFM2, the Mamba-2 hybrid Nemotron-H, Qwen3-Next's Gated De
 Mamba-2 hybrid, is not run by default: its decoder layer returns the attention probabilities, so they leave each
 compiled graph, and a fused attention, which never forms them, cannot replace its attention.
 Encoders (``--models encoders``, not run by default): the base models of the README's survey at their base sizes,
-BERT (dropout 0.1, right padding), DeBERTa-v3 (its disentangled bias trained), ViT-B/16, Swin-T (its 7 x 7 windows
-and shifted-window mask), wav2vec2 and WavLM (5 s of audio, attention dropout 0.1; WavLM's gated position bias
-trained), each ``AutoModel`` trained on its last hidden state's mean square.
+BERT (dropout 0.1, right padding), DeBERTa-v3 (its disentangled bias trained), XLNet-base (its relative-position term
+trained, dropout 0.1), ViT-B/16, Swin-T (its 7 x 7 windows and shifted-window mask), wav2vec2 and WavLM (5 s of audio,
+attention dropout 0.1; WavLM's gated position bias trained) and Parakeet's encoder, each ``AutoModel`` trained on its
+last hidden state's mean square.
 
 A step is what a training loop does: forward with the loss (HF's own shifted cross-entropy on labels = input ids),
 backward, AdamW step (fused, bf16 parameters), zero_grad. Models use attn_implementation="eager" (the hand-written
@@ -241,6 +242,10 @@ MODELS = {
                                           norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
                                           max_relative_positions=-1, position_biased_input=False),
                        "encoder.layer", 8, 512, 12, dict(_TINY_BASE, position_buckets=8), encoder="text"),
+    # XLNet-base: einsum attention over (S, B, H, D) heads, its relative-position term computed from q (trained) added
+    # before the scale, the padding mask subtracted after it; dropout 0.1 (also on the probabilities)
+    "xlnet": Spec("xlnet", dict(d_model=768, d_inner=3072, n_head=12), "layer", 16, 512, 12,
+                  dict(d_model=64, d_inner=128, n_head=4), encoder="text"),
     # ViT-B/16 at 224 x 224: 197 tokens, no attention dropout
     "vit": Spec("vit", dict(_BASE, image_size=224, patch_size=16), "layers", 64, 197, 12,
                 dict(_TINY_BASE, image_size=32, patch_size=8), encoder="image"),

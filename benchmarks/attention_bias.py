@@ -8,8 +8,11 @@ The bias is a leaf tensor of the shape each model adds (its own computation, the
 out): T5's relative position bias (1, H, S, S), broadcast over the batch, plus a padding mask, no scale, fp32 softmax;
 DeBERTa-v3's disentangled bias (B·H, S, S) on (B·H, S, D) heads with the keys divided by sqrt(3·D) and a
 (B, 1, S, S) bool mask; SAM's decomposed relative positions (B·H, N, N) on 3-D heads through ``@``, fp32 softmax.
-Shapes: t5-base / deberta-v3-base (12 heads of 64, S 512, B 8) and SAM ViT-B's global attention (12 heads of 64,
-64 x 64 = 4096 patches, B 1); dropout 0.1 where the model has it in training (T5, DeBERTa) and 0.
+Parakeet's (NVIDIA FastConformer's) full (B, H, S, S) bias (the shifted relative-position term, computed from q in
+the model, a leaf here), its eager_attention_forward (scale, bias, fp32 softmax), no padding.
+Shapes: t5-base / deberta-v3-base (12 heads of 64, S 512, B 8), SAM ViT-B's global attention (12 heads of 64,
+64 x 64 = 4096 patches, B 1) and Parakeet-CTC-0.6b (8 heads of 128, 250 frames = 20 s of audio, B 16; the same with 16
+heads of 64, and 1000 frames); dropout 0.1 where the model has it in training (T5, DeBERTa, Parakeet) and 0.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, write_t
 
 CASES = [(8, 12, 512, 64)]
 SAM = (1, 12, 4096, 64)
+PARAKEET = [(16, 8, 250, 128), (16, 16, 250, 64), (4, 8, 1000, 128)]
 
 
 def t5_attention(q, k, v, bias, mask, p):
@@ -50,9 +54,20 @@ def sam_attention(q, k, v, bias, mask, p):
     return w @ v
 
 
+def parakeet_attention(q, k, v, bias, mask, p):
+    """HF Parakeet's eager_attention_forward between the projections: q/k/v (B, H, S, D) (q with pos_bias_u added),
+    bias (B, H, S, S) the scaled relative-position term passed as the attention mask."""
+    w = torch.matmul(q, k.transpose(2, 3)) * q.shape[-1] ** -0.5 + bias
+    w = F.dropout(F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype), p=p, training=True)
+    return torch.matmul(w, v)
+
+
 def _inputs(model, B, H, S, D):
     """q, k, v in the model's layout, its bias (a leaf that requires grad) and mask."""
     dev, dt = "cuda", torch.bfloat16
+    if model == "Parakeet":
+        q, k, v = (torch.randn(B, S, H, D, device=dev, dtype=dt).transpose(1, 2) for _ in range(3))
+        return [x.requires_grad_() for x in (q, k, v, torch.randn(B, H, S, S, device=dev, dtype=dt))], None
     if model == "T5":
         q, k, v = (torch.randn(B, S, H, D, device=dev, dtype=dt).transpose(1, 2) for _ in range(3))
         bias = torch.randn(1, H, S, S, device=dev, dtype=dt)
@@ -74,7 +89,9 @@ def main():
     runs = [(m, shape, p) for shape in pick(CASES, args)
             for m, p in itertools.product(("T5", "DeBERTa-v3"), (0.0, 0.1))]
     runs += [("SAM", SAM, 0.0)]
-    attention = {"T5": t5_attention, "DeBERTa-v3": deberta_attention, "SAM": sam_attention}
+    runs += [("Parakeet", shape, p) for shape in pick(PARAKEET, args) for p in (0.0, 0.1)]
+    attention = {"T5": t5_attention, "DeBERTa-v3": deberta_attention, "SAM": sam_attention,
+                 "Parakeet": parakeet_attention}
     for model, (B, H, S, D), p in runs:
         (q, k, v, bias), mask = _inputs(model, B, H, S, D)
         for plugin in (False, True):

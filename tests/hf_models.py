@@ -205,11 +205,14 @@ MODELS = {
                       dict(attention=1, causal_conv1d=1), dict(mel=(40, 160))),
     # XLNet (its base model, one layer, the content stream): einsum attention over (S, B, H, D) heads, q offset by a
     # per-head bias; the relative-position term, computed from q and trained through, added before the scale, the
-    # absent segment term as ``+ 0``, the mask subtracted after it (``- 1e30 * mask``)
+    # absent segment term as ``+ 0``, the mask subtracted after it (``- 1e30 * mask``); with token types (two
+    # segments), the segment term computed from q too: three terms before the scale
     "xlnet": (lambda: transformers.AutoModel.from_config(transformers.AutoConfig.for_model(
                   "xlnet", vocab_size=VOCAB, d_model=64, n_layer=1, n_head=4, d_inner=128, dropout=0.0),
                   attn_implementation="eager"),
               dict(attention=1, causal_conv1d=0), dict(padding="right")),
+    "xlnet_segments": (lambda: MODELS["xlnet"][0](), dict(attention=1, causal_conv1d=0),
+                       dict(padding="right", segments=True)),
     # Funnel: two blocks (the second's queries pooled 2x) and a decoder layer; q pre-scaled, two terms computed from q
     # (relative positions, token types) added to the scores, then the mask subtracted
     "funnel": (lambda: transformers.FunnelModel._from_config(transformers.FunnelConfig(
@@ -265,6 +268,8 @@ def model_inputs(extra, generator, device="cpu"):
         else:
             mask[1, -5:] = 0
         inputs["attention_mask"] = mask
+    if extra.get("segments"):  # two segments: the second half of each row
+        inputs["token_type_ids"] = (torch.arange(LENGTH) >= LENGTH // 2).long().expand(BATCH, LENGTH)
     if extra.get("bbox"):  # layouts: a box per token, (x0, y0, x1, y1) in [0, 1]
         corner, size = (torch.rand(BATCH, LENGTH, 2, generator=generator) / 2 for _ in range(2))
         inputs["bbox"] = torch.cat([corner, corner + size], -1)

@@ -253,13 +253,10 @@ def _mask_summary(mask, cols: bool):
     """The summary op's (rows, column sums) of ``mask`` as a fallback kernel, once per graph (Note [one summary per
     mask]); a summary made with the columns serves a call that needs the rows only."""
     key = _mask_key(mask, "summary")
-    memo = _MEMO.setdefault(V.graph, {}) if key is not None else {}
-    for with_cols in (True,) if cols else (True, False):
-        if (key, with_cols) in memo:
-            return memo[key, with_cols]
-    summary = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
-    memo[key, cols] = summary
-    return summary
+    if key is not None and not cols and (key, True) in _MEMO.get(V.graph, {}):
+        return _MEMO[V.graph][key, True]
+    return _per_graph(None if key is None else (key, cols),
+                      lambda: fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols))
 
 
 def _padded_mask(attn_mask):
@@ -471,8 +468,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     Hkv, Sk = k.get_size()[1:3]
     # dS in the mask's dtype: the template's store rounds it as a convert after it would, without an fp32 buffer
     # written, read back and converted (a trained (B, H, S, S) bias: Parakeet, DeBERTa)
-    ds_dtype = attn_mask.get_dtype() if mask_grad else f32
-    ds = empty_strided([B, Hq, Sq, Sk], None, dtype=ds_dtype, device=device) if mask_grad else _placeholder(f32, device)
+    ds = (empty_strided([B, Hq, Sq, Sk], None, dtype=attn_mask.get_dtype(), device=device) if mask_grad
+          else _placeholder(f32, device))
     # The template's output is dK, or dV with a split head dim, whose dK tile pair one store_output cannot take
     # (Note [split head dim]); the other is a mutated input, as dQ.
     dv_out = bool(options["BLOCK_D2"])

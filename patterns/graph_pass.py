@@ -152,9 +152,9 @@ def repeated_mask_adds_merged(graph) -> int:
     return merged
 
 
-# Elementwise ops that may sit between a scores term and its softmax: the scale, the masks' adds, a cast.
-_SCORE_STEPS = frozenset((torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops.aten.add.Tensor,
-                          torch.ops.aten.sub.Tensor, torch.ops.prims.convert_element_type.default))
+# Ops that may sit between a scores term and its softmax: the scale, the masks' adds, a cast, views.
+_SCORE_STEPS = _VIEWS_AND_CASTS | {torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops.aten.add.Tensor,
+                                   torch.ops.aten.sub.Tensor}
 
 
 def _reaches_softmax_scores(node, steps: int) -> bool:
@@ -162,7 +162,7 @@ def _reaches_softmax_scores(node, steps: int) -> bool:
     softmax's max over its last dim."""
     if _reaches_softmax_max(node):
         return True
-    return steps > 0 and any(user.target in _SCORE_STEPS | VIEW_OPS and _reaches_softmax_scores(user, steps - 1)
+    return steps > 0 and any(user.target in _SCORE_STEPS and _reaches_softmax_scores(user, steps - 1)
                              for user in node.users)
 
 
@@ -236,14 +236,12 @@ def _score_terms(amax) -> list:
     """The adds of tensor terms on the way from the scores to a softmax's max ``amax``, innermost first: the chain from
     amax's input back through casts, views, a scale (a number or a 0-d tensor) and adds, following each add's first
     operand (the scores; the second is the term). Every node of the chain but the last has no other user."""
+    from inductor_conv.patterns.attention_relax import _scale_of  # the patterns' own reading of a scale
+
     aten = torch.ops.aten
     adds, node = [], amax.args[0]
     while isinstance(node, torch.fx.Node) and node.op == "call_function" and not node.kwargs:
-        if node.target in _VIEWS_AND_CASTS:
-            nxt = node.args[0]
-        elif node.target in (aten.mul.Tensor, aten.div.Tensor) and len(node.args) == 2 and (
-                type(node.args[1]) in (int, float) or isinstance(node.args[1], torch.fx.Node)
-                and getattr(node.args[1].meta.get("val"), "ndim", None) == 0):
+        if node.target in _VIEWS_AND_CASTS or _scale_of(node) is not None:
             nxt = node.args[0]
         elif node.target == aten.add.Tensor and len(node.args) == 2 and isinstance(node.args[1], torch.fx.Node):
             adds.append(node)

@@ -2,7 +2,7 @@
 attention compiled by default Inductor and with the plugin, forward+backward (gradients of q, k, v and the bias) wall
 ms (GPU ms beside it) and peak GiB, bf16.
 
-    python benchmarks/attention_bias.py [--quick]
+    python benchmarks/attention_bias.py [--quick] [--impls Parakeet]   (--impls: the models whose attention runs)
 
 The bias is a leaf tensor of the shape each model adds (its own computation, the same in both variants, is left
 out): T5's relative position bias (1, H, S, S), broadcast over the batch, plus a padding mask, no scale, fp32 softmax;
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import inductor_conv
-from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, write_table
+from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, pick_impls, write_table
 
 CASES = [(8, 12, 512, 64)]
 SAM = (1, 12, 4096, 64)
@@ -92,6 +92,8 @@ def main():
     runs += [("Parakeet", shape, p) for shape in pick(PARAKEET, args) for p in (0.0, 0.1)]
     attention = {"T5": t5_attention, "DeBERTa-v3": deberta_attention, "SAM": sam_attention,
                  "Parakeet": parakeet_attention}
+    models = pick_impls(attention, args)
+    runs = [run for run in runs if run[0] in models]
     for model, (B, H, S, D), p in runs:
         (q, k, v, bias), mask = _inputs(model, B, H, S, D)
         for plugin in (False, True):

@@ -2,7 +2,9 @@
 attention compiled by default Inductor and with the plugin, forward+backward (gradients of q, k, v and the bias) wall
 ms (GPU ms beside it) and peak GiB, bf16.
 
-    python benchmarks/attention_bias.py [--quick] [--impls Parakeet]   (--impls: the models whose attention runs)
+    python benchmarks/attention_bias.py [--quick] [--impls Parakeet] [--profile]
+
+--impls: the models whose attention runs; --profile: each row's top kernels by GPU time printed under it.
 
 The bias is a leaf tensor of the shape each model adds (its own computation, the same in both variants, is left
 out): T5's relative position bias (1, H, S, S), broadcast over the batch, plus a padding mask, no scale, fp32 softmax;
@@ -22,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 import inductor_conv
-from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, pick_impls, write_table
+from common import bench, compile_with_plugin, gpu_ms, parse_args, pick, pick_impls, top_kernels, write_table
 
 CASES = [(8, 12, 512, 64)]
 SAM = (1, 12, 4096, 64)
@@ -116,6 +118,8 @@ def main():
             line = f"| {model} | {B} {H} {S} {D} | {p} | {name} | {row} | {rewrites} |"
             print(line, flush=True)
             lines.append(line)
+            if args.profile and not row.startswith("failed"):
+                print("    top kernels:", top_kernels(step, top=8)[1], flush=True)
         torch._dynamo.reset()
     write_table(lines, args.out)
 

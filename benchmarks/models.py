@@ -280,6 +280,8 @@ VARIANTS = {
     "plugin-cg": (True, "reduce-overhead", {}),
     "inductor-cg": (False, "reduce-overhead", {}),
     "plugin-noranges": (True, None, {"attention_mask_ranges": False}),  # Note [mask ranges] off: every tile
+    # Note [channels-last stops at our ops] off: in a layer with a convolution, q, k, v and the bias head-fastest
+    "plugin-layoutprop": (True, None, {"channels_last_stops": False}),
 }
 DEFAULT_VARIANTS = ("inductor", "plugin", "plugin-cg")
 WARMUP = 3  # steps before timing: compile, CUDA graph recording, one more

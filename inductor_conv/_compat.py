@@ -326,6 +326,77 @@ def tma_compatible(node) -> bool:
 
 
 
+# Note [channels-last stops at our ops]
+# Where a graph holds a convolution, Inductor's layout optimisation (GraphLowering.decide_layout_opt: on the CPU
+# always, on CUDA by its heuristics, which FastConformer's 1-D convs pass) gives channels-last strides to every dense
+# 4-D tensor of the chain that reaches a convolution: a node is in the chain when one of its users is, except through
+# a bmm (``find_nodes_prefer_channels_last``'s ``nodes_cannot_propagate``). Our ops are not in that exception, so in a
+# Conformer layer (attention, then the conv module) the chain runs from the conv back through the output projection,
+# our op's outputs and the op itself to q, k, v and the bias: (B, H, S, D) tensors realised with the head as their
+# fastest dim (strides (H·S·D, 1, H·D, H)), which the templates then read one element per 2·H bytes, and the op's
+# output copied into that order and out of it again for the projection. Default Inductor's attention is a bmm and
+# keeps its own layouts. Our ops read and write any strides and gain nothing from channels-last, so they stop the
+# chain as a bmm does: while Inductor builds the set, each node of ours (and each getitem of one) is given the bmm's
+# target, and given its own back after. Inductor's second pass also adds every descendant of a chain node that comes
+# before the last convolution (the layer's input is one, so q, k, v and the bias are reached through the
+# projections); the inputs of our nodes are taken out of the set afterwards. The convolutions and everything else
+# keep the layout Inductor chose for them.
+_LAYOUT_STOPS: set = set()
+_find_nodes_prefer_channels_last = None
+
+
+def stop_channels_last_at(ops) -> None:
+    """Make ``ops`` (and the getitems of their results) stop Inductor's channels-last propagation as a bmm does
+    (Note [channels-last stops at our ops]); installs the wrapper on GraphLowering once."""
+    global _find_nodes_prefer_channels_last
+    from torch._inductor.graph import GraphLowering
+
+    _LAYOUT_STOPS.update(ops)
+    if _find_nodes_prefer_channels_last is not None:
+        return
+    original = GraphLowering.find_nodes_prefer_channels_last
+
+    def find_nodes_prefer_channels_last(self):
+        import operator
+
+        from inductor_conv import config
+
+        if not config.channels_last_stops:
+            return original(self)
+        stops = [n for n in self.module.graph.nodes
+                 if n.op == "call_function" and (n.target in _LAYOUT_STOPS or (
+                     n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node)
+                     and n.args[0].target in _LAYOUT_STOPS))]
+        targets = [n.target for n in stops]
+        try:
+            for n in stops:
+                n.target = torch.ops.aten.bmm.default
+            chain = original(self)
+        finally:
+            for n, target in zip(stops, targets):
+                n.target = target
+        for n in stops:  # the downstream pass can still reach an input through its other users
+            chain.difference_update(n.all_input_nodes)
+        return chain
+
+    find_nodes_prefer_channels_last._inductor_conv_original = original
+    GraphLowering.find_nodes_prefer_channels_last = find_nodes_prefer_channels_last
+    _find_nodes_prefer_channels_last = find_nodes_prefer_channels_last
+
+
+def restore_channels_last_propagation() -> None:
+    """Undo stop_channels_last_at: Inductor's own find_nodes_prefer_channels_last back on GraphLowering."""
+    global _find_nodes_prefer_channels_last
+    from torch._inductor.graph import GraphLowering
+
+    _LAYOUT_STOPS.clear()
+    if _find_nodes_prefer_channels_last is not None:
+        if GraphLowering.find_nodes_prefer_channels_last is _find_nodes_prefer_channels_last:
+            GraphLowering.find_nodes_prefer_channels_last = (
+                _find_nodes_prefer_channels_last._inductor_conv_original)
+        _find_nodes_prefer_channels_last = None
+
+
 # ================================================================ the eager launch path
 # Note [eager launch path] in kernels/launch.py, Note [eager fast path] in ops/eager.py.
 def _missing_cuda(*args):  # a CPU-only torch build: the fast launch path is never taken there (tensors not on CUDA)

@@ -85,6 +85,10 @@ attention_split_head_dim: bool = True
 # Note [TMA loads] in kernels/attn_math.py: the templates stream tiles through TMA descriptors where inputs allow.
 # Off: slower with triton 3.6, forward 3-13%, backward 2-8%.
 attention_tma: bool = False
+# Note [channels-last stops at our ops] in _compat.py: in a graph with a convolution, Inductor's channels-last layout
+# propagation stops at our ops and their inputs, as at a bmm.  False lets it run through them (q, k, v, the bias and
+# the output realised head-fastest).
+channels_last_stops: bool = True
 # The conv backward template reads a contiguous dy beside a channel-last x in place (DY_T); False copies dy first.
 # B8 C5120 L2048: 57 us less than copying dy into x's layout.
 conv_bwd_dy_t: bool = True

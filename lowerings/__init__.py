@@ -40,12 +40,17 @@ def stride_order(node) -> list[int]:
 
 
 def register_all() -> None:
+    from inductor_conv._compat import stop_channels_last_at
+
     for module in _modules():
         module.register()
+        stop_channels_last_at(module.OPS)  # Note [channels-last stops at our ops] in _compat.py
 
 
 def unregister_all() -> None:
-    from inductor_conv._compat import inductor_lowerings, remove_lowering
+    from inductor_conv._compat import inductor_lowerings, remove_lowering, restore_channels_last_propagation
+
+    restore_channels_last_propagation()
 
     for module in _modules():
         for op in module.OPS:

@@ -293,6 +293,55 @@ def test_cpu_compile_keeps_the_fallback_kernel():
     torch.testing.assert_close(out, fn(q, k, v))
 
 
+
+class _ConformerLike(torch.nn.Module):
+    """Attention with a bias, its output projection and a residual, then a pointwise conv1d over the channels: the
+    order of a Conformer layer, in which Inductor's layout optimisation reaches the attention from the conv."""
+
+    def __init__(self, C=32, H=2):
+        super().__init__()
+        self.H = H
+        self.q, self.k, self.v, self.out = (torch.nn.Linear(C, C) for _ in range(4))
+        self.conv = torch.nn.Conv1d(C, 2 * C, 1)
+
+    def forward(self, x, bias):
+        B, S, C = x.shape
+        q, k, v = (p(x).view(B, S, self.H, C // self.H).transpose(1, 2) for p in (self.q, self.k, self.v))
+        w = torch.matmul(q, k.transpose(2, 3)) * q.shape[-1] ** -0.5 + bias
+        o = torch.matmul(torch.softmax(w, dim=-1), v).transpose(1, 2).reshape(B, S, C)
+        return self.conv((x + self.out(o)).transpose(1, 2))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="the CPU decides layout optimisation for every graph with a conv")
+@pytest.mark.parametrize("stops", [True, False])
+def test_channels_last_stops_at_the_attention(monkeypatch, stops):
+    """Note [channels-last stops at our ops] (_compat.py): in a graph with a convolution, q, k, v, the bias and the
+    output that our backward op reads keep their own layouts (last dim unit-stride), where Inductor's layout
+    optimisation alone gives them channels-last strides (the head dim fastest: what the off switch shows)."""
+    from inductor_conv import config
+    from inductor_conv._compat import inductor_config
+
+    monkeypatch.setattr(config, "channels_last_stops", stops)
+    model = _ConformerLike()
+    x = _randn(2, 12, 32, seed=0).requires_grad_()
+    bias = _randn(2, 2, 12, 12, seed=1).requires_grad_()
+    seen = []
+    torch._dynamo.reset()
+    with (inductor_config.patch(post_grad_custom_pre_pass=seen.append), compiled_graph_caches_disabled(),
+          inductor_conv.enabled(("cpu",))):
+        out = torch.compile(model, fullgraph=True)(x, bias)
+        grads = torch.autograd.grad(out.square().sum(), (x, bias))
+    eager = model(x, bias)
+    torch.testing.assert_close(out, eager)
+    for got, want in zip(grads, torch.autograd.grad(eager.square().sum(), (x, bias))):
+        torch.testing.assert_close(got, want)
+    (bwd,) = [n for g in seen for n in g.nodes if n.target is OPS.attention_bwd.default]
+    read = [a.meta["val"] for a in bwd.args[1:7] if isinstance(a, torch.fx.Node) and a.op == "placeholder"]
+    assert len(read) == 6  # q, k, v, the bias, O and LSE, saved by the forward graph
+    four_d = [t for t in read if t.dim() == 4]
+    assert all((t.stride(-1) == 1) == stops for t in four_d), [t.stride() for t in four_d]
+
+
 # ---------------------------------------------------------------- GPU: the templates under torch.compile
 class _Node:
     """What _use_cudnn reads of an IR node: dtype, size, layout (stride, offset), device."""

@@ -18,6 +18,7 @@ every source file that can change a rewrite, plus the config values the rewrites
 from __future__ import annotations
 
 import importlib
+import math
 import operator
 import pathlib
 
@@ -304,6 +305,247 @@ def score_terms_unsummed(graph, sums) -> int:
     return undone
 
 
+# Note [remasked probabilities]
+# CPM-Ant and FastSpeech2-Conformer mask the probabilities again after the softmax, with the mask that hid the
+# scores: ``softmax(s.masked_fill(m, fill)).masked_fill(m, 0)``. On a row with a visible key the second fill changes
+# nothing (a hidden key's probability is exp(fill - max) == 0 already, for the fills the forms accept); on a row whose
+# keys are all hidden it gives zeros, where the softmax alone gives a uniform row (finfo.min) or NaN (-inf). That is
+# the op's own convention for such rows with a -inf fill, so ``softmax_remasks_dropped`` spells the pair as the
+# single -inf fill: the fill becomes -inf, the second fill goes, and so does its backward (the same zero fill of the
+# probabilities' gradient, which the softmax's backward multiplies by the probabilities, zero there anyway but for
+# those rows). ``softmax_remasks_restored`` puts all three back wherever the probabilities were not rewritten.
+
+_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def _same_tensor(a, b, depth: int = 8) -> bool:
+    """a and b compute the same tensor: the same node, the same deterministic op of arguments that are the same
+    (recursively, ``depth`` ops deep), or constants of equal value. CPM-Ant computes its mask anew for each of its
+    two fills, each with a constant of its own."""
+    if a is b:
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_tensor(x, y, depth) for x, y in zip(a, b))
+    if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
+        return isinstance(a, _PLAIN) and type(a) is type(b) and a == b  # a symbolic size only as itself
+    if depth == 0 or a.op != b.op:
+        return False
+    if a.op == "get_attr":
+        module = a.graph.owning_module
+        try:
+            x, y = (operator.attrgetter(n.target)(module) for n in (a, b))
+        except AttributeError:
+            return False
+        with unset_fake_temporarily():
+            return (type(x) is type(y) is torch.Tensor and x.dtype == y.dtype and x.shape == y.shape
+                    and x.device == y.device and bool(torch.equal(x, y)))
+    if a.op != "call_function" or a.target != b.target or set(a.kwargs) != set(b.kwargs):
+        return False
+    if isinstance(a.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in a.target.tags:
+        return False
+    return _same_tensor(a.args, b.args, depth - 1) and all(
+        _same_tensor(a.kwargs[k], b.kwargs[k], depth - 1) for k in a.kwargs)
+
+
+def _zero_fill(node) -> bool:
+    """node is ``where(m, 0, x)`` with a 0-d zero (masked_fill(m, 0) decomposed)."""
+    if not (node.op == "call_function" and node.target == torch.ops.aten.where.self and len(node.args) == 3
+            and not node.kwargs):
+        return False
+    zero = node.args[1]
+    return (isinstance(zero, torch.fx.Node) and zero.target == torch.ops.aten.scalar_tensor.default
+            and _is_zero(zero.args[0]))
+
+
+def _softmax_input_fill(probs):
+    """For ``probs`` a softmax's output (``exp(x - amax(x)) / sum``, decomposed), the ``where(m, fill, s)`` that x is,
+    directly or through casts and views, else None."""
+    aten = torch.ops.aten
+    if not (probs.target == aten.div.Tensor and isinstance(probs.args[0], torch.fx.Node)
+            and probs.args[0].target == aten.exp.default):
+        return None
+    sub = probs.args[0].args[0]
+    if not (isinstance(sub, torch.fx.Node) and sub.target == aten.sub.Tensor):
+        return None
+    node = sub.args[0]
+    while isinstance(node, torch.fx.Node) and node.target in _VIEWS_AND_CASTS:
+        node = node.args[0]
+    if isinstance(node, torch.fx.Node) and node.target == aten.where.self and len(node.args) == 3:
+        return node
+    return None
+
+
+def softmax_remasks_dropped(graph) -> list:
+    """Spell ``softmax(s.masked_fill(m, fill)).masked_fill(m, 0)`` as the softmax of ``s.masked_fill(m, -inf)``
+    (Note [remasked probabilities]). Returns what ``softmax_remasks_restored`` needs to undo each."""
+    aten = torch.ops.aten
+    dropped = []
+    erased = set()
+    for remask in list(graph.find_nodes(op="call_function", target=aten.where.self)):
+        if remask in erased or not _zero_fill(remask):
+            continue
+        mask, probs = remask.args[0], remask.args[2]
+        source = probs
+        while isinstance(source, torch.fx.Node) and source.target in _VIEWS_AND_CASTS:
+            source = source.args[0]
+        fill = _softmax_input_fill(source) if isinstance(source, torch.fx.Node) else None
+        if fill is None or not _same_tensor(fill.args[0], mask) or not isinstance(fill.args[1], torch.fx.Node):
+            continue
+        value, scores = fill.args[1], fill.meta.get("val")
+        number = value.args[0] if value.target == aten.scalar_tensor.default and value.args else None
+        if not (isinstance(scores, torch.Tensor) and type(number) in (int, float) and number in (
+                -math.inf, torch.finfo(scores.dtype).min, torch.finfo(torch.float32).min)):
+            continue
+        # the probabilities' gradient filled the same way, then multiplied by them (the softmax's backward)
+        grads = [g for g in graph.find_nodes(op="call_function", target=aten.where.self)
+                 if g is not remask and g not in erased and _zero_fill(g) and _same_tensor(g.args[0], mask)
+                 and any(u.target == aten.mul.Tensor and source in u.args for u in _through_casts(g))]
+        with graph.inserting_before(fill):
+            minus_inf = graph.call_function(aten.scalar_tensor.default, (-math.inf,), dict(value.kwargs))
+        minus_inf.meta.update(value.meta)
+        fill.replace_input_with(value, minus_inf)
+        users = {node: remask for node in remask.users}
+        remask.replace_all_uses_with(probs)
+        grad_users = []
+        for g in grads:
+            grad_users.append(({node: g for node in g.users}, g.args[2]))
+            g.replace_all_uses_with(g.args[2])
+        zero = (remask.args[1].target, remask.args[1].args, dict(remask.args[1].kwargs), remask.args[1].meta)
+        dropped.append((fill, value, minus_inf, probs, users, grad_users, zero))
+        for node in [remask, *grads]:
+            graph.erase_node(node)
+            erased.add(node)
+    return dropped
+
+
+def _through_casts(node) -> list:
+    """node's users, and the users of any cast or view of it."""
+    out = []
+    for user in node.users:
+        out.append(user)
+        if user.target in _VIEWS_AND_CASTS:
+            out.extend(_through_casts(user))
+    return out
+
+
+def softmax_remasks_restored(graph, dropped) -> int:
+    """Undo ``softmax_remasks_dropped`` wherever the probabilities are still in the graph (no rewrite took them):
+    the fill as it was, the probabilities and their gradient filled with zeros again. Returns the number restored."""
+    aten = torch.ops.aten
+    restored, alive = 0, set(graph.nodes)  # an erased node keeps its .graph
+    for fill, value, minus_inf, probs, users, grad_users, zero in dropped:
+        if probs not in alive or fill not in alive:
+            continue
+        fill.replace_input_with(minus_inf, value)
+        mask = fill.args[0]  # the same tensor as the remask's (_same_tensor), and still in the graph
+        for x, uses in [(probs, users)] + [(g, u) for u, g in grad_users]:
+            if x not in alive:
+                continue
+            target, args, kwargs, meta = zero
+            with graph.inserting_after(x):
+                z = graph.call_function(target, args, kwargs)
+            z.meta.update(meta)
+            with graph.inserting_after(z):
+                refill = graph.call_function(aten.where.self, (mask, z, x))
+            refill.meta["val"] = x.meta.get("val")
+            for node in uses:
+                if node in alive:
+                    node.replace_input_with(x, refill)
+        if not minus_inf.users:
+            graph.erase_node(minus_inf)
+        restored += 1
+    return restored
+
+
+# Note [masked fill over a bias]
+# CPM-Ant hides keys with ``masked_fill(s·c + bias, m, -inf)`` and FastSpeech2-Conformer (its fill -inf once
+# Note [remasked probabilities] has applied) with ``masked_fill((s + bias)·c, m, -inf)``: a fill over scores that
+# already carry a term. The forms take a fill on bare scaled scores, or additive terms; for a -inf fill the two are
+# the same: ``where(m, -inf, y) == y + where(m, -inf, 0)`` for every finite y, and a hidden score's gradient is zero
+# either way (its probability is). So ``masked_fills_over_terms_as_adds`` makes such a fill that add, in place
+# (the node keeps its identity), and the pair forms take the bias and the hidden keys as their two terms;
+# ``masked_fills_over_terms_restored`` turns every one no rewrite consumed back into the fill.
+
+def _minus_inf(node) -> bool:
+    return (isinstance(node, torch.fx.Node) and node.target in (torch.ops.aten.scalar_tensor.default,
+                                                                 torch.ops.aten.full.default)
+            and node.args and node.args[-1] == -math.inf)
+
+
+def _carries_a_term(y) -> bool:
+    """y is ``a + b`` of two floating tensors, or such a sum times or divided by a number (the scale)."""
+    aten = torch.ops.aten
+    if (isinstance(y, torch.fx.Node) and y.target in (aten.mul.Tensor, aten.div.Tensor) and len(y.args) == 2
+            and type(y.args[1]) in (int, float)):
+        y = y.args[0]
+    if not (isinstance(y, torch.fx.Node) and y.target == aten.add.Tensor and len(y.args) == 2 and not y.kwargs):
+        return False
+    values = [a.meta.get("val") if isinstance(a, torch.fx.Node) else None for a in y.args]
+    return all(isinstance(v, torch.Tensor) and v.is_floating_point() for v in values)
+
+
+def masked_fills_over_terms_as_adds(graph) -> list:
+    """``where(m, -inf, y)`` that a softmax's max reduces, with y the scores plus a term (scaled or not), spelled
+    ``y + where(m, -inf, 0)`` in place (Note [masked fill over a bias]). Returns the nodes changed."""
+    aten = torch.ops.aten
+    changed = []
+    for node in list(graph.find_nodes(op="call_function", target=aten.where.self)):
+        if len(node.args) != 3 or node.kwargs or not _reaches_softmax_max(node):
+            continue
+        mask, fill, y = node.args
+        value = y.meta.get("val") if isinstance(y, torch.fx.Node) else None
+        if not (_minus_inf(fill) and _carries_a_term(y) and isinstance(value, torch.Tensor)):
+            continue
+        with graph.inserting_before(node):
+            zero = graph.call_function(aten.scalar_tensor.default, (0.0,), dict(fill.kwargs))
+            hidden = graph.call_function(aten.where.self, (mask, fill, zero))
+        zero.meta["val"] = fill.meta["val"].new_zeros(())
+        hidden.meta["val"] = torch.where(mask.meta["val"], fill.meta["val"], zero.meta["val"])
+        node.target, node.args = aten.add.Tensor, (y, hidden)
+        # the fill's backward, the scores' gradient filled with zeros (an add passes it on as it is); zero there
+        # anyway, as the probabilities are, so it goes too
+        grads = [g for g in graph.find_nodes(op="call_function", target=aten.where.self)
+                 if g is not hidden and _zero_fill(g) and _same_tensor(g.args[0], mask)
+                 and _computed_from(g.args[2], node)]
+        undo = []
+        for g in grads:
+            undo.append((g.args[2], list(g.users), g.args[0], g.args[1].args, dict(g.args[1].kwargs),
+                         g.args[1].meta))
+            g.replace_all_uses_with(g.args[2])
+            graph.erase_node(g)
+        changed.append((node, undo))
+    return changed
+
+
+def masked_fills_over_terms_restored(graph, changed) -> int:
+    """Undo ``masked_fills_over_terms_as_adds`` wherever its add is still in the graph. Returns the number undone."""
+    aten = torch.ops.aten
+    alive, undone = set(graph.nodes), 0
+    for node, grads in changed:
+        if node not in alive or node.target != aten.add.Tensor:
+            continue
+        y, hidden = node.args
+        mask, fill, zero = hidden.args
+        node.target, node.args = aten.where.self, (mask, fill, y)
+        if not hidden.users:
+            graph.erase_node(hidden)
+            graph.erase_node(zero)
+        for x, users, grad_mask, zero_args, zero_kwargs, zero_meta in grads:
+            if x not in alive:
+                continue
+            with graph.inserting_after(x):
+                z = graph.call_function(aten.scalar_tensor.default, zero_args, zero_kwargs)
+            z.meta.update(zero_meta)
+            with graph.inserting_after(z):
+                refill = graph.call_function(aten.where.self, (mask, z, x))
+            refill.meta["val"] = x.meta.get("val")
+            for user in users:
+                if user in alive:
+                    user.replace_input_with(x, refill)
+        undone += 1
+    return undone
+
+
 def _feeds_bmm_only(node) -> bool:
     """Every user of ``node`` is a bmm, or a transpose (permute) whose every user is a bmm: the backward's."""
     bmm, permute = torch.ops.aten.bmm.default, torch.ops.aten.permute.default
@@ -463,6 +705,8 @@ class InductorConvPass(ChainedPass):
         zero_adds_dropped(graph)
         subtracted_masks_as_adds(graph)
         sums = extra_score_terms_summed(graph)
+        remasks = softmax_remasks_dropped(graph)
+        fills = masked_fills_over_terms_as_adds(graph)
         scalar_constants_as_full(graph)
         normalize(graph)
         normalize_autocast(graph)
@@ -471,6 +715,8 @@ class InductorConvPass(ChainedPass):
         with rewrite_log.explaining(PATTERNS, graph):  # TORCH_LOGS=inductor_conv: Note [rewrite log]
             rewritten = PATTERNS.apply(graph)
         score_terms_unsummed(graph, sums)
+        masked_fills_over_terms_restored(graph, fills)
+        softmax_remasks_restored(graph, remasks)
         if rewritten:
             from inductor_conv.patterns.attention_causal import infer_causal
             from inductor_conv.patterns.causal_conv1d_silu import keep_eager_output_layout

@@ -8,6 +8,7 @@ tests/test_golden_graphs_attention.py share.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -448,6 +449,48 @@ def _masked_fill(fill):
     return spelling
 
 
+def _remasked(fill, returned=False, used=False):
+    """CPM-Ant (``-inf``) and FastSpeech2-Conformer (``finfo.min``): the probabilities masked again after the softmax
+    with the mask that hid the scores (an all-hidden row gives zeros: Note [remasked probabilities] in
+    patterns/graph_pass.py); ``returned``: the remasked weights are returned too (output_attentions); ``used``: they
+    have a second consumer in the graph (each row's largest weight added to the output)."""
+
+    def spelling(m, q, k, v, hidden):
+        q, k, v = heads(q, k, v)
+        s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling
+        s = s.masked_fill(hidden, fill if fill is not None else torch.finfo(s.dtype).min)
+        w = torch.softmax(s, dim=-1).masked_fill(hidden, 0.0)
+        o = merge(torch.matmul(F.dropout(w, p=m.p, training=m.training), v))
+        if used:
+            o = o + w.amax(dim=(1, 3))[..., None]
+        return (o, w) if returned else o
+
+    return spelling
+
+
+def _cpmant(m, q, k, v, keep, used=False):
+    """HF CPM-Ant: scaled scores plus a trained position bias, hidden keys filled with -inf by a mask computed anew
+    for each of its two fills (``keep == tensor(False)``), the probabilities filled with zeros again after the
+    softmax (Note [masked fill over a bias], Note [remasked probabilities] in patterns/graph_pass.py); ``used``: the
+    weights have a second consumer (each row's largest added to the output)."""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1]) + m.bias
+    s = torch.masked_fill(s, keep == torch.tensor(False), torch.scalar_tensor(float("-inf"), dtype=s.dtype))
+    w = torch.softmax(s, dim=-1)
+    w = torch.masked_fill(w, keep == torch.tensor(False), torch.scalar_tensor(0, dtype=w.dtype))
+    o = merge(torch.matmul(F.dropout(w, p=m.p, training=m.training), v))
+    return o + w.amax(dim=(1, 3))[..., None] if used else o
+
+
+def _fastspeech2(m, q, k, v, hidden):
+    """HF FastSpeech2-Conformer's relative-position attention (its bias computed from q, here a trained tensor):
+    ``(s + bias) / sqrt(d)``, ``masked_fill(hidden, finfo.min)``, the softmax filled with zeros again."""
+    q, k, v = heads(q, k, v)
+    s = (torch.matmul(q, k.transpose(-2, -1)) + m.bias) / math.sqrt(q.shape[-1])
+    w = torch.softmax(s.masked_fill(hidden, torch.finfo(s.dtype).min), dim=-1).masked_fill(hidden, 0.0)
+    return merge(torch.matmul(F.dropout(w, p=m.p, training=m.training), v))
+
+
 def _bmm_masked(kind):
     """bmm scores with a (1, S, S) bool mask broadcast over B·H: ``masked_fill(hidden, -inf)`` (HF's older
     encoder-decoders, nanoGPT-style buffers) or GPT-2's ``where(keep, s, finfo.min)`` (a 0-d tensor or a number)."""
@@ -738,6 +781,12 @@ RECOGNISED = {
     "where_scalar_minus_inf": (_where_scalar(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_minus_inf": (_masked_fill(float("-inf")), {}, _hidden(B, 1, S, S), H),
     "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "remasked_minus_inf": (_remasked(float("-inf")), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "remasked_finfo_min": (_remasked(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "cpmant_bias_masked_fill_remasked": (_cpmant, dict(bias_shape=(B, H, S, S)),
+                                         lambda: ~_hidden_with_empty_row(B, 1, S, S)(), H),
+    "fastspeech2_bias_then_scale_masked_fill_remasked": (_fastspeech2, dict(bias_shape=(B, H, S, S)),
+                                                         _hidden(B, 1, 1, S), H),
     "prescaled_q": (_prescaled_q, {}, None, H),
     "swinv2_per_head_scale": (_swinv2, {}, additive(B, 1, 1, S), H),
     "einsum": (_einsum, {}, additive(B, 1, S, S), H),
@@ -813,6 +862,11 @@ LEFT_ALONE = {  # name: (spelling, Attention kwargs, mask builder, Hkv, head dim
     "head_dim_8": (bert, {}, None, H, 8),
     "masked_fill_minus_1e4": (_masked_fill(-1e4), {}, _hidden(B, 1, S, S), H, D),
     "where_scalar_minus_1e4": (_where_scalar(-1e4), {}, _hidden(B, 1, S, S), H, D),
+    "remasked_minus_1e4": (_remasked(-1e4), {}, _hidden_with_empty_row(B, 1, S, S), H, D),
+    "remasked_weights_returned": (_remasked(None, returned=True), {}, _hidden_with_empty_row(B, 1, S, S), H, D),
+    "remasked_weights_used": (_remasked(None, used=True), {}, _hidden_with_empty_row(B, 1, S, S), H, D),
+    "cpmant_weights_used": (functools.partial(_cpmant, used=True), dict(bias_shape=(B, H, S, S)),
+                            lambda: ~_hidden_with_empty_row(B, 1, S, S)(), H, D),
     "int_additive_mask": (bert, {}, lambda: torch.randint(-2, 2, (B, 1, 1, S)), H, D),
     "scale_along_keys": (_scale_along_keys, {}, lambda: torch.rand(S) + 0.5, H, D),
     "softcap_two_constants": (gemma2(1.5, 2.0), {}, additive(B, 1, S, S), HKV, D),

@@ -222,6 +222,12 @@ MODELS = {
                dict(attention=3, causal_conv1d=0), dict(padding="right")),
     # Bros: a bounding-box position term computed from q (einsum) added before the scale, the mask after it
     "bros": (lambda: _encoder("bros"), dict(attention=1, causal_conv1d=0), dict(padding="right", bbox=True)),
+    # CPM-Ant: a trained position bias, then masked_fill(-inf) over it, the probabilities filled with zeros again
+    # after the softmax (Note [remasked probabilities], Note [masked fill over a bias] in patterns/graph_pass.py);
+    # token id 0 is padding, whose query rows see no key (eager: NaN, then zeros; the op: zeros)
+    "cpmant": (lambda: _causal_lm("cpmant", dim_head=16, dim_ff=128, num_hidden_layers=1, dropout_p=0.0,
+                                  position_bias_num_buckets=32, position_bias_max_distance=64, prompt_length=4),
+               dict(attention=1, causal_conv1d=0), dict(zero_padding=True)),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
@@ -268,6 +274,8 @@ def model_inputs(extra, generator, device="cpu"):
         else:
             mask[1, -5:] = 0
         inputs["attention_mask"] = mask
+    if extra.get("zero_padding"):  # token id 0 marks padding (CPM-Ant): batch 1's last five
+        ids[1, -5:] = 0
     if extra.get("segments"):  # two segments: the second half of each row
         inputs["token_type_ids"] = (torch.arange(LENGTH) >= LENGTH // 2).long().expand(BATCH, LENGTH)
     if extra.get("bbox"):  # layouts: a box per token, (x0, y0, x1, y1) in [0, 1]

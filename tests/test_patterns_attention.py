@@ -840,6 +840,19 @@ def test_left_alone(name):
     check_left_alone(name)
 
 
+@pytest.mark.parametrize("name, fill", [("remasked_weights_used", "-3.4028234663852886e+38"),
+                                        ("cpmant_weights_used", "-inf")])
+def test_remask_restored_in_training_when_left_alone(name, fill):
+    """Note [remasked probabilities] and Note [masked fill over a bias]: where the probabilities are not rewritten
+    (they have a second consumer), both respellings are undone in the forward and the backward alike: eager's
+    graph, eager's results."""
+    (graph,) = check_left_alone(name, train=True)
+    fills = re.findall(r"torch\.ops\.aten\.where\.self\((\w+), (\w+), \w+\)", graph)
+    assert len(fills) == 4, graph  # the fill, the remask and the backward of each
+    assert re.search(rf"scalar_tensor\.default\({re.escape(fill)},", graph), graph  # the fill as eager has it
+    assert "aten.add.Tensor(add" not in graph, graph  # no fill left as an add
+
+
 def test_repeat_tiled_heads_not_taken_for_gqa():
     # The tiled repeat is recognised as plain attention over the repeated K/V (correct), never as GQA.
     model, args = make_case("x", table={"x": (_repeat_heads_tiled, {}, None, HKV)})

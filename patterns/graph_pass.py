@@ -546,6 +546,63 @@ def masked_fills_over_terms_restored(graph, changed) -> int:
     return undone
 
 
+def _scores_operand(node) -> bool:
+    """node reaches, through views and contiguous copies, a bmm whose product a softmax's max reduces (through the
+    scale, masks, casts and views): it is an operand of attention scores."""
+    aten = torch.ops.aten
+    for user in node.users:
+        if user.target in VIEW_OPS or user.target == aten.clone.default:
+            if _scores_operand(user):
+                return True
+        elif user.target == aten.bmm.default and _reaches_amax(user, 8):
+            return True
+    return False
+
+
+def _reaches_amax(node, steps: int) -> bool:
+    """node, through at most ``steps`` elementwise score ops, masked fills (``where``) and views, is reduced by a
+    softmax's max."""
+    return _reaches_softmax_max(node) or steps > 0 and any(
+        user.target in _SCORE_STEPS | {torch.ops.aten.where.self} and _reaches_amax(user, steps - 1)
+        for user in node.users)
+
+
+def _split_permute(graph, node, first, second) -> None:
+    """node, ``permute(x, dims)``, made ``permute(permute(x, first), second)`` in place (the same view)."""
+    x = node.args[0]
+    with graph.inserting_before(node):
+        inner = graph.call_function(torch.ops.aten.permute.default, (x, first))
+    inner.meta["val"] = x.meta["val"].permute(*first)
+    node.args = (inner, second)
+
+
+def key_permutes_split(graph) -> int:
+    """``k.permute(0, 2, 3, 1)`` of a (B, S, H, D) key as the scores' right operand (FastSpeech2-Conformer writes
+    kᵀ so, in one permute) spelled as the heads' transpose, then the last two dims swapped, as the forms take kᵀ,
+    and in a joint graph the backward's inverse, ``permute(0, 3, 1, 2)`` of kᵀ's gradient (a bmm's product), as the
+    swap back, then the heads' transpose. Each is the same view. Returns the number split."""
+    aten = torch.ops.aten
+    split, shapes = 0, set()
+    for node in list(graph.find_nodes(op="call_function", target=aten.permute.default)):
+        if len(node.args) != 2 or list(node.args[1]) != [0, 2, 3, 1] or not _scores_operand(node):
+            continue
+        value = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+        if not (isinstance(value, torch.Tensor) and value.dim() == 4):
+            continue
+        _split_permute(graph, node, [0, 2, 1, 3], [0, 1, 3, 2])
+        shapes.add(tuple(node.meta["val"].shape))
+        split += 1
+    for node in list(graph.find_nodes(op="call_function", target=aten.permute.default)) if shapes else ():
+        grad = node.args[0]
+        if not (len(node.args) == 2 and list(node.args[1]) == [0, 3, 1, 2] and isinstance(grad, torch.fx.Node)
+                and grad.target in VIEW_OPS and isinstance(grad.args[0], torch.fx.Node)
+                and grad.args[0].target == aten.bmm.default and tuple(grad.meta["val"].shape) in shapes):
+            continue
+        _split_permute(graph, node, [0, 1, 3, 2], [0, 2, 1, 3])
+        split += 1
+    return split
+
+
 def _feeds_bmm_only(node) -> bool:
     """Every user of ``node`` is a bmm, or a transpose (permute) whose every user is a bmm: the backward's."""
     bmm, permute = torch.ops.aten.bmm.default, torch.ops.aten.permute.default
@@ -705,6 +762,7 @@ class InductorConvPass(ChainedPass):
         zero_adds_dropped(graph)
         subtracted_masks_as_adds(graph)
         sums = extra_score_terms_summed(graph)
+        key_permutes_split(graph)
         remasks = softmax_remasks_dropped(graph)
         fills = masked_fills_over_terms_as_adds(graph)
         scalar_constants_as_full(graph)

@@ -483,10 +483,11 @@ def _cpmant(m, q, k, v, keep, used=False):
 
 
 def _fastspeech2(m, q, k, v, hidden):
-    """HF FastSpeech2-Conformer's relative-position attention (its bias computed from q, here a trained tensor):
-    ``(s + bias) / sqrt(d)``, ``masked_fill(hidden, finfo.min)``, the softmax filled with zeros again."""
-    q, k, v = heads(q, k, v)
-    s = (torch.matmul(q, k.transpose(-2, -1)) + m.bias) / math.sqrt(q.shape[-1])
+    """HF FastSpeech2-Conformer's relative-position attention (its bias computed from q, here a trained tensor): kᵀ
+    as one permute of the (B, S, H, D) key, ``(s + bias) / sqrt(d)``, ``masked_fill(hidden, finfo.min)``, the
+    softmax filled with zeros again."""
+    (q, v), kt = heads(q, v), k.permute(0, 2, 3, 1)
+    s = (torch.matmul(q, kt) + m.bias) / math.sqrt(q.shape[-1])
     w = torch.softmax(s.masked_fill(hidden, torch.finfo(s.dtype).min), dim=-1).masked_fill(hidden, 0.0)
     return merge(torch.matmul(F.dropout(w, p=m.p, training=m.training), v))
 

@@ -69,3 +69,27 @@ def test_size_hint_of_a_symbolic_size():
         assert _compat.size_hint(sympy.Integer(7)) == 7
         assert _compat.size_hint(u, fallback=5) == 5
     assert not shape_env.guards
+
+
+def test_channels_last_stops_installed_by_enable_and_removed_by_disable():
+    """Note [channels-last stops at our ops]: enable() wraps GraphLowering.find_nodes_prefer_channels_last (an
+    Inductor method that must exist on both versions) and disable() puts Inductor's own back."""
+    import inductor_conv
+    from torch._inductor.graph import GraphLowering
+
+    original = GraphLowering.find_nodes_prefer_channels_last
+    was_enabled = inductor_conv.is_enabled()
+    inductor_conv.disable()
+    try:
+        assert not hasattr(GraphLowering.find_nodes_prefer_channels_last, "_inductor_conv_original")
+        inductor_conv.enable(("cpu",))
+        assert GraphLowering.find_nodes_prefer_channels_last._inductor_conv_original is not None
+        stops = {op._schema.name.split("::")[1] for op in _compat._LAYOUT_STOPS}
+        assert stops >= {"attention_fwd", "attention_bwd", "causal_conv1d_fwd"}
+        inductor_conv.disable()
+        assert not hasattr(GraphLowering.find_nodes_prefer_channels_last, "_inductor_conv_original")
+        assert not _compat._LAYOUT_STOPS
+        assert GraphLowering.find_nodes_prefer_channels_last is original or was_enabled
+    finally:
+        if was_enabled:
+            inductor_conv.enable()

@@ -375,6 +375,16 @@ def _softmax_input_fill(probs):
     return None
 
 
+def _scalar_constant(node):
+    """The number a 0-d ``scalar_tensor(c)`` or ``full([], c)`` node holds, else None."""
+    aten = torch.ops.aten
+    if node.target == aten.scalar_tensor.default and node.args:
+        return node.args[0]
+    if node.target == aten.full.default and len(node.args) == 2 and list(node.args[0]) == []:
+        return node.args[1]
+    return None
+
+
 def softmax_remasks_dropped(graph) -> list:
     """Spell ``softmax(s.masked_fill(m, fill)).masked_fill(m, 0)`` as the softmax of ``s.masked_fill(m, -inf)``
     (Note [remasked probabilities]). Returns what ``softmax_remasks_restored`` needs to undo each."""
@@ -392,7 +402,7 @@ def softmax_remasks_dropped(graph) -> list:
         if fill is None or not _same_tensor(fill.args[0], mask) or not isinstance(fill.args[1], torch.fx.Node):
             continue
         value, scores = fill.args[1], fill.meta.get("val")
-        number = value.args[0] if value.target == aten.scalar_tensor.default and value.args else None
+        number = _scalar_constant(value)
         if not (isinstance(scores, torch.Tensor) and type(number) in (int, float) and number in (
                 -math.inf, torch.finfo(scores.dtype).min, torch.finfo(torch.float32).min)):
             continue
@@ -400,8 +410,11 @@ def softmax_remasks_dropped(graph) -> list:
         grads = [g for g in graph.find_nodes(op="call_function", target=aten.where.self)
                  if g is not remask and g not in erased and _zero_fill(g) and _same_tensor(g.args[0], mask)
                  and any(u.target == aten.mul.Tensor and source in u.args for u in _through_casts(g))]
+        # -inf as masked_fill with a number spells it (a 0-d tensor's ``full`` becomes that too)
+        constant = value.meta["val"]
         with graph.inserting_before(fill):
-            minus_inf = graph.call_function(aten.scalar_tensor.default, (-math.inf,), dict(value.kwargs))
+            minus_inf = graph.call_function(aten.scalar_tensor.default, (-math.inf,), {
+                "dtype": constant.dtype, "layout": torch.strided, "device": constant.device})
         minus_inf.meta.update(value.meta)
         fill.replace_input_with(value, minus_inf)
         users = {node: remask for node in remask.users}
@@ -762,12 +775,12 @@ class InductorConvPass(ChainedPass):
         zero_adds_dropped(graph)
         subtracted_masks_as_adds(graph)
         sums = extra_score_terms_summed(graph)
-        key_permutes_split(graph)
-        remasks = softmax_remasks_dropped(graph)
-        fills = masked_fills_over_terms_as_adds(graph)
         scalar_constants_as_full(graph)
         normalize(graph)
         normalize_autocast(graph)
+        key_permutes_split(graph)
+        remasks = softmax_remasks_dropped(graph)
+        fills = masked_fills_over_terms_as_adds(graph)
         conv_fwd = torch.ops.inductor_conv.causal_conv1d_fwd.default
         existing = set(graph.find_nodes(op="call_function", target=conv_fwd))  # the public op, called directly
         with rewrite_log.explaining(PATTERNS, graph):  # TORCH_LOGS=inductor_conv: Note [rewrite log]

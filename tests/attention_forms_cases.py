@@ -449,6 +449,14 @@ def _masked_fill(fill):
     return spelling
 
 
+def _remasked_tensor_fill(m, q, k, v, hidden):
+    """SEW-D's XSoftmax inlined: the fill a 0-d tensor, ``torch.tensor(finfo.min)`` (a ``full`` in the graph)."""
+    q, k, v = heads(q, k, v)
+    s = torch.matmul(q, k.transpose(-1, -2)) * m.scaling
+    w = torch.softmax(s.masked_fill(hidden, torch.tensor(torch.finfo(s.dtype).min)), dim=-1)
+    return merge(torch.matmul(w.masked_fill(hidden, 0), v))
+
+
 def _remasked(fill, returned=False, used=False):
     """CPM-Ant (``-inf``) and FastSpeech2-Conformer (``finfo.min``): the probabilities masked again after the softmax
     with the mask that hid the scores (an all-hidden row gives zeros: Note [remasked probabilities] in
@@ -784,6 +792,7 @@ RECOGNISED = {
     "masked_fill_finfo_min": (_masked_fill(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "remasked_minus_inf": (_remasked(float("-inf")), {}, _hidden_with_empty_row(B, 1, S, S), H),
     "remasked_finfo_min": (_remasked(None), {}, _hidden_with_empty_row(B, 1, S, S), H),
+    "remasked_tensor_fill": (_remasked_tensor_fill, {}, _hidden_with_empty_row(B, 1, S, S), H),
     "cpmant_bias_masked_fill_remasked": (_cpmant, dict(bias_shape=(B, H, S, S)),
                                          lambda: ~_hidden_with_empty_row(B, 1, S, S)(), H),
     "fastspeech2_bias_then_scale_masked_fill_remasked": (_fastspeech2, dict(bias_shape=(B, H, S, S)),

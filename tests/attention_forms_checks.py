@@ -99,7 +99,8 @@ GOLDEN_RECOGNISED = {  # (name, train)
     ("falcon_alibi_twice", True), ("bart_masked_bmm", False), ("bart_masked_bmm", True),
     ("sam_rel_pos_3d_matmul", False), ("torch_mha_key_padding", False), ("deberta_v3_disentangled", True),
     ("levit_per_head_bias", True), ("xlnet_subtracted_mask", False), ("funnel_three_terms", False),
-    ("bros_bias_then_scale", True)}
+    ("bros_bias_then_scale", True), ("cpmant_bias_masked_fill_remasked", True),
+    ("fastspeech2_bias_then_scale_masked_fill_remasked", False)}
 GOLDEN_LEFT_ALONE = {"weights_used_in_graph", "weights_stored", "softmax_dim_minus2", "weights_returned",
                      "mask_from_scores", "head_dim_8", "masked_fill_minus_1e4", "int_additive_mask", "scale_along_keys",
                      "softcap_two_constants"}

@@ -1496,6 +1496,63 @@ class Graph:
         return (view_8,)
 """)
 
+    def test_cpmant_bias_masked_fill_remasked_training(self):
+        self.assertExpectedInline(recognised("cpmant_bias_masked_fill_remasked", train=True), """\
+class Graph:
+    def forward(self, primals, tangents):
+        primals_1: "f32[3, 8, 4, 16]"; primals_2: "f32[3, 8, 4, 16]"; primals_3: "f32[3, 8, 4, 16]"; primals_4: "f32[3, 4, 8, 8]"; primals_5: "b8[3, 1, 8, 8]"; tangents_1: "f32[3, 8, 64]"; 
+        primals_1, primals_2, primals_3, primals_4, primals_5, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_1, [0, 2, 1, 3]);  primals_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_2, [0, 2, 1, 3]);  primals_2 = None
+        permute_2: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(primals_3, [0, 2, 1, 3]);  primals_3 = None
+        _tensor_constant0: "b8[]" = self._tensor_constant0
+        lift_fresh_copy: "b8[]" = torch.ops.aten.lift_fresh_copy.default(_tensor_constant0);  _tensor_constant0 = None
+        eq: "b8[3, 1, 8, 8]" = torch.ops.aten.eq.Tensor(primals_5, lift_fresh_copy);  primals_5 = lift_fresh_copy = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 1, 8, 8]" = torch.ops.aten.where.self(eq, scalar_tensor_default, scalar_tensor_default_1);  eq = scalar_tensor_default = scalar_tensor_default_1 = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(primals_4, where_self);  primals_4 = where_self = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_1, permute_2, expand_default, 0.0, False, 0.25, None)
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0]
+        getitem_1: "f32[3, 4, 8]" = attention_fwd_default[1];  attention_fwd_default = None
+        permute_4: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3])
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_4, memory_format = torch.contiguous_format);  permute_4 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        view_7: "f32[3, 8, 4, 16]" = torch.ops.aten.view.default(tangents_1, [3, 8, 4, 16]);  tangents_1 = None
+        permute_5: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(view_7, [0, 2, 1, 3]);  view_7 = None
+        attention_bwd_default = torch.ops.inductor_conv.attention_bwd.default(permute_5, permute, permute_1, permute_2, expand_default, getitem, getitem_1, 0.0, False, 0.25, None, True, True);  permute_5 = permute = permute_1 = permute_2 = expand_default = getitem = getitem_1 = None
+        getitem_2: "f32[3, 4, 8, 16]" = attention_bwd_default[0]
+        getitem_3: "f32[3, 4, 8, 16]" = attention_bwd_default[1]
+        getitem_4: "f32[3, 4, 8, 16]" = attention_bwd_default[2]
+        getitem_5: "f32[3, 4, 8, 8]" = attention_bwd_default[3];  attention_bwd_default = None
+        permute_11: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_4, [0, 2, 1, 3]);  getitem_4 = None
+        permute_12: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_3, [0, 2, 1, 3]);  getitem_3 = None
+        permute_13: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem_2, [0, 2, 1, 3]);  getitem_2 = None
+        return pytree.tree_unflatten([view_6, permute_13, permute_12, permute_11, getitem_5, None], self._out_spec)
+""")
+
+    def test_fastspeech2_bias_then_scale_masked_fill_remasked_inference(self):
+        self.assertExpectedInline(recognised("fastspeech2_bias_then_scale_masked_fill_remasked", train=False), """\
+class Graph:
+    def forward(self, arg0_1: "f32[3, 8, 4, 16]", arg1_1: "f32[3, 8, 4, 16]", arg2_1: "f32[3, 8, 4, 16]", arg3_1: "f32[3, 4, 8, 8]", arg4_1: "b8[3, 1, 1, 8]"):
+        permute: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg0_1, [0, 2, 1, 3]);  arg0_1 = None
+        permute_1: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg1_1, [0, 2, 1, 3]);  arg1_1 = None
+        permute_default: "f32[3, 4, 8, 16]" = torch.ops.aten.permute.default(arg2_1, [0, 2, 1, 3]);  arg2_1 = None
+        scalar_tensor_default: "f32[]" = torch.ops.aten.scalar_tensor.default(-inf, dtype = torch.float32, layout = torch.strided, device = device)
+        scalar_tensor_default_1: "f32[]" = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device)
+        where_self: "f32[3, 1, 1, 8]" = torch.ops.aten.where.self(arg4_1, scalar_tensor_default, scalar_tensor_default_1);  arg4_1 = scalar_tensor_default = scalar_tensor_default_1 = None
+        div_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.div.Tensor(arg3_1, 4.0);  arg3_1 = None
+        add_tensor: "f32[3, 4, 8, 8]" = torch.ops.aten.add.Tensor(div_tensor, where_self);  div_tensor = where_self = None
+        expand_default: "f32[3, 4, 8, 8]" = torch.ops.aten.expand.default(add_tensor, [3, 4, 8, 8]);  add_tensor = None
+        attention_fwd_default = torch.ops.inductor_conv.attention_fwd.default(permute, permute_default, permute_1, expand_default, 0.0, False, 0.25, None);  permute = permute_default = permute_1 = expand_default = None
+        getitem: "f32[3, 4, 8, 16]" = attention_fwd_default[0];  attention_fwd_default = None
+        permute_3: "f32[3, 8, 4, 16]" = torch.ops.aten.permute.default(getitem, [0, 2, 1, 3]);  getitem = None
+        clone_4: "f32[3, 8, 4, 16]" = torch.ops.aten.clone.default(permute_3, memory_format = torch.contiguous_format);  permute_3 = None
+        view_6: "f32[3, 8, 64]" = torch.ops.aten.view.default(clone_4, [3, 8, 64]);  clone_4 = None
+        return (view_6,)
+""")
+
     def test_bros_bias_then_scale_training(self):
         self.assertExpectedInline(recognised("bros_bias_then_scale", train=True), """\
 class Graph:

@@ -376,7 +376,7 @@ def stop_channels_last_at(ops) -> None:
             for n, target in zip(stops, targets):
                 n.target = target
         for n in stops:  # the downstream pass can still reach an input through its other users
-            chain.difference_update(n.all_input_nodes)
+            chain.difference_update(a for a in n.all_input_nodes if a.target != torch.ops.aten.convolution.default)
         return chain
 
     find_nodes_prefer_channels_last._inductor_conv_original = original

@@ -423,7 +423,7 @@ def softmax_remasks_dropped(graph) -> list:
         for g in grads:
             grad_users.append(({node: g for node in g.users}, g.args[2]))
             g.replace_all_uses_with(g.args[2])
-        zero = (remask.args[1].target, remask.args[1].args, dict(remask.args[1].kwargs), remask.args[1].meta)
+        zero = _recipe(remask.args[1])
         dropped.append((fill, value, minus_inf, probs, users, grad_users, zero))
         for node in [remask, *grads]:
             graph.erase_node(node)
@@ -441,10 +441,31 @@ def _through_casts(node) -> list:
     return out
 
 
+def _recipe(node) -> tuple:
+    """What recreates ``node`` (a constant) after it is erased: its target, arguments and meta."""
+    return node.target, node.args, dict(node.kwargs), dict(node.meta)
+
+
+def _zero_fill_restored(graph, alive, mask, zero, x, users) -> None:
+    """``where(mask, 0, x)`` made again after x (the zero from its recipe) and given back to ``users`` in place of x,
+    where x is still in the graph."""
+    if x not in alive:
+        return
+    target, args, kwargs, meta = zero
+    with graph.inserting_after(x):
+        z = graph.call_function(target, args, kwargs)
+    z.meta.update(meta)
+    with graph.inserting_after(z):
+        refill = graph.call_function(torch.ops.aten.where.self, (mask, z, x))
+    refill.meta["val"] = x.meta.get("val")
+    for user in users:
+        if user in alive:
+            user.replace_input_with(x, refill)
+
+
 def softmax_remasks_restored(graph, dropped) -> int:
     """Undo ``softmax_remasks_dropped`` wherever the probabilities are still in the graph (no rewrite took them):
     the fill as it was, the probabilities and their gradient filled with zeros again. Returns the number restored."""
-    aten = torch.ops.aten
     restored, alive = 0, set(graph.nodes)  # an erased node keeps its .graph
     for fill, value, minus_inf, probs, users, grad_users, zero in dropped:
         if probs not in alive or fill not in alive:
@@ -452,18 +473,7 @@ def softmax_remasks_restored(graph, dropped) -> int:
         fill.replace_input_with(minus_inf, value)
         mask = fill.args[0]  # the same tensor as the remask's (_same_tensor), and still in the graph
         for x, uses in [(probs, users)] + [(g, u) for u, g in grad_users]:
-            if x not in alive:
-                continue
-            target, args, kwargs, meta = zero
-            with graph.inserting_after(x):
-                z = graph.call_function(target, args, kwargs)
-            z.meta.update(meta)
-            with graph.inserting_after(z):
-                refill = graph.call_function(aten.where.self, (mask, z, x))
-            refill.meta["val"] = x.meta.get("val")
-            for node in uses:
-                if node in alive:
-                    node.replace_input_with(x, refill)
+            _zero_fill_restored(graph, alive, mask, zero, x, uses)
         if not minus_inf.users:
             graph.erase_node(minus_inf)
         restored += 1
@@ -522,8 +532,7 @@ def masked_fills_over_terms_as_adds(graph) -> list:
                  and _computed_from(g.args[2], node)]
         undo = []
         for g in grads:
-            undo.append((g.args[2], list(g.users), g.args[0], g.args[1].args, dict(g.args[1].kwargs),
-                         g.args[1].meta))
+            undo.append((g.args[2], list(g.users), _recipe(g.args[1])))
             g.replace_all_uses_with(g.args[2])
             graph.erase_node(g)
         changed.append((node, undo))
@@ -543,18 +552,8 @@ def masked_fills_over_terms_restored(graph, changed) -> int:
         if not hidden.users:
             graph.erase_node(hidden)
             graph.erase_node(zero)
-        for x, users, grad_mask, zero_args, zero_kwargs, zero_meta in grads:
-            if x not in alive:
-                continue
-            with graph.inserting_after(x):
-                z = graph.call_function(aten.scalar_tensor.default, zero_args, zero_kwargs)
-            z.meta.update(zero_meta)
-            with graph.inserting_after(z):
-                refill = graph.call_function(aten.where.self, (mask, z, x))
-            refill.meta["val"] = x.meta.get("val")
-            for user in users:
-                if user in alive:
-                    user.replace_input_with(x, refill)
+        for x, users, zero in grads:
+            _zero_fill_restored(graph, alive, mask, zero, x, users)
         undone += 1
     return undone
 

@@ -58,6 +58,14 @@ def _recent_causal_lm(model_type, module=None, **kwargs):
     return _causal_lm(model_type, **kwargs)
 
 
+def _fastspeech2_conformer():
+    model = _encoder("fastspeech2_conformer", encoder_layers=1, decoder_layers=1, encoder_num_attention_heads=4,
+                     decoder_num_attention_heads=4, encoder_linear_units=128, decoder_linear_units=128)
+    with torch.no_grad():
+        model.duration_predictor.linear.bias.fill_(1.5)  # exp(1.5) - 1: about 3.5 frames a token
+    return model
+
+
 def _kimi_linear():
     pytest.importorskip("transformers.models.kimi_linear")  # older releases lack it; CI pins one that has it
     return _causal_lm("kimi_linear", num_key_value_heads=4, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
@@ -228,6 +236,12 @@ MODELS = {
     "cpmant": (lambda: _causal_lm("cpmant", dim_head=16, dim_ff=128, num_hidden_layers=1, dropout_p=0.0,
                                   position_bias_num_buckets=32, position_bias_max_distance=64, prompt_length=4),
                dict(attention=1, causal_conv1d=0), dict(zero_padding=True)),
+    # FastSpeech2-Conformer (inference: training needs its spectrogram, duration, pitch and energy labels): the
+    # relative-position bias computed from q, added before the scale, kᵀ as one permute of the (B, S, H, D) key,
+    # masked_fill(finfo.min) and the probabilities filled with zeros again after the softmax; the duration
+    # predictor's bias set so that each token lasts a few frames (random weights give the decoder one frame)
+    "fastspeech2_conformer": (lambda: _fastspeech2_conformer(), dict(attention=2, causal_conv1d=0),
+                              dict(padding="right")),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

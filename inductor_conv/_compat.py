@@ -342,19 +342,18 @@ def tma_compatible(node) -> bool:
 # projections); the inputs of our nodes are taken out of the set afterwards. The convolutions and everything else
 # keep the layout Inductor chose for them.
 _LAYOUT_STOPS: set = set()
-_find_nodes_prefer_channels_last = None
 
 
 def stop_channels_last_at(ops) -> None:
     """Make ``ops`` (and the getitems of their results) stop Inductor's channels-last propagation as a bmm does
-    (Note [channels-last stops at our ops]); installs the wrapper on GraphLowering once."""
-    global _find_nodes_prefer_channels_last
+    (Note [channels-last stops at our ops]); installs the wrapper on GraphLowering once (the wrapper keeps
+    Inductor's own method as ``_inductor_conv_original``)."""
     from torch._inductor.graph import GraphLowering
 
     _LAYOUT_STOPS.update(ops)
-    if _find_nodes_prefer_channels_last is not None:
-        return
     original = GraphLowering.find_nodes_prefer_channels_last
+    if hasattr(original, "_inductor_conv_original"):
+        return
 
     def find_nodes_prefer_channels_last(self):
         import operator
@@ -381,20 +380,16 @@ def stop_channels_last_at(ops) -> None:
 
     find_nodes_prefer_channels_last._inductor_conv_original = original
     GraphLowering.find_nodes_prefer_channels_last = find_nodes_prefer_channels_last
-    _find_nodes_prefer_channels_last = find_nodes_prefer_channels_last
 
 
 def restore_channels_last_propagation() -> None:
     """Undo stop_channels_last_at: Inductor's own find_nodes_prefer_channels_last back on GraphLowering."""
-    global _find_nodes_prefer_channels_last
     from torch._inductor.graph import GraphLowering
 
     _LAYOUT_STOPS.clear()
-    if _find_nodes_prefer_channels_last is not None:
-        if GraphLowering.find_nodes_prefer_channels_last is _find_nodes_prefer_channels_last:
-            GraphLowering.find_nodes_prefer_channels_last = (
-                _find_nodes_prefer_channels_last._inductor_conv_original)
-        _find_nodes_prefer_channels_last = None
+    original = getattr(GraphLowering.find_nodes_prefer_channels_last, "_inductor_conv_original", None)
+    if original is not None:
+        GraphLowering.find_nodes_prefer_channels_last = original
 
 
 # ================================================================ the eager launch path

@@ -158,12 +158,16 @@ _SCORE_STEPS = _VIEWS_AND_CASTS | {torch.ops.aten.mul.Tensor, torch.ops.aten.div
                                    torch.ops.aten.sub.Tensor}
 
 
-def _reaches_softmax_scores(node, steps: int) -> bool:
-    """node, or what at most ``steps`` elementwise ops (the scale, masks, a cast) or views make of it, is reduced by a
-    softmax's max over its last dim."""
+# The same and masked fills (``where``): the ops between a scores product and its softmax.
+_SCORE_STEPS_AND_FILLS = _SCORE_STEPS | {torch.ops.aten.where.self}
+
+
+def _reaches_softmax_scores(node, steps: int, ops=_SCORE_STEPS) -> bool:
+    """node, or what at most ``steps`` of ``ops`` (elementwise: the scale, masks, a cast; views) make of it, is reduced
+    by a softmax's max over its last dim."""
     if _reaches_softmax_max(node):
         return True
-    return steps > 0 and any(user.target in _SCORE_STEPS and _reaches_softmax_scores(user, steps - 1)
+    return steps > 0 and any(user.target in ops and _reaches_softmax_scores(user, steps - 1, ops)
                              for user in node.users)
 
 
@@ -417,15 +421,11 @@ def softmax_remasks_dropped(graph) -> list:
                 "dtype": constant.dtype, "layout": torch.strided, "device": constant.device})
         minus_inf.meta.update(value.meta)
         fill.replace_input_with(value, minus_inf)
-        users = {node: remask for node in remask.users}
-        remask.replace_all_uses_with(probs)
-        grad_users = []
-        for g in grads:
-            grad_users.append(({node: g for node in g.users}, g.args[2]))
-            g.replace_all_uses_with(g.args[2])
-        zero = _recipe(remask.args[1])
-        dropped.append((fill, value, minus_inf, probs, users, grad_users, zero))
-        for node in [remask, *grads]:
+        # each zero fill dropped: what it filled and the users it had, to put it back between them
+        refills = [(node.args[2], list(node.users)) for node in (remask, *grads)]
+        dropped.append((fill, value, minus_inf, probs, refills, _recipe(remask.args[1])))
+        for node in (remask, *grads):
+            node.replace_all_uses_with(node.args[2])
             graph.erase_node(node)
             erased.add(node)
     return dropped
@@ -467,13 +467,13 @@ def softmax_remasks_restored(graph, dropped) -> int:
     """Undo ``softmax_remasks_dropped`` wherever the probabilities are still in the graph (no rewrite took them):
     the fill as it was, the probabilities and their gradient filled with zeros again. Returns the number restored."""
     restored, alive = 0, set(graph.nodes)  # an erased node keeps its .graph
-    for fill, value, minus_inf, probs, users, grad_users, zero in dropped:
+    for fill, value, minus_inf, probs, refills, zero in dropped:
         if probs not in alive or fill not in alive:
             continue
         fill.replace_input_with(minus_inf, value)
         mask = fill.args[0]  # the same tensor as the remask's (_same_tensor), and still in the graph
-        for x, uses in [(probs, users)] + [(g, u) for u, g in grad_users]:
-            _zero_fill_restored(graph, alive, mask, zero, x, uses)
+        for x, users in refills:
+            _zero_fill_restored(graph, alive, mask, zero, x, users)
         if not minus_inf.users:
             graph.erase_node(minus_inf)
         restored += 1
@@ -527,16 +527,28 @@ def masked_fills_over_terms_as_adds(graph) -> list:
         node.target, node.args = aten.add.Tensor, (y, hidden)
         # the fill's backward, the scores' gradient filled with zeros (an add passes it on as it is); zero there
         # anyway, as the probabilities are, so it goes too
-        grads = [g for g in graph.find_nodes(op="call_function", target=aten.where.self)
-                 if g is not hidden and _zero_fill(g) and _same_tensor(g.args[0], mask)
-                 and _computed_from(g.args[2], node)]
-        undo = []
+        candidates = [g for g in graph.find_nodes(op="call_function", target=aten.where.self)
+                      if g is not hidden and _zero_fill(g) and _same_tensor(g.args[0], mask)]
+        downstream = _computed_after(node) if candidates else set()
+        grads = [g for g in candidates if g.args[2] in downstream]
+        refills = [(g.args[2], list(g.users), _recipe(g.args[1])) for g in grads]
         for g in grads:
-            undo.append((g.args[2], list(g.users), _recipe(g.args[1])))
             g.replace_all_uses_with(g.args[2])
             graph.erase_node(g)
-        changed.append((node, undo))
+        changed.append((node, refills))
     return changed
+
+
+def _computed_after(node) -> set:
+    """The nodes computed from ``node`` (its users, theirs, ...): one walk, where ``_computed_from`` per candidate
+    would walk the graph above each (every layer's fill in a whole model shares one mask)."""
+    seen, stack = set(), [node]
+    while stack:
+        for user in stack.pop().users:
+            if user not in seen:
+                seen.add(user)
+                stack.append(user)
+    return seen
 
 
 def masked_fills_over_terms_restored(graph, changed) -> int:
@@ -552,8 +564,8 @@ def masked_fills_over_terms_restored(graph, changed) -> int:
         if not hidden.users:
             graph.erase_node(hidden)
             graph.erase_node(zero)
-        for x, users, zero in grads:
-            _zero_fill_restored(graph, alive, mask, zero, x, users)
+        for x, users, recipe in grads:
+            _zero_fill_restored(graph, alive, mask, recipe, x, users)
         undone += 1
     return undone
 
@@ -566,17 +578,9 @@ def _scores_operand(node) -> bool:
         if user.target in VIEW_OPS or user.target == aten.clone.default:
             if _scores_operand(user):
                 return True
-        elif user.target == aten.bmm.default and _reaches_amax(user, 8):
+        elif user.target == aten.bmm.default and _reaches_softmax_scores(user, 8, _SCORE_STEPS_AND_FILLS):
             return True
     return False
-
-
-def _reaches_amax(node, steps: int) -> bool:
-    """node, through at most ``steps`` elementwise score ops, masked fills (``where``) and views, is reduced by a
-    softmax's max."""
-    return _reaches_softmax_max(node) or steps > 0 and any(
-        user.target in _SCORE_STEPS | {torch.ops.aten.where.self} and _reaches_amax(user, steps - 1)
-        for user in node.users)
 
 
 def _split_permute(graph, node, first, second) -> None:

@@ -4,7 +4,7 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
+# sinks alibi bias host speed decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
 # benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
@@ -19,7 +19,7 @@ ln -sfn ../lowerings inductor_conv/lowerings
 ln -sfn ../patterns inductor_conv/patterns
 export PYTHONPATH="$PWD:${PYTHONPATH:-}"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$LOG"
-STEPS=" ${STEPS:-tests overhead models encoders cudnn_host conv attention masks softcap sinks alibi bias host decode conv_update distributed demo} "
+STEPS=" ${STEPS:-tests overhead models encoders cudnn_host conv attention masks softcap sinks alibi bias host speed decode conv_update distributed demo} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # step NAME SECONDS COMMAND...   (output appended to $LOG as it comes, the tail printed at the end)
   local name=$1 limit=$2; shift 2
@@ -60,6 +60,8 @@ want bias && TAIL=20 step bias "${BIAS_LIMIT:-150}" python3 benchmarks/attention
   ${BIAS_ARGS:-}
 want host && TAIL=80 step host "${HOST_LIMIT:-200}" python3 benchmarks/diagnostics/model_host.py \
   --models "${HOST_MODELS:-parakeet}" ${HOST_ARGS:-}
+want speed && TAIL=60 step speed "${SPEED_LIMIT:-560}" python3 benchmarks/diagnostics/model_speed.py ${SPEED_TYPES:-} \
+  --budget "${SPEED_BUDGET:-90}" --out "$OUT/speed.md" ${SPEED_ARGS:-}
 want decode && TAIL=40 step decode "${DECODE_LIMIT:-120}" python3 benchmarks/attention_decode.py \
   --out "$OUT/decode.md" ${DECODE_ARGS:-}
 want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 benchmarks/conv_update.py \

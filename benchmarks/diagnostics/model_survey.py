@@ -247,9 +247,12 @@ def _image_size(config) -> int:
     return config.image_size if isinstance(config.image_size, int) else config.image_size[0]
 
 
-def inputs(model, dtype: torch.dtype, base: bool) -> dict:
+def inputs(model, dtype: torch.dtype, base: bool, batch: int = BATCH, length: int = LENGTH, vocab: int = VOCAB,
+           samples: int = 1600) -> dict:
     """The model's inputs: token ids with a right-padded row (a causal LM's, or a base model's whose main input they
-    are), else what its ``main_input_name`` asks for (``--base``), in ``dtype``."""
+    are), else what its ``main_input_name`` asks for (``--base``), in ``dtype``; ``batch`` rows, ``length`` tokens
+    (or frames) of ids below ``vocab``, ``samples`` audio samples (diagnostics/model_speed.py asks for real sizes)."""
+    BATCH, LENGTH, VOCAB = batch, length, vocab  # noqa: N806 - the survey's constants, as this function reads them
     generator = torch.Generator().manual_seed(1)
     config, name = model.config, model.main_input_name
     if name == "input_ids":
@@ -282,10 +285,13 @@ def inputs(model, dtype: torch.dtype, base: bool) -> dict:
     elif name == "input_values" and hasattr(config, "max_length") and hasattr(config, "num_mel_bins"):  # AST
         kwargs = dict(input_values=torch.randn(BATCH, config.max_length, config.num_mel_bins, generator=generator))
     elif name == "input_values":
-        kwargs = dict(input_values=torch.randn(BATCH, 1600, generator=generator))
+        kwargs = dict(input_values=torch.randn(BATCH, samples, generator=generator))
     elif name == "input_features" and hasattr(config, "spec_size"):  # CLAP's HTSAT: (B, 1, frames, mel bins)
         frames = config.spec_size * (config.spec_size // config.num_mel_bins)  # folded into a spec_size square
         kwargs = dict(input_features=torch.randn(BATCH, 1, frames, config.num_mel_bins, generator=generator))
+    elif name == "input_features" and hasattr(config, "feature_projection_input_dim"):  # w2v-BERT: (B, frames, feats)
+        kwargs = dict(input_features=torch.randn(BATCH, LENGTH, config.feature_projection_input_dim,
+                                                 generator=generator))
     elif name == "input_features" and hasattr(config, "input_feat_per_channel"):  # Speech2Text: (B, frames, feats)
         kwargs = dict(input_features=torch.randn(BATCH, 32, config.input_feat_per_channel, generator=generator))
     elif name == "input_features":

@@ -1,0 +1,159 @@
+"""Whole-model training steps of many Hugging Face model types, default Inductor against the plugin, on the GPU.
+
+benchmarks/models.py measures a few families in depth, each layer compiled; this survey asks the question a new
+user asks of every other type: is ``torch.compile(model)`` with the plugin ever slower than without it?  Each type is
+built from its config's own defaults (the sizes the config class describes, mostly the base or released model's)
+with its layers cut to two (``--layers``), attn_implementation="eager", bf16 weights, dropout as the config sets it;
+the model and its loss (the first floating output's mean square, model_survey.py's) are compiled whole, and a step is
+that forward, the backward and zero_grad (no optimizer: it is the same in both variants).  Inputs are
+model_survey.py's at real sizes: ``--batch`` rows of ``--length`` token ids (one row right-padded), images at the
+config's size, ``--seconds`` of 16 kHz audio.  Per variant: compile s (the first step), wall ms (median of --steps
+synchronised steps after two warm-up steps), GPU ms (torch.profiler, every kernel), peak GiB, rewrites
+(inductor_conv.counters()); "vs inductor" is default Inductor's wall over this row's.
+
+    python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
+
+The default types are those models.py does not measure.  A type that fails to build or compile is reported as such.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import inductor_conv  # noqa: E402
+import models as M  # noqa: E402
+from common import step_kernel_ms  # noqa: E402
+from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
+from model_survey import _first_float, inputs  # noqa: E402
+
+# type -> config keys besides the layer count (whose key is found by name)
+TYPES = {
+    # text encoders (token ids)
+    "roberta": {}, "distilbert": {}, "albert": {}, "electra": {}, "mpnet": {}, "modernbert": {},
+    # decoders (their base models: the language-model head, large beside two layers, is the same in both variants)
+    "opt": {}, "mistral": {}, "phi": {}, "falcon": {}, "gemma": {}, "qwen2": {},
+    # encoder-decoders (the decoder's last hidden state)
+    "t5": {}, "bart": {}, "whisper": {},
+    # vision (the config's image size, 224 x 224 but MobileViT's 256); SegFormer (MiT-b0) and MobileViT whole
+    "deit": {}, "beit": {}, "dinov2": {}, "clip_vision_model": {}, "siglip_vision_model": {},
+    "segformer": {"image_size": 512}, "mobilevit": {},
+    # audio
+    "hubert": {}, "wav2vec2-bert": {},
+}
+_WHOLE = {"segformer", "mobilevit"}  # their configs' own stages and depths (MiT-b0 at 512 x 512, MobileViT-S)
+_LAYER_KEYS = ("num_hidden_layers", "n_layers", "n_layer", "num_layers", "encoder_layers", "decoder_layers",
+               "num_decoder_layers")
+
+
+def build(model_type: str, layers: int, device: str):
+    """The base model (AutoModel) of the type's default config with `layers` layers, bf16 on the GPU (float32 on the
+    CPU: `--device cpu`, a smoke run of this script)."""
+    defaults = transformers.AutoConfig.for_model(model_type)
+    keys = {} if model_type in _WHOLE else {k: layers for k in _LAYER_KEYS if isinstance(getattr(defaults, k, None), int)}
+    config = transformers.AutoConfig.for_model(model_type, **keys, **TYPES.get(model_type, {}))
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(config, attn_implementation="eager")
+    return model.to(device, torch.bfloat16 if device == "cuda" else torch.float32).train()
+
+
+def run_variant(model_type: str, plugin: bool, args) -> dict:
+    torch._dynamo.reset()
+    inductor_conv.reset_counters()
+    if plugin:
+        inductor_conv.enable((args.device,))
+    else:
+        inductor_conv.disable()
+    model = build(model_type, args.layers, args.device)
+    cuda = args.device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
+                    vocab=model.config.vocab_size if hasattr(model.config, "vocab_size") else 64,
+                    samples=int(16000 * args.seconds))
+    kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    loss_of = torch.compile(lambda kw: _first_float(model(**kw)).float().square().mean(), dynamic=False)
+
+    def step():
+        loss_of(kwargs).backward()
+        model.zero_grad(set_to_none=True)
+
+    def timed() -> float:
+        sync()
+        start = time.perf_counter()
+        step()
+        sync()
+        return (time.perf_counter() - start) * 1e3
+
+    try:
+        compile_s = timed() / 1e3
+        step(), step()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        times = [timed() for _ in range(args.steps)]
+        peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
+        gpu = step_kernel_ms(step)[0] if cuda else float("nan")
+    finally:
+        inductor_conv.disable()
+    return dict(compile_s=compile_s, wall=statistics.median(times), gpu=gpu, peak=peak,
+                rewrites=dict(inductor_conv.counters()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model_types", nargs="*", default=list(TYPES))
+    parser.add_argument("--variants", default="inductor,plugin")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--length", type=int, default=512)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--budget", type=float, default=120, help="seconds per model type, all variants")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    lines = [f"# model_speed {time.strftime('%Y-%m-%d')} on {device_name}, torch {torch.__version__}, "
+             f"transformers {transformers.__version__}; {args.layers} layers, B{args.batch} x {args.length} tokens, "
+             f"{args.seconds:g} s audio; plugin patterns traced in {M.trace_patterns():.1f} s", "",
+             "| type | variant | compile s | wall ms | GPU ms | peak GiB | rewrites | vs inductor |",
+             "|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    with fx_graph_cache_disabled():
+        for model_type in args.model_types:
+            baseline, start = None, time.perf_counter()
+            for variant in args.variants.split(","):
+                left = args.budget - (time.perf_counter() - start)
+                try:
+                    if left <= 0:
+                        raise M.BudgetSpent("skipped: budget spent")
+                    with M.time_limit(left, "interrupted: budget ran out"):
+                        r = run_variant(model_type, variant == "plugin", args)
+                except M.BudgetSpent as e:
+                    line = f"| {model_type} | {variant} | {e} |"
+                except Exception as e:  # noqa: BLE001 - one failing type must not hide the others
+                    line = f"| {model_type} | {variant} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |"
+                else:
+                    if variant == "inductor":
+                        baseline = r["wall"]
+                    ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
+                    line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['gpu']:.2f} | "
+                            f"{r['peak']:.2f} | {M.fmt_rewrites(r['rewrites'])} | {ratio} |")
+                finally:
+                    M.release()
+                lines.append(line)
+                print(line, flush=True)
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -236,12 +236,13 @@ MODELS = {
     "cpmant": (lambda: _causal_lm("cpmant", dim_head=16, dim_ff=128, num_hidden_layers=1, dropout_p=0.0,
                                   position_bias_num_buckets=32, position_bias_max_distance=64, prompt_length=4),
                dict(attention=1, causal_conv1d=0), dict(zero_padding=True)),
-    # FastSpeech2-Conformer (inference: training needs its spectrogram, duration, pitch and energy labels): the
-    # relative-position bias computed from q, added before the scale, kᵀ as one permute of the (B, S, H, D) key,
-    # masked_fill(finfo.min) and the probabilities filled with zeros again after the softmax; the duration
-    # predictor's bias set so that each token lasts a few frames (random weights give the decoder one frame)
+    # FastSpeech2-Conformer: the relative-position bias computed from q, added before the scale, kᵀ as one permute
+    # of the (B, S, H, D) key, masked_fill(finfo.min) and the probabilities filled with zeros again after the
+    # softmax. Inference: the duration predictor's bias set so that each token lasts a few frames (random weights
+    # give the decoder one frame). Training: its labels (speech_labels), 3 frames a token, the padded row's frames
+    # past its tokens' labelled -100 (the decoder's padding); the output is the model's loss
     "fastspeech2_conformer": (lambda: _fastspeech2_conformer(), dict(attention=2, causal_conv1d=0),
-                              dict(padding="right")),
+                              dict(padding="right", speech_labels=3)),
     # gpt-oss: a learned sink logit per head joins each softmax (Note [attention sinks]), GQA, a sliding-window layer
     # (window 8 of 16 positions) and a full one, mixture-of-experts MLPs
     "gpt_oss": (lambda: _causal_lm("gpt_oss", num_key_value_heads=2, head_dim=16, num_hidden_layers=2,
@@ -295,6 +296,15 @@ def model_inputs(extra, generator, device="cpu"):
     if extra.get("bbox"):  # layouts: a box per token, (x0, y0, x1, y1) in [0, 1]
         corner, size = (torch.rand(BATCH, LENGTH, 2, generator=generator) / 2 for _ in range(2))
         inputs["bbox"] = torch.cat([corner, corner + size], -1)
+    if extra.get("speech_labels"):  # FastSpeech2's training labels (inference ignores them)
+        frames = extra["speech_labels"]
+        durations = frames * inputs["attention_mask"]  # (B, S): padding tokens last no frame
+        inputs["duration_labels"] = durations
+        inputs["pitch_labels"], inputs["energy_labels"] = (torch.randn(BATCH, LENGTH, 1, generator=generator)
+                                                           for _ in range(2))
+        spectrogram = torch.randn(BATCH, frames * LENGTH, 80, generator=generator)
+        spectrogram[durations.sum(1, keepdim=True) <= torch.arange(frames * LENGTH)] = -100.0
+        inputs["spectrogram_labels"] = spectrogram
     if extra.get("decoder"):
         inputs["decoder_input_ids"] = torch.randint(0, VOCAB, (BATCH, LENGTH // 2), generator=generator)
     return {k: v.to(device) for k, v in inputs.items()}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -38,7 +39,8 @@ from model_survey import _first_float, inputs  # noqa: E402
 # type -> config keys besides the layer count (whose key is found by name)
 TYPES = {
     # text encoders (token ids)
-    "roberta": {}, "distilbert": {}, "albert": {}, "electra": {}, "mpnet": {}, "modernbert": {},
+    "roberta": {"max_position_embeddings": 514},  # roberta-base's: positions start after the padding index
+    "distilbert": {}, "albert": {}, "electra": {}, "mpnet": {}, "modernbert": {},
     # decoders (their base models: the language-model head, large beside two layers, is the same in both variants)
     "opt": {}, "mistral": {}, "phi": {}, "falcon": {}, "gemma": {}, "qwen2": {},
     # encoder-decoders (the decoder's last hidden state)
@@ -118,6 +120,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=120, help="seconds per model type, all variants")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--out")
+    parser.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
@@ -126,7 +129,25 @@ def main() -> None:
              f"{args.seconds:g} s audio; plugin patterns traced in {M.trace_patterns():.1f} s", "",
              "| type | variant | compile s | wall ms | GPU ms | peak GiB | rewrites | vs inductor |",
              "|---|---|---|---|---|---|---|---|"]
-    print("\n".join(lines), flush=True)
+    if not args.rows_only:
+        print("\n".join(lines), flush=True)
+    if len(args.model_types) > 1:  # one process per type: a device-side assert ends its process, not the survey
+        rest = [f"--{k}={getattr(args, k)}" for k in ("variants", "layers", "batch", "length", "seconds", "steps",
+                                                       "budget", "device")]
+        for model_type in args.model_types:
+            try:
+                child = subprocess.run([sys.executable, __file__, model_type, "--rows-only", *rest],
+                                       capture_output=True, text=True, timeout=args.budget + 120)
+                rows = [line for line in child.stdout.splitlines() if line.startswith(f"| {model_type} |")]
+                rows = rows or [f"| {model_type} | - | failed: exit {child.returncode}: "
+                                f"{(child.stderr.strip().splitlines() or [''])[-1][:200]} |"]
+            except subprocess.TimeoutExpired:
+                rows = [f"| {model_type} | - | timed out |"]
+            lines += rows
+            print("\n".join(rows), flush=True)
+        if args.out:
+            Path(args.out).write_text("\n".join(lines) + "\n")
+        return
     with fx_graph_cache_disabled():
         for model_type in args.model_types:
             baseline, start = None, time.perf_counter()

@@ -8,7 +8,8 @@ the model and its loss (the first floating output's mean square, model_survey.py
 that forward, the backward and zero_grad (no optimizer: it is the same in both variants).  Inputs are
 model_survey.py's at real sizes: ``--batch`` rows of ``--length`` token ids (one row right-padded), images at the
 config's size, ``--seconds`` of 16 kHz audio.  Per variant: compile s (the first step), wall ms (median of --steps
-synchronised steps after two warm-up steps), GPU ms (torch.profiler, every kernel), peak GiB, rewrites
+synchronised steps after two warm-up steps), host ms (the median time the host takes to queue a step: near wall ms,
+the step is host-bound), GPU ms (torch.profiler, every kernel), peak GiB, rewrites
 (inductor_conv.counters()); "vs inductor" is default Inductor's wall over this row's.
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
@@ -87,10 +88,13 @@ def run_variant(model_type: str, plugin: bool, args) -> dict:
         loss_of(kwargs).backward()
         model.zero_grad(set_to_none=True)
 
+    issued = []
+
     def timed() -> float:
         sync()
         start = time.perf_counter()
         step()
+        issued.append((time.perf_counter() - start) * 1e3)  # the host has queued the step's work
         sync()
         return (time.perf_counter() - start) * 1e3
 
@@ -99,12 +103,13 @@ def run_variant(model_type: str, plugin: bool, args) -> dict:
         step(), step()
         if cuda:
             torch.cuda.reset_peak_memory_stats()
+        issued.clear()
         times = [timed() for _ in range(args.steps)]
         peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
         gpu = step_kernel_ms(step)[0] if cuda else float("nan")
     finally:
         inductor_conv.disable()
-    return dict(compile_s=compile_s, wall=statistics.median(times), gpu=gpu, peak=peak,
+    return dict(compile_s=compile_s, wall=statistics.median(times), host=statistics.median(issued), gpu=gpu, peak=peak,
                 rewrites=dict(inductor_conv.counters()))
 
 
@@ -127,8 +132,8 @@ def main() -> None:
     lines = [f"# model_speed {time.strftime('%Y-%m-%d')} on {device_name}, torch {torch.__version__}, "
              f"transformers {transformers.__version__}; {args.layers} layers, B{args.batch} x {args.length} tokens, "
              f"{args.seconds:g} s audio; plugin patterns traced in {M.trace_patterns():.1f} s", "",
-             "| type | variant | compile s | wall ms | GPU ms | peak GiB | rewrites | vs inductor |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| type | variant | compile s | wall ms | host ms | GPU ms | peak GiB | rewrites | vs inductor |",
+             "|---|---|---|---|---|---|---|---|---|"]
     if not args.rows_only:
         print("\n".join(lines), flush=True)
     if len(args.model_types) > 1:  # one process per type: a device-side assert ends its process, not the survey
@@ -166,7 +171,7 @@ def main() -> None:
                     if variant == "inductor":
                         baseline = r["wall"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
-                    line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['gpu']:.2f} | "
+                    line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['host']:.2f} | {r['gpu']:.2f} | "
                             f"{r['peak']:.2f} | {M.fmt_rewrites(r['rewrites'])} | {ratio} |")
                 finally:
                     M.release()

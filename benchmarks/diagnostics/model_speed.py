@@ -61,7 +61,8 @@ def build(model_type: str, layers: int, device: str):
     """The base model (AutoModel) of the type's default config with `layers` layers, bf16 on the GPU (float32 on the
     CPU: `--device cpu`, a smoke run of this script)."""
     defaults = transformers.AutoConfig.for_model(model_type)
-    keys = {} if model_type in _WHOLE else {k: layers for k in _LAYER_KEYS if isinstance(getattr(defaults, k, None), int)}
+    keys = {} if model_type in _WHOLE else {
+        k: layers for k in _LAYER_KEYS if isinstance(getattr(defaults, k, None), int)}
     config = transformers.AutoConfig.for_model(model_type, **keys, **TYPES.get(model_type, {}))
     torch.manual_seed(0)
     model = transformers.AutoModel.from_config(config, attn_implementation="eager")
@@ -79,7 +80,7 @@ def run_variant(model_type: str, plugin: bool, args) -> dict:
     cuda = args.device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
-                    vocab=model.config.vocab_size if hasattr(model.config, "vocab_size") else 64,
+                    vocab=getattr(model.config, "vocab_size", 64),
                     samples=int(16000 * args.seconds))
     kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     loss_of = torch.compile(lambda kw: _first_float(model(**kw)).float().square().mean(), dynamic=False)
@@ -109,8 +110,8 @@ def run_variant(model_type: str, plugin: bool, args) -> dict:
         gpu = step_kernel_ms(step)[0] if cuda else float("nan")
     finally:
         inductor_conv.disable()
-    return dict(compile_s=compile_s, wall=statistics.median(times), host=statistics.median(issued), gpu=gpu, peak=peak,
-                rewrites=dict(inductor_conv.counters()))
+    return dict(compile_s=compile_s, wall=statistics.median(times), host=statistics.median(issued), gpu=gpu,
+                peak=peak, rewrites=dict(inductor_conv.counters()))
 
 
 def main() -> None:
@@ -166,13 +167,14 @@ def main() -> None:
                 except M.BudgetSpent as e:
                     line = f"| {model_type} | {variant} | {e} |"
                 except Exception as e:  # noqa: BLE001 - one failing type must not hide the others
-                    line = f"| {model_type} | {variant} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |"
+                    first = str(e).splitlines()[0][:200] if str(e) else ""
+                    line = f"| {model_type} | {variant} | failed: {type(e).__name__}: {first} |"
                 else:
                     if variant == "inductor":
                         baseline = r["wall"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
-                    line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['host']:.2f} | {r['gpu']:.2f} | "
-                            f"{r['peak']:.2f} | {M.fmt_rewrites(r['rewrites'])} | {ratio} |")
+                    line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['host']:.2f} | "
+                            f"{r['gpu']:.2f} | {r['peak']:.2f} | {M.fmt_rewrites(r['rewrites'])} | {ratio} |")
                 finally:
                     M.release()
                 lines.append(line)

@@ -252,67 +252,66 @@ def inputs(model, dtype: torch.dtype, base: bool, batch: int = BATCH, length: in
     """The model's inputs: token ids with a right-padded row (a causal LM's, or a base model's whose main input they
     are), else what its ``main_input_name`` asks for (``--base``), in ``dtype``; ``batch`` rows, ``length`` tokens
     (or frames) of ids below ``vocab``, ``samples`` audio samples (diagnostics/model_speed.py asks for real sizes)."""
-    BATCH, LENGTH, VOCAB = batch, length, vocab  # noqa: N806 - the survey's constants, as this function reads them
     generator = torch.Generator().manual_seed(1)
     config, name = model.config, model.main_input_name
     if name == "input_ids":
-        ids = torch.randint(3, VOCAB, (BATCH, LENGTH), generator=generator)
-        mask = torch.ones(BATCH, LENGTH, dtype=torch.long)
+        ids = torch.randint(3, vocab, (batch, length), generator=generator)
+        mask = torch.ones(batch, length, dtype=torch.long)
         mask[1, -5:] = 0  # right padding
         kwargs = dict(input_ids=ids, attention_mask=mask)
     elif name == "pixel_values" and config.model_type == "siglip2_vision_model":  # NaFlex: patches, their grid
         side = _image_size(config) // config.patch_size
-        kwargs = dict(pixel_values=torch.randn(BATCH, side * side, config.num_channels * config.patch_size ** 2,
+        kwargs = dict(pixel_values=torch.randn(batch, side * side, config.num_channels * config.patch_size ** 2,
                                                generator=generator),
-                      pixel_attention_mask=torch.ones(BATCH, side * side, dtype=torch.long),
-                      spatial_shapes=torch.tensor([[side, side]] * BATCH))
+                      pixel_attention_mask=torch.ones(batch, side * side, dtype=torch.long),
+                      spatial_shapes=torch.tensor([[side, side]] * batch))
     elif name == "pixel_values":
         size = _image_size(config)
         video = hasattr(config, "tubelet_size") or config.model_type == "timesformer"
         frames = (config.num_frames,) if video else ()  # video
-        kwargs = dict(pixel_values=torch.randn(BATCH, *frames, config.num_channels, size, size, generator=generator))
+        kwargs = dict(pixel_values=torch.randn(batch, *frames, config.num_channels, size, size, generator=generator))
     elif name == "flattened_patches":  # Pix2Struct: (B, N, 2 + patch pixels), each row its patch's row and column
         side = 4
         rows, cols = torch.meshgrid(torch.arange(1, side + 1), torch.arange(1, side + 1), indexing="ij")
-        grid = torch.stack([rows.flatten(), cols.flatten()], -1).float().expand(BATCH, -1, -1)
-        patches = torch.randn(BATCH, side * side, config.patch_embed_hidden_size, generator=generator)
+        grid = torch.stack([rows.flatten(), cols.flatten()], -1).float().expand(batch, -1, -1)
+        patches = torch.randn(batch, side * side, config.patch_embed_hidden_size, generator=generator)
         kwargs = dict(flattened_patches=torch.cat([grid, patches], -1))
     elif name == "inputs" and config.model_type == "perceiver":  # no pre-processor: (B, M, d_model) features
-        kwargs = dict(inputs=torch.randn(BATCH, LENGTH, config.d_model, generator=generator))
+        kwargs = dict(inputs=torch.randn(batch, length, config.d_model, generator=generator))
     elif name == "input_values" and config.model_type == "speecht5":  # without pre-nets: hidden states in and out
-        kwargs = dict(input_values=torch.randn(BATCH, LENGTH, config.hidden_size, generator=generator),
-                      decoder_input_values=torch.randn(BATCH, LENGTH // 2, config.hidden_size, generator=generator))
+        kwargs = dict(input_values=torch.randn(batch, length, config.hidden_size, generator=generator),
+                      decoder_input_values=torch.randn(batch, length // 2, config.hidden_size, generator=generator))
     elif name == "input_values" and hasattr(config, "max_length") and hasattr(config, "num_mel_bins"):  # AST
-        kwargs = dict(input_values=torch.randn(BATCH, config.max_length, config.num_mel_bins, generator=generator))
+        kwargs = dict(input_values=torch.randn(batch, config.max_length, config.num_mel_bins, generator=generator))
     elif name == "input_values":
-        kwargs = dict(input_values=torch.randn(BATCH, samples, generator=generator))
+        kwargs = dict(input_values=torch.randn(batch, samples, generator=generator))
     elif name == "input_features" and hasattr(config, "spec_size"):  # CLAP's HTSAT: (B, 1, frames, mel bins)
         frames = config.spec_size * (config.spec_size // config.num_mel_bins)  # folded into a spec_size square
-        kwargs = dict(input_features=torch.randn(BATCH, 1, frames, config.num_mel_bins, generator=generator))
+        kwargs = dict(input_features=torch.randn(batch, 1, frames, config.num_mel_bins, generator=generator))
     elif name == "input_features" and hasattr(config, "feature_projection_input_dim"):  # w2v-BERT: (B, frames, feats)
-        kwargs = dict(input_features=torch.randn(BATCH, LENGTH, config.feature_projection_input_dim,
+        kwargs = dict(input_features=torch.randn(batch, length, config.feature_projection_input_dim,
                                                  generator=generator))
     elif name == "input_features" and hasattr(config, "input_feat_per_channel"):  # Speech2Text: (B, frames, feats)
-        kwargs = dict(input_features=torch.randn(BATCH, 32, config.input_feat_per_channel, generator=generator))
+        kwargs = dict(input_features=torch.randn(batch, 32, config.input_feat_per_channel, generator=generator))
     elif name == "input_features":
         frames = 2 * getattr(config, "max_source_positions", 16)  # Whisper's two convs halve them once
-        kwargs = dict(input_features=torch.randn(BATCH, config.num_mel_bins, frames, generator=generator))
+        kwargs = dict(input_features=torch.randn(batch, config.num_mel_bins, frames, generator=generator))
     else:
         raise ValueError(f"main input {name!r}")
     if name == "input_ids" and base and "pixel_values" in inspect.signature(model.forward).parameters:  # ViLT...
         size = _image_size(config)
-        kwargs["pixel_values"] = torch.randn(BATCH, config.num_channels, size, size, generator=generator)
+        kwargs["pixel_values"] = torch.randn(batch, config.num_channels, size, size, generator=generator)
     if name == "input_ids" and "visual_feats" in inspect.signature(model.forward).parameters:  # LXMERT: 4 regions
-        kwargs["visual_feats"] = torch.randn(BATCH, 4, config.visual_feat_dim, generator=generator)
-        kwargs["visual_pos"] = torch.rand(BATCH, 4, config.visual_pos_dim, generator=generator)
+        kwargs["visual_feats"] = torch.randn(batch, 4, config.visual_feat_dim, generator=generator)
+        kwargs["visual_pos"] = torch.rand(batch, 4, config.visual_pos_dim, generator=generator)
     if name == "input_ids" and "bbox" in inspect.signature(model.forward).parameters:  # layouts: a box a token
-        corner, size = (torch.randint(0, 500, (BATCH, LENGTH, 2), generator=generator) for _ in range(2))
+        corner, size = (torch.randint(0, 500, (batch, length, 2), generator=generator) for _ in range(2))
         kwargs["bbox"] = torch.cat([corner, corner + size], -1)
     # ViT-MAE's random patch masking: one draw for both (Hiera's, by mask unit, its base model does not draw)
     if "noise" in inspect.signature(model.forward).parameters and isinstance(config.patch_size, int):
-        kwargs["noise"] = torch.rand(BATCH, (_image_size(config) // config.patch_size) ** 2, generator=generator)
+        kwargs["noise"] = torch.rand(batch, (_image_size(config) // config.patch_size) ** 2, generator=generator)
     if base and config.is_encoder_decoder and "decoder_input_values" not in kwargs:
-        kwargs["decoder_input_ids"] = torch.randint(3, VOCAB, (BATCH, LENGTH // 2), generator=generator)
+        kwargs["decoder_input_ids"] = torch.randint(3, vocab, (batch, length // 2), generator=generator)
     kwargs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in kwargs.items()}
     return kwargs if base else kwargs | {"use_cache": False}
 

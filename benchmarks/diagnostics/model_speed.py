@@ -9,8 +9,10 @@ that forward, the backward and zero_grad (no optimizer: it is the same in both v
 model_survey.py's at real sizes: ``--batch`` rows of ``--length`` token ids (one row right-padded), images at the
 config's size, ``--seconds`` of 16 kHz audio.  Per variant: compile s (the first step), wall ms (median of --steps
 synchronised steps after two warm-up steps), host ms (the median time the host takes to queue a step: near wall ms,
-the step is host-bound), GPU ms (torch.profiler, every kernel), peak GiB, rewrites
-(inductor_conv.counters()); "vs inductor" is default Inductor's wall over this row's.
+the step is host-bound), GPU ms and kernels (torch.profiler: every kernel's time, and the launches per step), peak
+GiB, rewrites (inductor_conv.counters()); "vs inductor" is default Inductor's wall over this row's.  ``--cprofile N``
+prints, for one type, each variant's N functions with the most host time of its own (cProfile over --steps steps):
+where a host-bound step's time goes.
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
 
@@ -19,6 +21,9 @@ The default types are those models.py does not measure.  A type that fails to bu
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pstats
 import statistics
 import subprocess
 import sys
@@ -108,10 +113,35 @@ def run_variant(model_type: str, plugin: bool, args) -> dict:
         times = [timed() for _ in range(args.steps)]
         peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
         gpu = step_kernel_ms(step)[0] if cuda else float("nan")
+        kernels = launches(step) if cuda else 0
+        if args.cprofile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(args.steps):
+                step()
+            sync()
+            profiler.disable()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.cprofile)
+            print(f"## host profile, {model_type} {'plugin' if plugin else 'inductor'}, {args.steps} steps\n"
+                  f"{text.getvalue()}", flush=True)
     finally:
         inductor_conv.disable()
     return dict(compile_s=compile_s, wall=statistics.median(times), host=statistics.median(issued), gpu=gpu,
-                peak=peak, rewrites=dict(inductor_conv.counters()))
+                kernels=kernels, peak=peak, rewrites=dict(inductor_conv.counters()))
+
+
+def launches(fn, iters: int = 3) -> float:
+    """Kernels launched per call of fn (torch.profiler's CUDA kernel events over `iters` calls, after a warm-up)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA) / iters
 
 
 def main() -> None:
@@ -125,6 +155,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--budget", type=float, default=120, help="seconds per model type, all variants")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
+                        help="print each variant's N functions with the most host time of their own (one type)")
     parser.add_argument("--out")
     parser.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -133,10 +165,13 @@ def main() -> None:
     lines = [f"# model_speed {time.strftime('%Y-%m-%d')} on {device_name}, torch {torch.__version__}, "
              f"transformers {transformers.__version__}; {args.layers} layers, B{args.batch} x {args.length} tokens, "
              f"{args.seconds:g} s audio; plugin patterns traced in {M.trace_patterns():.1f} s", "",
-             "| type | variant | compile s | wall ms | host ms | GPU ms | peak GiB | rewrites | vs inductor |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| type | variant | compile s | wall ms | host ms | GPU ms | kernels | peak GiB | rewrites "
+             "| vs inductor |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     if not args.rows_only:
         print("\n".join(lines), flush=True)
+    if args.cprofile and len(args.model_types) > 1:
+        parser.error("--cprofile profiles one model type")
     if len(args.model_types) > 1:  # one process per type: a device-side assert ends its process, not the survey
         rest = [f"--{k}={getattr(args, k)}" for k in ("variants", "layers", "batch", "length", "seconds", "steps",
                                                        "budget", "device")]
@@ -174,7 +209,8 @@ def main() -> None:
                         baseline = r["wall"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
                     line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['host']:.2f} | "
-                            f"{r['gpu']:.2f} | {r['peak']:.2f} | {M.fmt_rewrites(r['rewrites'])} | {ratio} |")
+                            f"{r['gpu']:.2f} | {r['kernels']:.0f} | {r['peak']:.2f} | "
+                            f"{M.fmt_rewrites(r['rewrites'])} | {ratio} |")
                 finally:
                     M.release()
                 lines.append(line)

@@ -64,14 +64,13 @@ def _compiling(device):
 @pytest.mark.parametrize("name, train", [(n, False) for n in MODELS] + [(n, True) for n in TRAINING])
 def test_model_is_rewritten_and_matches_eager(name, train, device):
     _, expected, extra = MODELS[name]
-    if train and device != "cpu" and extra.get("cpu_training"):
-        pytest.skip("default Inductor's own gradients differ from eager's beyond the tolerance on this device")
     model = build_model(name, train, device)
     inputs = model_inputs(extra, torch.Generator().manual_seed(1), device)
     # cuDNN's convolutions in float32, not TF32 (on by default), while eager and compiled runs are compared in float32:
     # TF32 rounds each convolution's inputs to 10 mantissa bits, so two runs whose conv inputs differ in their last
     # bits (a compiled graph's fused ops round differently) can differ by ~1e-3 after a stack of convolutions, as
-    # FastSpeech2-Conformer's postnet and predictors are (2.5e-3-4.2e-3 on an H100 with TF32 on, against TOL's 1e-3).
+    # FastSpeech2-Conformer's postnet and predictors are (2.5e-3-4.2e-3 on an H100 with TF32 on, against TOL's 1e-3;
+    # Parakeet's subsampling convs, up to 4% of a gradient entry; both within TOL with it off, H100 2026-12-06).
     # The attention kernels compute float32 in IEEE precision. (No effect on a CPU.)
     with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
         want, want_grads = run_model(model, inputs, train=train, compiled=False)

@@ -10,9 +10,11 @@ model_survey.py's at real sizes: ``--batch`` rows of ``--length`` token ids (one
 config's size, ``--seconds`` of 16 kHz audio.  Per variant: compile s (the first step), wall ms (median of --steps
 synchronised steps after two warm-up steps), host ms (the median time the host takes to queue a step: near wall ms,
 the step is host-bound), GPU ms and kernels (torch.profiler: every kernel's time, and the launches per step), peak
-GiB, rewrites (inductor_conv.counters()); "vs inductor" is default Inductor's wall over this row's.  ``--cprofile N``
-prints, for one type, each variant's N functions with the most host time of its own (cProfile over --steps steps):
-where a host-bound step's time goes.
+GiB, rewrites (inductor_conv.counters()); "vs inductor" is default Inductor's wall (the median of its rows') over
+this row's.  Where the step is host-bound, the host's own speed drifts during a run by more than the variants differ;
+``--interleave`` compiles every variant in one process and then takes their steps in turns (ABBA), so that the
+drift moves every variant alike.  ``--cprofile N`` prints, for one type, each variant's N functions with the most
+host time of their own (cProfile over --steps steps): where a host-bound step's time goes.
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
 
@@ -74,61 +76,102 @@ def build(model_type: str, layers: int, device: str):
     return model.to(device, torch.bfloat16 if device == "cuda" else torch.float32).train()
 
 
-def run_variant(model_type: str, plugin: bool, args) -> dict:
-    torch._dynamo.reset()
-    inductor_conv.reset_counters()
-    if plugin:
-        inductor_conv.enable((args.device,))
-    else:
-        inductor_conv.disable()
-    model = build(model_type, args.layers, args.device)
-    cuda = args.device == "cuda"
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
-                    vocab=getattr(model.config, "vocab_size", 64),
-                    samples=int(16000 * args.seconds))
-    kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-    loss_of = torch.compile(lambda kw: _first_float(model(**kw)).float().square().mean(), dynamic=False)
+class Variant:
+    """One variant of one model type compiled and warmed up: its step, compile seconds and rewrites, and the timings
+    collected so far (wall ms of synchronised steps, host ms to queue each)."""
 
-    def step():
-        loss_of(kwargs).backward()
-        model.zero_grad(set_to_none=True)
+    def __init__(self, model_type: str, variant: str, args):
+        plugin = variant == "plugin"
+        inductor_conv.reset_counters()
+        if plugin:
+            inductor_conv.enable((args.device,))
+        else:
+            inductor_conv.disable()
+        try:
+            self.model = model = build(model_type, args.layers, args.device)
+            self.cuda = args.device == "cuda"
+            kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
+                            vocab=getattr(model.config, "vocab_size", 64), samples=int(16000 * args.seconds))
+            self.kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+            # a code object of its own per variant: Dynamo caches compiled frames by code object, so variants alive
+            # in one process (--interleave) each find their own entry first instead of failing another's guards
+            loss = eval(compile("lambda kw: _first_float(model(**kw)).float().square().mean()",
+                                f"<loss {model_type} {variant} {id(self)}>", "eval"),
+                        {"_first_float": _first_float, "model": model})
+            self.loss_of = torch.compile(loss, dynamic=False)
+            self.times, self.issued = [], []
+            self.compile_s = self.timed() / 1e3  # forward and backward compiled here, with the plugin as set above
+            self.step(), self.step()
+            self.times.clear(), self.issued.clear()
+        finally:
+            inductor_conv.disable()
+        self.rewrites = dict(inductor_conv.counters())
 
-    issued = []
+    def step(self):
+        self.loss_of(self.kwargs).backward()
+        self.model.zero_grad(set_to_none=True)
 
-    def timed() -> float:
-        sync()
+    def sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def timed(self) -> float:
+        self.sync()
         start = time.perf_counter()
-        step()
-        issued.append((time.perf_counter() - start) * 1e3)  # the host has queued the step's work
-        sync()
-        return (time.perf_counter() - start) * 1e3
+        self.step()
+        self.issued.append((time.perf_counter() - start) * 1e3)  # the host has queued the step's work
+        self.sync()
+        self.times.append((time.perf_counter() - start) * 1e3)
+        return self.times[-1]
 
-    try:
-        compile_s = timed() / 1e3
-        step(), step()
-        if cuda:
-            torch.cuda.reset_peak_memory_stats()
-        issued.clear()
-        times = [timed() for _ in range(args.steps)]
-        peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
-        gpu = step_kernel_ms(step)[0] if cuda else float("nan")
-        kernels = launches(step) if cuda else 0
+    def peak_gib(self) -> float:
+        """The step's peak memory: what the model, its inputs and the step hold at once (other variants' models,
+        alive beside it under --interleave, not counted)."""
+        if not self.cuda:
+            return float("nan")
+        held = sum(t.numel() * t.element_size() for t in [*self.model.parameters(), *self.model.buffers(),
+                                                            *self.kwargs.values()] if isinstance(t, torch.Tensor))
+        self.sync()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        self.step()
+        self.sync()
+        return (held + torch.cuda.max_memory_allocated() - before) / 2**30
+
+    def result(self, args, model_type: str, variant: str) -> dict:
+        gpu = step_kernel_ms(self.step)[0] if self.cuda else float("nan")
+        kernels = launches(self.step) if self.cuda else 0
         if args.cprofile:
             profiler = cProfile.Profile()
             profiler.enable()
             for _ in range(args.steps):
-                step()
-            sync()
+                self.step()
+            self.sync()
             profiler.disable()
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.cprofile)
-            print(f"## host profile, {model_type} {'plugin' if plugin else 'inductor'}, {args.steps} steps\n"
-                  f"{text.getvalue()}", flush=True)
-    finally:
-        inductor_conv.disable()
-    return dict(compile_s=compile_s, wall=statistics.median(times), host=statistics.median(issued), gpu=gpu,
-                kernels=kernels, peak=peak, rewrites=dict(inductor_conv.counters()))
+            print(f"## host profile, {model_type} {variant}, {args.steps} steps\n{text.getvalue()}", flush=True)
+        return dict(compile_s=self.compile_s, wall=statistics.median(self.times), host=statistics.median(self.issued),
+                    gpu=gpu, kernels=kernels, peak=self.peak_gib(), rewrites=self.rewrites)
+
+
+def run_variant(model_type: str, variant: str, args) -> dict:
+    torch._dynamo.reset()
+    v = Variant(model_type, variant, args)
+    for _ in range(args.steps):
+        v.timed()
+    return v.result(args, model_type, variant)
+
+
+def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
+    """Every variant compiled in one process, then their steps taken in turns (ABBA: each round's order the previous
+    round's reversed), so that a host that speeds up or slows down during the run moves every variant alike."""
+    torch._dynamo.reset()
+    alive = [Variant(model_type, variant, args) for variant in variants]
+    for i in range(args.steps):
+        for v in alive if i % 2 == 0 else alive[::-1]:
+            v.timed()
+    return [v.result(args, model_type, variant) for v, variant in zip(alive, variants)]
 
 
 def launches(fn, iters: int = 3) -> float:
@@ -155,6 +198,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--budget", type=float, default=120, help="seconds per model type, all variants")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--interleave", action="store_true",
+                        help="compile every variant in one process, then take their steps in turns")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="print each variant's N functions with the most host time of their own (one type)")
     parser.add_argument("--out")
@@ -177,7 +222,8 @@ def main() -> None:
                                                        "budget", "device")]
         for model_type in args.model_types:
             try:
-                child = subprocess.run([sys.executable, __file__, model_type, "--rows-only", *rest],
+                child = subprocess.run([sys.executable, __file__, model_type, "--rows-only", *rest,
+                                        *["--interleave"] * args.interleave],
                                        capture_output=True, text=True, timeout=args.budget + 120)
                 rows = [line for line in child.stdout.splitlines() if line.startswith(f"| {model_type} |")]
                 rows = rows or [f"| {model_type} | - | failed: exit {child.returncode}: "
@@ -189,30 +235,35 @@ def main() -> None:
         if args.out:
             Path(args.out).write_text("\n".join(lines) + "\n")
         return
+    variants = args.variants.split(",")
     with fx_graph_cache_disabled():
         for model_type in args.model_types:
-            baseline, start = None, time.perf_counter()
-            for variant in args.variants.split(","):
-                left = args.budget - (time.perf_counter() - start)
-                try:
-                    if left <= 0:
-                        raise M.BudgetSpent("skipped: budget spent")
-                    with M.time_limit(left, "interrupted: budget ran out"):
-                        r = run_variant(model_type, variant == "plugin", args)
-                except M.BudgetSpent as e:
-                    line = f"| {model_type} | {variant} | {e} |"
-                except Exception as e:  # noqa: BLE001 - one failing type must not hide the others
-                    first = str(e).splitlines()[0][:200] if str(e) else ""
-                    line = f"| {model_type} | {variant} | failed: {type(e).__name__}: {first} |"
+            results = []  # one per variant, in order; a variant not measured gets {"error": why}
+            try:
+                with M.time_limit(args.budget, "interrupted: budget ran out"):
+                    if args.interleave:
+                        results = run_interleaved(model_type, variants, args)
+                    else:
+                        for variant in variants:
+                            results.append(run_variant(model_type, variant, args))
+                            M.release()
+            except (M.BudgetSpent, Exception) as e:  # noqa: BLE001 - one failing type must not hide the others
+                why = str(e).splitlines()[0][:200] if str(e) else ""
+                if not isinstance(e, M.BudgetSpent):
+                    why = f"failed: {type(e).__name__}: {why}"
+                results += [dict(error=why)] * (len(variants) - len(results))
+            finally:
+                M.release()
+            walls = [r["wall"] for r, v in zip(results, variants) if v == "inductor" and "wall" in r]
+            baseline = statistics.median(walls) if walls else None
+            for r, variant in zip(results, variants):
+                if "error" in r:
+                    line = f"| {model_type} | {variant} | {r['error']} |"
                 else:
-                    if variant == "inductor":
-                        baseline = r["wall"]
                     ratio = f"{baseline / r['wall']:.2f}x" if baseline else "-"
                     line = (f"| {model_type} | {variant} | {r['compile_s']:.1f} | {r['wall']:.2f} | {r['host']:.2f} | "
                             f"{r['gpu']:.2f} | {r['kernels']:.0f} | {r['peak']:.2f} | "
                             f"{M.fmt_rewrites(r['rewrites'])} | {ratio} |")
-                finally:
-                    M.release()
                 lines.append(line)
                 print(line, flush=True)
     if args.out:

@@ -81,12 +81,8 @@ class Variant:
     collected so far (wall ms of synchronised steps, host ms to queue each)."""
 
     def __init__(self, model_type: str, variant: str, args):
-        plugin = variant == "plugin"
+        self.plugin, self.device = variant == "plugin", args.device
         inductor_conv.reset_counters()
-        if plugin:
-            inductor_conv.enable((args.device,))
-        else:
-            inductor_conv.disable()
         try:
             self.model = model = build(model_type, args.layers, args.device)
             self.cuda = args.device == "cuda"
@@ -100,12 +96,21 @@ class Variant:
                         {"_first_float": _first_float, "model": model})
             self.loss_of = torch.compile(loss, dynamic=False)
             self.times, self.issued = [], []
-            self.compile_s = self.timed() / 1e3  # forward and backward compiled here, with the plugin as set above
+            self.compile_s = self.timed() / 1e3  # forward and backward compiled here, under use()'s plugin state
             self.step(), self.step()
             self.times.clear(), self.issued.clear()
         finally:
             inductor_conv.disable()
         self.rewrites = dict(inductor_conv.counters())
+
+    def use(self):
+        """The plugin's state this variant was compiled under: a compiled frame called under the other state is
+        compiled again for it (Note [plugin state guard] in _enable.py), so each variant's steps run under its own,
+        as a user's would."""
+        if self.plugin:
+            inductor_conv.enable((self.device,))
+        else:
+            inductor_conv.disable()
 
     def step(self):
         self.loss_of(self.kwargs).backward()
@@ -116,6 +121,7 @@ class Variant:
             torch.cuda.synchronize()
 
     def timed(self) -> float:
+        self.use()
         self.sync()
         start = time.perf_counter()
         self.step()
@@ -139,6 +145,7 @@ class Variant:
         return (held + torch.cuda.max_memory_allocated() - before) / 2**30
 
     def result(self, args, model_type: str, variant: str) -> dict:
+        self.use()
         gpu = step_kernel_ms(self.step)[0] if self.cuda else float("nan")
         kernels = launches(self.step) if self.cuda else 0
         if args.cprofile:
@@ -151,8 +158,10 @@ class Variant:
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.cprofile)
             print(f"## host profile, {model_type} {variant}, {args.steps} steps\n{text.getvalue()}", flush=True)
+        peak = self.peak_gib()
+        inductor_conv.disable()
         return dict(compile_s=self.compile_s, wall=statistics.median(self.times), host=statistics.median(self.issued),
-                    gpu=gpu, kernels=kernels, peak=self.peak_gib(), rewrites=self.rewrites)
+                    gpu=gpu, kernels=kernels, peak=peak, rewrites=self.rewrites)
 
 
 def run_variant(model_type: str, variant: str, args) -> dict:
@@ -168,9 +177,10 @@ def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
     round's reversed), so that a host that speeds up or slows down during the run moves every variant alike."""
     torch._dynamo.reset()
     alive = [Variant(model_type, variant, args) for variant in variants]
-    for i in range(args.steps):
-        for v in alive if i % 2 == 0 else alive[::-1]:
-            v.timed()
+    with torch._dynamo.config.patch(error_on_recompile=True):  # each variant runs the graphs it compiled
+        for i in range(args.steps):
+            for v in alive if i % 2 == 0 else alive[::-1]:
+                v.timed()
     return [v.result(args, model_type, variant) for v, variant in zip(alive, variants)]
 
 

@@ -22,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # hf_models
 
 import hf_models as hf  # noqa: E402
+from helpers import interpreter_rounds_bf16_to_nearest  # noqa: E402
 
 import inductor_conv  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
@@ -34,6 +35,8 @@ def main():
     parser.add_argument("--seeds", default="1,2,3")
     args = parser.parse_args()
     dev = args.device
+    if os.environ.get("TRITON_INTERPRET") == "1":  # bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
+        interpreter_rounds_bf16_to_nearest()
     for name in args.models.split(","):
         for seed in map(int, args.seeds.split(",")):
             model = hf.build_model(name, train=True, device=dev)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
 import pathlib
 import sys
 import time
@@ -35,7 +36,7 @@ import transformers
 import inductor_conv
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests"))
-from helpers import no_cpu_codegen  # noqa: E402
+from helpers import interpreter_rounds_bf16_to_nearest, no_cpu_codegen  # noqa: E402
 
 from inductor_conv._compat import compiled_graph_caches_disabled  # noqa: E402
 
@@ -75,6 +76,8 @@ EXTRA = {**{t: _SEQ2SEQ for t in ("bart", "blenderbot", "blenderbot-small", "mar
                              sliding_window=8),
          "gemma4_unified_text": dict(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
                                      sliding_window=8),
+         "embedding_gemma2_text": dict(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
+                                       sliding_window=8),
          # linear-attention layers (Gated DeltaNet: short conv) and a full-attention one
          "qwen3_5_text": dict(num_hidden_layers=4),
          "longcat_flash": dict(num_hidden_layers=2),  # always 2 * num_layers: one of its double layers
@@ -376,6 +379,8 @@ def main(argv=None) -> int:
     parser.add_argument("--base", action="store_true", help="the base model (AutoModel), not the causal LM")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    if os.environ.get("TRITON_INTERPRET") == "1":  # bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
+        interpreter_rounds_bf16_to_nearest()
     for model_type in args.model_types:
         for dtype in args.dtypes:
             for mode in args.modes:

@@ -129,6 +129,28 @@ def conv_kernel_name(name: str) -> bool:
     return "causal_conv1d" in name or (name.startswith("triton_") and "convolution" in name)
 
 
+def _profiled(fn, iters: int, activities):
+    """torch.profiler over `iters` synchronised calls of fn, after one warm-up call."""
+    from torch.profiler import profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    return prof
+
+
+def kernel_launches(fn, iters: int = 3) -> float:
+    """Kernels launched per call of fn: the CUDA kernel events of one torch.profiler run, after one warm-up call."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity
+
+    events = _profiled(fn, iters, [ProfilerActivity.CUDA]).events()
+    return sum(1 for e in events if e.device_type == DeviceType.CUDA) / iters
+
+
 def step_kernel_ms(fn, iters: int = 3) -> tuple[float, float]:
     """(all kernels, conv kernels): GPU milliseconds per call of fn, from one torch.profiler run (CPU ops and CUDA
     kernels) after one warm-up call. Conv kernels are those conv_kernel_name picks, and every kernel launched inside
@@ -136,14 +158,9 @@ def step_kernel_ms(fn, iters: int = 3) -> tuple[float, float]:
     ATen's depthwise kernels, whatever their names). Kernels replayed by a CUDA graph have no launching CPU op, so
     under reduce-overhead only conv_kernel_name counts: right for the plugin's templates, short of an extern conv."""
     from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
 
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
+    prof = _profiled(fn, iters, [ProfilerActivity.CPU, ProfilerActivity.CUDA])
 
     def in_aten_conv(event) -> bool:
         while event is not None:
@@ -165,14 +182,9 @@ def step_kernel_ms(fn, iters: int = 3) -> tuple[float, float]:
 def top_kernels(fn, iters: int = 5, top: int = 4) -> tuple[float, str]:
     """(GPU milliseconds per call of fn, its `top` kernels by time as "name ms, ...") from one torch.profiler run of
     CUDA activity after one warm-up call."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
 
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
+    prof = _profiled(fn, iters, [ProfilerActivity.CUDA])
     rows = [(e.key, e.device_time_total / iters / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
     shown = ", ".join(f"{k[:28]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:top])
     return sum(ms for _, ms in rows), shown

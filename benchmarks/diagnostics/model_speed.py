@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import inductor_conv  # noqa: E402
 import models as M  # noqa: E402
-from common import step_kernel_ms  # noqa: E402
+from common import kernel_launches, step_kernel_ms  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 from model_survey import _first_float, inputs  # noqa: E402
 
@@ -147,7 +147,7 @@ class Variant:
     def result(self, args, model_type: str, variant: str) -> dict:
         self.use()
         gpu = step_kernel_ms(self.step)[0] if self.cuda else float("nan")
-        kernels = launches(self.step) if self.cuda else 0
+        kernels = kernel_launches(self.step) if self.cuda else 0
         if args.cprofile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -182,19 +182,6 @@ def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
             for v in alive if i % 2 == 0 else alive[::-1]:
                 v.timed()
     return [v.result(args, model_type, variant) for v, variant in zip(alive, variants)]
-
-
-def launches(fn, iters: int = 3) -> float:
-    """Kernels launched per call of fn (torch.profiler's CUDA kernel events over `iters` calls, after a warm-up)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA) / iters
 
 
 def main() -> None:

@@ -165,7 +165,7 @@ class Variant:
 
 
 def run_variant(model_type: str, variant: str, args) -> dict:
-    torch._dynamo.reset()
+    M.release()  # the previous variant's model and compiled frames gone (Dynamo reset)
     v = Variant(model_type, variant, args)
     for _ in range(args.steps):
         v.timed()
@@ -175,7 +175,7 @@ def run_variant(model_type: str, variant: str, args) -> dict:
 def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
     """Every variant compiled in one process, then their steps taken in turns (ABBA: each round's order the previous
     round's reversed), so that a host that speeds up or slows down during the run moves every variant alike."""
-    torch._dynamo.reset()
+    M.release()
     alive = [Variant(model_type, variant, args) for variant in variants]
     with torch._dynamo.config.patch(error_on_recompile=True):  # each variant runs the graphs it compiled
         for i in range(args.steps):
@@ -243,7 +243,6 @@ def main() -> None:
                     else:
                         for variant in variants:
                             results.append(run_variant(model_type, variant, args))
-                            M.release()
             except (M.BudgetSpent, Exception) as e:  # noqa: BLE001 - one failing type must not hide the others
                 why = str(e).splitlines()[0][:200] if str(e) else ""
                 if not isinstance(e, M.BudgetSpent):

@@ -179,14 +179,14 @@ def step_kernel_ms(fn, iters: int = 3) -> tuple[float, float]:
     return total / iters / 1e3, conv / iters / 1e3
 
 
-def top_kernels(fn, iters: int = 5, top: int = 4) -> tuple[float, str]:
-    """(GPU milliseconds per call of fn, its `top` kernels by time as "name ms, ...") from one torch.profiler run of
-    CUDA activity after one warm-up call."""
+def top_kernels(fn, iters: int = 5, top: int = 4, width: int = 28) -> tuple[float, str]:
+    """(GPU milliseconds per call of fn, its `top` kernels by time as "name ms, ...", each name cut to `width`
+    characters) from one torch.profiler run of CUDA activity after one warm-up call."""
     from torch.profiler import ProfilerActivity
 
     prof = _profiled(fn, iters, [ProfilerActivity.CUDA])
     rows = [(e.key, e.device_time_total / iters / 1e3) for e in prof.key_averages() if e.device_time_total > 0]
-    shown = ", ".join(f"{k[:28]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:top])
+    shown = ", ".join(f"{k[:width]} {ms:.3f}" for k, ms in sorted(rows, key=lambda r: -r[1])[:top])
     return sum(ms for _, ms in rows), shown
 
 

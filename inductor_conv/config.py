@@ -89,6 +89,10 @@ attention_tma: bool = False
 # propagation stops at our ops and their inputs, as at a bmm.  False lets it run through them (q, k, v, the bias and
 # the output realised head-fastest).
 channels_last_stops: bool = True
+# Note [small table gradients] in patterns/table_grad.py: the gradient of a lookup into a small table (T5's
+# relative-position bias, token types) summed per row instead of by one atomic add per element, in every graph
+# compiled for config.device_types; which tables in inductor_conv/heuristics/table_grad.py.
+small_table_grads: bool = True
 # The conv backward template reads a contiguous dy beside a channel-last x in place (DY_T); False copies dy first.
 # B8 C5120 L2048: 57 us less than copying dy into x's layout.
 conv_bwd_dy_t: bool = True

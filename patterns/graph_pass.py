@@ -43,6 +43,7 @@ from inductor_conv.patterns.chained_pass import ChainedPass, as_tuple
 from inductor_conv.patterns.checks import SIZE_QUERIES, VIEW_OPS
 from inductor_conv.patterns.einsum import EinsumAsMatmulPass
 from inductor_conv.patterns.inductor_guard import protect as keep_inductor_attention_exact
+from inductor_conv.patterns.table_grad import small_table_grads_summed
 
 PATTERNS = PatternMatcherPass(pass_name="inductor_conv")
 # Callables run on each graph right after our rewrites (tests record golden graphs with them).
@@ -759,6 +760,7 @@ class InductorConvPass(ChainedPass):
         self.run_previous(graph)
         if not self.active:
             return
+        small_table_grads_summed(graph)  # any graph: an embedding's backward needs no anchor op of ours
         if not _register_for(graph):
             keep_inductor_attention_exact(graph)  # on every graph: Note [Inductor's attention rewrite]
             return

@@ -10,11 +10,13 @@ model_survey.py's at real sizes: ``--batch`` rows of ``--length`` token ids (one
 config's size, ``--seconds`` of 16 kHz audio.  Per variant: compile s (the first step), wall ms (median of --steps
 synchronised steps after two warm-up steps), host ms (the median time the host takes to queue a step: near wall ms,
 the step is host-bound), GPU ms and kernels (torch.profiler: every kernel's time, and the launches per step), peak
-GiB, rewrites (inductor_conv.counters()); "vs inductor" is default Inductor's wall (the median of its rows') over
+GiB, rewrites (inductor_conv.counters(), and "tables N": small tables' gradients summed per row, Note [small table
+gradients]); "vs inductor" is default Inductor's wall (the median of its rows') over
 this row's.  Where the step is host-bound, the host's own speed drifts during a run by more than the variants differ;
 ``--interleave`` compiles every variant in one process and then takes their steps in turns (ABBA), so that the
 drift moves every variant alike.  ``--cprofile N`` prints, for one type, each variant's N functions with the most
-host time of their own (cProfile over --steps steps): where a host-bound step's time goes.
+host time of their own (cProfile over --steps steps): where a host-bound step's time goes; ``--top N`` each
+variant's N longest kernels.
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
 
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import inductor_conv  # noqa: E402
 import models as M  # noqa: E402
-from common import kernel_launches, step_kernel_ms  # noqa: E402
+from common import kernel_launches, step_kernel_ms, top_kernels  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 from model_survey import _first_float, inputs  # noqa: E402
 
@@ -102,6 +104,9 @@ class Variant:
         finally:
             inductor_conv.disable()
         self.rewrites = dict(inductor_conv.counters())
+        tables = torch._dynamo.utils.counters["inductor_conv"]["small_table_grad"]  # Note [small table gradients]
+        if tables:
+            self.rewrites["tables"] = tables
 
     def use(self):
         """The plugin's state this variant was compiled under: a compiled frame called under the other state is
@@ -148,6 +153,9 @@ class Variant:
         self.use()
         gpu = step_kernel_ms(self.step)[0] if self.cuda else float("nan")
         kernels = kernel_launches(self.step) if self.cuda else 0
+        if args.top and self.cuda:
+            shown = top_kernels(self.step, top=args.top, width=90)[1].replace(", ", "\n    ")
+            print(f"## top kernels, {model_type} {variant} (ms per step)\n    {shown}", flush=True)
         if args.cprofile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -199,6 +207,8 @@ def main() -> None:
                         help="compile every variant in one process, then take their steps in turns")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="print each variant's N functions with the most host time of their own (one type)")
+    parser.add_argument("--top", type=int, default=0, metavar="N",
+                        help="print each variant's N longest kernels (GPU ms per step)")
     parser.add_argument("--out")
     parser.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -216,13 +226,14 @@ def main() -> None:
         parser.error("--cprofile profiles one model type")
     if len(args.model_types) > 1:  # one process per type: a device-side assert ends its process, not the survey
         rest = [f"--{k}={getattr(args, k)}" for k in ("variants", "layers", "batch", "length", "seconds", "steps",
-                                                       "budget", "device")]
+                                                       "budget", "device", "top")]
         for model_type in args.model_types:
             try:
                 child = subprocess.run([sys.executable, __file__, model_type, "--rows-only", *rest,
                                         *["--interleave"] * args.interleave],
                                        capture_output=True, text=True, timeout=args.budget + 120)
                 rows = [line for line in child.stdout.splitlines() if line.startswith(f"| {model_type} |")]
+                print("\n".join(line for line in child.stdout.splitlines() if line.startswith(("##", "    "))))
                 rows = rows or [f"| {model_type} | - | failed: exit {child.returncode}: "
                                 f"{(child.stderr.strip().splitlines() or [''])[-1][:200]} |"]
             except subprocess.TimeoutExpired:

@@ -4,4 +4,5 @@ lowerings (``lowerings/``), which both import them: pure Python and torch, no Tr
 ``attention``: forward / backward tiles by dtype, head dim, causal and dropout, and where the template pays.
 ``conv``: the causal conv1d tiles by direction and layout, and the geometry (channels, lanes, rows, chunks of L) a
 tile resolves to for one call.
+``table_grad``: which small tables' lookups get their gradient summed per row instead of by atomic adds.
 """

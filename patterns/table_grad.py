@@ -29,7 +29,7 @@ import torch
 from torch.fx.node import map_arg
 
 from inductor_conv import config
-from inductor_conv._compat import detect_fake_mode, dynamo_counters
+from inductor_conv._compat import detect_fake_mode, dynamo_counters, statically_known_true
 from inductor_conv.heuristics.table_grad import sum_per_row
 
 aten = torch.ops.aten
@@ -45,6 +45,11 @@ def _static(shape) -> bool:
     return all(isinstance(n, int) for n in shape)
 
 
+def _same_shape(a, b) -> bool:
+    """Sizes known equal at compile time (symbolic ones too: a dynamic sequence length)."""
+    return len(a) == len(b) and all(statically_known_true(x == y) for x, y in zip(a, b))
+
+
 def _zero_table(node):
     """The value of ``node`` if it is a freshly filled table of zeros (full(shape, 0), zeros, new_zeros), else None."""
     if not isinstance(node, torch.fx.Node) or node.target not in _ZERO_FILLS:
@@ -55,8 +60,9 @@ def _zero_table(node):
 
 
 def _accumulation(node):
-    """(table, mask or None, index, values) of an accumulating index_put into a zero table along its first dim with
-    one integer index of static shape whose values have exactly the shape it adds (no broadcast), else None."""
+    """(table, mask or None, index, values) of an accumulating index_put into a zero table of static shape along its
+    first dim with one integer index (of any shape, symbolic included) whose values have exactly the shape it adds
+    (no broadcast), else None."""
     if node.target == aten._unsafe_masked_index_put_accumulate.default:
         base, mask, indices, values = node.args
     elif node.target in (aten.index_put.default, aten._unsafe_index_put.default):
@@ -74,11 +80,11 @@ def _accumulation(node):
     if idx is None or vals is None or idx.dtype not in (torch.int64, torch.int32) or table.dim() < 1:
         return None
     if not (table.dtype.is_floating_point and vals.dtype == table.dtype and _static(table.shape)
-            and _static(idx.shape) and tuple(vals.shape) == (*idx.shape, *table.shape[1:])):
+            and _same_shape(vals.shape, (*idx.shape, *table.shape[1:]))):
         return None
     if mask is not None:
         m = _value(mask)
-        if m is None or m.dtype != torch.bool or tuple(m.shape) != (*idx.shape, *[1] * (table.dim() - 1)):
+        if m is None or m.dtype != torch.bool or not _same_shape(m.shape, (*idx.shape, *[1] * (table.dim() - 1))):
             return None
     return table, mask, indices[0], values
 

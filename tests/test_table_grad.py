@@ -115,3 +115,30 @@ def test_off_keeps_the_atomics(monkeypatch):
     monkeypatch.setattr(inductor_conv.config, "small_table_grads", False)
     *_, graphs, rewrites = _compiled_and_reference(_t5_attention, 32, 4, _buckets(32))
     assert rewrites == 0 and "index_put" in graphs[-1]
+
+
+def test_dynamic_lengths_keep_the_sum():
+    """Under dynamic shapes (a sequence length that changes between batches) the index's sizes are symbolic; the
+    table, a parameter, keeps static sizes (Dynamo's default for parameters), and the rewrite still applies."""
+    emb = torch.nn.Embedding(32, 4, padding_idx=3)
+    emb64 = torch.nn.Embedding(32, 4, padding_idx=3, dtype=torch.float64)
+    emb64.weight.data.copy_(emb.weight.data)
+
+    def attend(table):
+        def fn(q, k, v, idx):
+            bias = table(idx).permute(2, 0, 1).unsqueeze(0)
+            return (q @ k.transpose(-1, -2) + bias).softmax(-1) @ v
+        return fn
+
+    for length in (S, S + 8):
+        idx = (torch.arange(length)[None, :] - torch.arange(length)[:, None]).clamp(-16, 15) + 16
+        qkv64 = [torch.randn(2, 4, length, 8, dtype=torch.float64) for _ in range(3)]
+        out, _, graphs = compile_and_run(attend(emb), *(t.float().requires_grad_() for t in qkv64), idx,
+                                         dynamic=True)
+        assert dynamo_counters["inductor_conv"]["small_table_grad"] == 1
+        assert "index_put" not in graphs[-1] and "s" in re.search(r'eq_tensor: "b8\[32, (\w+)', graphs[-1])[1]
+        dout = torch.randn(out.shape, dtype=torch.float64)
+        out.backward(dout.float())
+        attend(emb64)(*qkv64, idx).backward(dout)
+        torch.testing.assert_close(emb.weight.grad.double(), emb64.weight.grad, rtol=1e-5, atol=1e-5)
+        emb.weight.grad = emb64.weight.grad = None

@@ -142,8 +142,8 @@ CUDA_FP32_FWD = AttnFwdTile(64, 32, 4, 2)
 CUDA_FP32_BWD = AttnBwdTile(32, 64, 4, 1)
 # The CPU interpreter's cost grows with the program count, and tiles smaller than the test lengths exercise the
 # causal band and ragged-end paths.
-INTERPRETER_FWD = AttnFwdTile(32, 16, 4, 1)
-INTERPRETER_BWD = AttnBwdTile(16, 32, 4, 1)
+INTERPRETER_FWD = AttnFwdTile(64, 32, 4, 1)
+INTERPRETER_BWD = AttnBwdTile(32, 64, 4, 1)
 
 
 _HALF = (torch.float16, torch.bfloat16)

@@ -21,7 +21,7 @@ import torch
 
 import inductor_conv
 from helpers import assert_as_close_as_eager, no_cpu_codegen
-from inductor_conv._compat import compiled_graph_caches_disabled
+from inductor_conv._compat import compiled_graph_caches_disabled, dynamo_counters
 
 pytest.importorskip("transformers")
 from hf_models import BATCH, LENGTH, MODELS, VOCAB, build_model, model_inputs, run_model  # noqa: E402
@@ -35,6 +35,9 @@ TRAINING = ("llama", "falcon", "t5", "mamba", "gemma2", "kimi_linear", "gpt_oss"
             "granite_swa", "mimo_v2_flash", "gpt_neox_japanese", "falcon_alibi", "flint", "inkling2", "trocr",
             "fsmt", "deberta_v3", "mpnet", "wavlm", "wav2vec2_conformer", "parakeet", "wav2vec2_bert", "xlnet",
             "xlnet_segments", "funnel", "bros", "cpmant", "fastspeech2_conformer")
+# Trained models whose relative-position bias is looked up from a small table (32 buckets x heads): its gradient is
+# summed per row, one table per encoder / decoder stack (Note [small table gradients] in patterns/table_grad.py).
+TABLE_GRADS = {"t5": 2, "mpnet": 1}
 # Mixed precision as people train: fp32 parameters under torch.autocast(bf16). (XGLM's own code fails in float64,
 # the reference here. FSMT is rewritten under autocast too, but its tiny config's q/k gradients come out at 3-6x eager
 # autocast's relative error: its attention is nearly uniform, so dS = P∘(dP - Δ) cancels, and Δ comes from the bf16
@@ -79,6 +82,8 @@ def test_model_is_rewritten_and_matches_eager(name, train, device):
     if device == "cpu" and "cpu_attention" in extra:  # a CPU graph Inductor decomposed differently (FSMT)
         expected = dict(expected, attention=extra["cpu_attention"])
     assert inductor_conv.counters() == expected
+    if train and name in TABLE_GRADS:
+        assert dynamo_counters["inductor_conv"]["small_table_grad"] == TABLE_GRADS[name]
     torch.testing.assert_close(got, want, **TOL[device])
     if train:
         assert len(got_grads) == len(want_grads)

@@ -13,7 +13,9 @@ against the sum per row): T5's encoder bias (32 buckets x 8 heads, B8 S512, two 
 B16 S249) 0.160 / 0.395; 64 rows x 768 at random indices (B8 S512) 0.008 / 0.054.  So: rows of fewer than 32
 elements in a table of at most 64 rows (the lanes of a warp collide, and 64 reads of the gradient stay cheaper than
 the queue: T5), or a table of at most 2 rows (whatever the width: BERT's token types); wide rows of bigger tables
-and tables of hundreds of rows keep the atomics.
+and tables of hundreds of rows keep the atomics.  Not measured: a table of narrow rows looked up per token at
+scattered indices with each row's elements side by side in the gradient (a per-token table of fewer than 32
+features), where consecutive lanes add to neighbouring addresses and the atomics may win; no model seen here has one.
 """
 MAX_ROWS = 64  # rows of a table whose narrow rows are summed
 NARROW_ROW = 32  # elements: a row narrower than a warp's 32 lanes

@@ -54,6 +54,19 @@ def set_node_value(node, value) -> None:
     node.meta["tensor_meta"] = _extract_tensor_metadata(value)
 
 
+def values_recomputed(nodes, sample) -> None:
+    """Each node's fake ``val`` from its target run on its inputs' values, in order (a node may read one before it),
+    under the fake mode of ``sample`` (a fake value of the same graph; none found: the current mode)."""
+    import contextlib
+
+    from torch.fx.node import map_arg
+
+    with detect_fake_mode([sample]) or contextlib.nullcontext():
+        for node in nodes:
+            node.meta["val"] = node.target(*map_arg(node.args, lambda a: a.meta["val"]),
+                                           **map_arg(node.kwargs, lambda a: a.meta["val"]))
+
+
 def remove_noop_ops(graph) -> None:
     """Inductor's own alias/clone/no-op removal. A ``joint_custom_pre_pass`` runs before Inductor does this, and
     alias/clone nodes between the ops of a pattern make it miss, so our pass calls it first."""
@@ -431,7 +444,7 @@ __all__ = [
     "is_match", "joint_fwd_bwd", "register_replacement", "stable_topological_sort", "FakeTensorMode",
     "unset_fake_temporarily", "guard_or_false", "statically_known_true", "auto_functionalized", "remove_noop_ops",
     "joint_fwd_bwd_with_decompositions", "apply_early_joint_patterns", "pattern_source", "pattern_namespace",
-    "inductor_attention_binds_divisor",
+    "inductor_attention_binds_divisor", "values_recomputed",
     # Dynamo, AOTAutograd, Inductor config and caches
     "dynamo_counters", "inductor_config", "CustomGraphPass", "get_hash_for_files", "get_joint_custom_pre_pass",
     "set_joint_custom_pre_pass", "fx_graph_cache_disabled", "compiled_graph_caches_disabled", "inductor_cache_dir",

@@ -22,13 +22,11 @@ keeps its spelling.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
 
 import torch
-from torch.fx.node import map_arg
 
-from inductor_conv._compat import detect_fake_mode
+from inductor_conv._compat import values_recomputed
 
 aten, prims = torch.ops.aten, torch.ops.prims
 _getitem = operator.getitem
@@ -163,9 +161,7 @@ def _move_casts_once(graph: torch.fx.Graph, moved_up: set, moved_down: set) -> i
             outer = graph.call_function(outer_target, (inner, *outer_args), outer_kwargs)
         val = x.meta.get("val")
         if val is not None:
-            with detect_fake_mode([val]) or contextlib.nullcontext():
-                for node in (inner, outer):
-                    node.meta["val"] = node.target(*map_arg(node.args, lambda a: a.meta["val"]), **node.kwargs)
+            values_recomputed((inner, outer), val)
         outer.meta.update({k: v for k, v in last.meta.items() if k != "val"})
         last.replace_all_uses_with(outer)
         if inner.target is _CONVERT:

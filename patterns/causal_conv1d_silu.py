@@ -18,7 +18,6 @@ forward, SiLU's constants, no other consumer of z, device and dtype.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
 from dataclasses import dataclass
@@ -36,7 +35,6 @@ from inductor_conv._compat import (
     Ignored,
     Match,
     MultiOutputPattern,
-    detect_fake_mode,
     dynamo_counters,
     fwd_only,
     gen_pattern,
@@ -47,6 +45,7 @@ from inductor_conv._compat import (
     statically_known_true,
     tracing,
     unset_fake_temporarily,
+    values_recomputed,
 )
 from inductor_conv._counters import bump
 from inductor_conv.patterns import checks
@@ -470,9 +469,6 @@ def keep_eager_output_layout(graph: torch.fx.Graph, existing=frozenset()) -> int
                 or outputs.isdisjoint(chain)):
             continue
         node.kwargs = {**node.kwargs, "contiguous_out": True}
-        with detect_fake_mode([val]) or contextlib.nullcontext():
-            for n in chain:  # the op, then each view after what it views
-                n.meta["val"] = n.target(*map_arg(n.args, lambda a: a.meta["val"]),
-                                         **map_arg(n.kwargs, lambda a: a.meta["val"]))
+        values_recomputed(chain, val)  # the op, then each view after what it views
         changed += 1
     return changed

@@ -24,18 +24,19 @@ its reads grow with the table's rows, so only small tables whose rows make the a
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 import torch
-from torch.fx.node import map_arg
 
 from inductor_conv import config
-from inductor_conv._compat import detect_fake_mode, dynamo_counters, statically_known_true
+from inductor_conv._compat import dynamo_counters, statically_known_true, values_recomputed
 from inductor_conv.heuristics.table_grad import sum_per_row
 
 aten = torch.ops.aten
 _ZERO_FILLS = (aten.full.default, aten.zeros.default, aten.new_zeros.default)
+# an embedding's backward (torch 2.13's decomposition), then table[idx]'s and torch 2.11's embedding backward
+_ACCUMULATIONS = (aten._unsafe_masked_index_put_accumulate.default, aten.index_put.default,
+                  aten._unsafe_index_put.default)
 
 
 def _value(arg):
@@ -67,7 +68,7 @@ def _accumulation(node):
     (no broadcast), else None."""
     if node.target == aten._unsafe_masked_index_put_accumulate.default:
         base, mask, indices, values = node.args
-    elif node.target in (aten.index_put.default, aten._unsafe_index_put.default):
+    elif node.target in _ACCUMULATIONS:
         base, indices, values = node.args[:3]
         accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
         if accumulate is not True:
@@ -98,9 +99,7 @@ def small_table_grads_summed(graph) -> int:
     if not config.small_table_grads:
         return 0
     rewritten = 0
-    for node in list(graph.nodes):
-        if node.op != "call_function":
-            continue
+    for node in [n for target in _ACCUMULATIONS for n in graph.find_nodes(op="call_function", target=target)]:
         found = _accumulation(node)
         if found is None:
             continue
@@ -129,10 +128,7 @@ def small_table_grads_summed(graph) -> int:
             zero = call(aten.full.default, [], 0.0, dtype=table.dtype, device=table.device, pin_memory=False)
             picked = call(aten.where.self, hit, values, zero)  # (rows, *index, *row)
             summed = call(aten.sum.dim_IntList, picked, list(range(1, 1 + index_dims)))
-        with detect_fake_mode([table]) or contextlib.nullcontext():
-            for n in new:
-                n.meta["val"] = n.target(*map_arg(n.args, lambda a: a.meta["val"]),
-                                         **map_arg(n.kwargs, lambda a: a.meta["val"]))
+        values_recomputed(new, table)
         summed.meta.update({k: v for k, v in node.meta.items() if k != "val"})
         node.replace_all_uses_with(summed)
         graph.erase_node(node)

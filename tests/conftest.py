@@ -83,10 +83,9 @@ def _patch_language_once_per_launch():
 
 if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("INDUCTOR_CONV_TEST_PATCH_ONCE", "1") == "1":
     _patch_language_once_per_launch()
-if os.environ.get("TRITON_INTERPRET") == "1":
-    from helpers import interpreter_rounds_bf16_to_nearest  # Note [interpreter bf16 rounding]
+from helpers import interpreter_rounds_bf16_to_nearest  # noqa: E402  Note [interpreter bf16 rounding]
 
-    interpreter_rounds_bf16_to_nearest()
+interpreter_rounds_bf16_to_nearest()
 
 
 def _module_fixture_group(item):

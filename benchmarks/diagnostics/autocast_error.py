@@ -35,8 +35,7 @@ def main():
     parser.add_argument("--seeds", default="1,2,3")
     args = parser.parse_args()
     dev = args.device
-    if os.environ.get("TRITON_INTERPRET") == "1":  # bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
-        interpreter_rounds_bf16_to_nearest()
+    interpreter_rounds_bf16_to_nearest()  # interpreted bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
     for name in args.models.split(","):
         for seed in map(int, args.seeds.split(",")):
             model = hf.build_model(name, train=True, device=dev)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
-import os
 import pathlib
 import sys
 import time
@@ -379,8 +378,7 @@ def main(argv=None) -> int:
     parser.add_argument("--base", action="store_true", help="the base model (AutoModel), not the causal LM")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    if os.environ.get("TRITON_INTERPRET") == "1":  # bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
-        interpreter_rounds_bf16_to_nearest()
+    interpreter_rounds_bf16_to_nearest()  # interpreted bf16 rounded as on the GPU: Note [interpreter bf16 rounding]
     for model_type in args.model_types:
         for dtype in args.dtypes:
             for mode in args.modes:

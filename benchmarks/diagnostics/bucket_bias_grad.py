@@ -27,16 +27,11 @@ BUCKETS = 32
 
 
 def buckets(S: int, n: int, device) -> torch.Tensor:
-    """T5's bidirectional bucket of each (query, key) pair (its _relative_position_bucket, max distance 128) among n
-    buckets."""
+    """T5's bidirectional bucket of each (query, key) pair among n buckets, max distance 128 (its own function)."""
+    from transformers.models.t5.modeling_t5 import T5Attention
+
     rel = torch.arange(S, device=device)[None, :] - torch.arange(S, device=device)[:, None]
-    half = n // 2
-    out = (rel > 0).long() * half
-    dist = rel.abs()
-    exact = half // 2
-    large = exact + (torch.log(dist.float().clamp(min=1) / exact) / torch.log(torch.tensor(128 / exact))
-                     * (half - exact)).long()
-    return out + torch.where(dist < exact, dist, large.clamp(max=half - 1))
+    return T5Attention._relative_position_bucket(rel, bidirectional=True, num_buckets=n, max_distance=128)
 
 
 def relative_bias_grad(B, H, S, layers):

@@ -83,6 +83,32 @@ def _patch_language_once_per_launch():
 
 if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("INDUCTOR_CONV_TEST_PATCH_ONCE", "1") == "1":
     _patch_language_once_per_launch()
+
+
+def _interpreter_overflow_checks(on: bool):
+    """Note [interpreter overflow checks]
+    The interpreter checks every integer add, sub and mul for int32 overflow (its builder's
+    ``options.sanitize_overflow``: each op redone in int64 and compared with int32's range, then a device_assert),
+    which compiled kernels do only in debug mode.  Our kernels compute an offset per element from program ids,
+    strides and positions, so those checks were ~40% of an interpreted launch (94 -> 56 s for the conv slice, causal
+    pair and mask-range tests).  At the test sizes, offsets are at most a few thousand: no check can fire, and
+    values are the same with or without them.  The tests of the int64 offsets (where overflow is the subject) turn
+    them back on (``overflow_checks``); ``INDUCTOR_CONV_TEST_OVERFLOW_CHECKS=1`` keeps them on everywhere.  Returns
+    the previous setting (None where the interpreter has no such option)."""
+    import dataclasses
+
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if not hasattr(options, "sanitize_overflow"):
+        return None
+    builder.options = dataclasses.replace(options, sanitize_overflow=on)
+    return options.sanitize_overflow
+
+
+if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("INDUCTOR_CONV_TEST_OVERFLOW_CHECKS", "0") != "1":
+    _interpreter_overflow_checks(False)
 from helpers import interpreter_rounds_bf16_to_nearest  # noqa: E402  Note [interpreter bf16 rounding]
 
 interpreter_rounds_bf16_to_nearest()
@@ -112,6 +138,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def overflow_checks():
+    """The interpreter's int32 overflow checks on for one test (Note [interpreter overflow checks])."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        yield
+        return
+    before = _interpreter_overflow_checks(True)
+    try:
+        yield
+    finally:
+        if before is not None:
+            _interpreter_overflow_checks(before)
 
 
 @pytest.fixture

@@ -263,9 +263,10 @@ def test_batch_above_the_grid_limit_runs_in_slices(monkeypatch, layout, seq, ini
 
 
 @pytest.mark.parametrize("layout", ["bcl", "blc"])
-def test_int64_offsets_when_a_row_passes_int32(monkeypatch, layout):
+def test_int64_offsets_when_a_row_passes_int32(monkeypatch, overflow_checks, layout):
     """A tensor of 2^31 elements or more makes the launchers pass IDX_DTYPE = int64 (channel x stride and position x
-    stride offsets would wrap in int32); with the limit lowered, both kernels take that path and stay exact."""
+    stride offsets would wrap in int32); with the limit lowered, both kernels take that path and stay exact (with the
+    interpreter's int32 overflow checks on: Note [interpreter overflow checks] in conftest.py)."""
     from inductor_conv.kernels import causal_conv1d as kernels
 
     seen = []

@@ -26,7 +26,7 @@ attention_cudnn: bool = True
 
 # A rewritten conv whose output y (or a view of it) leaves the compiled graph returns y in the layout eager's conv1d
 # gives it (contiguous), as Inductor keeps eager's output strides; inside a graph y is laid out like x (channel-last
-# for the (B, L, C).transpose(1, 2) view).  Note [conv output layout] in patterns/causal_conv1d_silu.py.  False: y
+# for the (B, L, C).transpose(1, 2) view).  Note [conv output layout] in patterns/conv_output_layout.py.  False: y
 # leaves in x's layout too -- a channel-last forward ~10% faster at such a boundary, but views that need eager's
 # strides fail there, and in training AOTAutograd copies the gradient into eager's layout first (0.84 ms against
 # 0.31 for forward+backward at B8 C5120 L2048 on the H200).

@@ -171,7 +171,7 @@ def lower_fwd(x, weight, bias, seq_idx, initial_states, activation, contiguous_o
     K = V.graph.sizevars.guard_int(weight.get_size()[1])
     hint = size_hint
     sms = num_sms(x.get_device().index or 0)
-    if contiguous_out:  # Note [conv output layout] in patterns/causal_conv1d_silu.py
+    if contiguous_out:  # Note [conv output layout] in patterns/conv_output_layout.py
         layout = ir.FixedLayout(x.get_device(), x.get_dtype(), x.get_size(),
                                 ir.FlexibleLayout.contiguous_strides(x.get_size()))
     else:

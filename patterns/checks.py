@@ -295,6 +295,35 @@ def copies_are_exact(match: Match) -> bool:
     return True
 
 
+def causal_conv1d_holds(match: Match) -> bool:
+    """The extra_check of causal_conv1d_silu.py's patterns: the matched subgraph is a causal depthwise conv1d (+ the
+    candidate's activation) our op computes exactly.
+
+    Where the activation runs on the padded output (act(z)[..., :L], act(zᵀ)[:, :L]), the op never computes the
+    K - 1 rows past L: is_causal_padding admits exactly one slice, keeping the first L, and no_outside_users admits
+    no other reader of the padded tensor (size queries aside)."""
+    if not conv_rewrite_enabled():
+        return False
+    x, w, b = tensors(match, ("x", "w", "b"))
+    convs = nodes_of(match, aten.convolution.default)
+    if len(convs) != 1 or not same_device_dtype(x, w, b) or not on_enabled_device(x, w, b):
+        return False
+    conv, K = convs[0], w.shape[-1]
+    return (
+        is_depthwise(x, w, conv)
+        and is_unit_stride_dilation(conv)
+        and is_causal_padding(match, conv, x, K)
+        and permutes_swap_channels_and_time(match)
+        and backward_is_matched(match, conv)
+        and backward_mirrors_forward(match, conv)
+        and output_mask_matches_outputs(match)
+        and bias_grad_sums_batch_and_time(match)
+        and scalars_are_one(match)
+        and copies_are_exact(match)
+        and no_outside_users(match)
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Attention (patterns/attention.py) — added by the attention helper.
 # ---------------------------------------------------------------------------------------------------------------

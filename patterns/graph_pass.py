@@ -795,7 +795,7 @@ class InductorConvPass(ChainedPass):
         softmax_remasks_restored(graph, remasks)
         if rewritten:
             from inductor_conv.patterns.attention_causal import infer_causal
-            from inductor_conv.patterns.causal_conv1d_silu import keep_eager_output_layout
+            from inductor_conv.patterns.conv_output_layout import keep_eager_output_layout
 
             infer_causal(graph)
             keep_eager_output_layout(graph, existing)

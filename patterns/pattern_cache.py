@@ -35,9 +35,11 @@ torch/_inductor/fx_passes/serialized_patterns/, written by a script and checked 
 The key.  A stored pattern is paired by its name (index and name in the capability's variant list) with that
 variant's replacement and ``extra_check``, so it must never outlive a change of the search functions or of the
 variant list: ``KEY`` hashes the files that define them (``_DEFINED_IN``; an unlisted capability hashes every file
-of patterns/), and a file whose ``KEY`` differs is not used.  The kernels, lowerings, checks and widening
-(``_generalise`` / ``relax``, applied to a loaded pattern exactly as to a fresh one) are left out: they do not change
-a trace, and editing them must not throw the shipped patterns away.  What else shapes a trace (torch's
+of patterns/), and a file whose ``KEY`` differs is not used.  The kernels, lowerings, checks (checks.py,
+attention_checks.py), the attention widening (``relax``, applied to a loaded pattern exactly as to a fresh one) and
+the passes that run after the rewrites (conv_output_layout.py) live in other files and are left out: they do not
+change a trace, and editing them must not throw the shipped patterns away (the conv capabilities' ``_generalise``
+is in their defining files, so an edit there means regenerating).  What else shapes a trace (torch's
 decompositions, the normalisation in the trace functions, ``_compat``'s wrappers) can only change the form a pattern
 is written in, never what it computes: a stale form would miss graphs, not rewrite them wrongly.  Those are what the
 shipped test catches, and the shipped file is chosen by torch release (``TORCH``), the disk file by torch's full

@@ -8,7 +8,7 @@ Layouts, the table's second key:
     "blc"    channels contiguous (the channel-last view [B, L, C].transpose(1, 2)): row tiles of block_t rows of
              block_c channels; numbers for 2-byte x, fp32 halves block_c (16-byte vectors either way)
     "blc_t"  channels contiguous in x, positions in y or dy: the forward whose y leaves the graph in eager's layout
-             (Note [conv output layout] in patterns/causal_conv1d_silu.py) stores tall row tiles (32 rows, 64 bytes of
+             (Note [conv output layout] in patterns/conv_output_layout.py) stores tall row tiles (32 rows, 64 bytes of
              a channel at once) through shared memory; the backward reading such a dy (DY_T) keeps one channel a
              thread, so that dy's [block_c, 8] loads and x's rows share a register layout (two channels a thread
              convert between the two through shared memory)

@@ -300,7 +300,8 @@ def _normalized(trace_fn):
 
 
 def _generalise(pattern):
-    """Loosen a traced pattern where the real graph may legitimately differ; ``checks.causal_conv1d_holds`` re-checks each point.
+    """Loosen a traced pattern where the real graph may legitimately differ; ``checks.causal_conv1d_holds``
+    re-checks each point.
 
     * Every node may have users outside the pattern (dynamic-shape graphs ask the conv output for its length);
       ``checks.no_outside_users`` admits only such size queries.

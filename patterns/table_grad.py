@@ -18,9 +18,10 @@ one reduction that reads ``values`` once per row of the table (Inductor fuses th
 and a fixed order (so two runs give the same bits, which the atomics do not).  It is the same sum: every element of
 ``values`` goes to the one row its index names, or nowhere where the mask is off, as before; a negative index of
 ``index_put`` (Python's wrap-around) is taken as ``idx + R`` first.  An index out of range adds nowhere, where
-eager's index_put raises; the forward's lookup of the same index has raised before.  Only the order of the float additions changes,
-which the atomics do not fix either.  Which tables get it is measured (``inductor_conv/heuristics/table_grad.py``):
-its reads grow with the table's rows, so only small tables whose rows make the atomics collide.
+eager's index_put raises; the forward's lookup of the same index has raised before.  Only the order of the float
+additions changes, which the atomics do not fix either.  Which tables get it is measured
+(``inductor_conv/heuristics/table_grad.py``): its reads grow with the table's rows, so only small tables whose rows
+make the atomics collide.
 """
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ import math
 import torch
 
 from inductor_conv import config
-from inductor_conv._compat import dynamo_counters, statically_known_true, values_recomputed
+from inductor_conv._compat import dynamo_counters, values_recomputed
 from inductor_conv.heuristics.table_grad import sum_per_row
+from inductor_conv.patterns.checks import known_equal
 
 aten = torch.ops.aten
 _ZERO_FILLS = (aten.full.default, aten.zeros.default, aten.new_zeros.default)
@@ -46,11 +48,6 @@ def _value(arg):
 
 def _static(shape) -> bool:
     return all(isinstance(n, int) for n in shape)
-
-
-def _same_shape(a, b) -> bool:
-    """Sizes known equal at compile time (symbolic ones too: a dynamic sequence length)."""
-    return len(a) == len(b) and all(statically_known_true(x == y) for x, y in zip(a, b))
 
 
 def _zero_table(node):
@@ -83,11 +80,11 @@ def _accumulation(node):
     if idx is None or vals is None or idx.dtype not in (torch.int64, torch.int32) or table.dim() < 1:
         return None
     if not (table.dtype.is_floating_point and vals.dtype == table.dtype and _static(table.shape)
-            and _same_shape(vals.shape, (*idx.shape, *table.shape[1:]))):
+            and known_equal(list(vals.shape), [*idx.shape, *table.shape[1:]])):
         return None
     if mask is not None:
         m = _value(mask)
-        if m is None or m.dtype != torch.bool or not _same_shape(m.shape, (*idx.shape, *[1] * (table.dim() - 1))):
+        if m is None or m.dtype != torch.bool or not known_equal(list(m.shape), [*idx.shape, *[1] * (table.dim() - 1)]):
             return None
     return table, mask, indices[0], values
 

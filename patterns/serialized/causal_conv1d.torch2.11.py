@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'causal_conv1d'
 TORCH = ('2.11',)  # the torch releases whose trace this is
-KEY = '2-c45006bdeeb68bad8e17ebf0'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-cd50e8c3e706c26e9371ac67'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:_pattern_left_pad_silu_training

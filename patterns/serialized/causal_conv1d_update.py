@@ -13,7 +13,7 @@ from inductor_conv._compat import CallFunction, Ignored, KeywordArg, MultiOutput
 aten, prims = torch.ops.aten, torch.ops.prims
 CAPABILITY = 'causal_conv1d_update'
 TORCH = ('2.11', '2.13')  # the torch releases whose trace this is
-KEY = '2-d80da97cbcf81bb72b1f6500'  # pattern_key(CAPABILITY) of the sources traced
+KEY = '2-a9cf2f871489e6fd14a0e662'  # pattern_key(CAPABILITY) of the sources traced
 
 
 def _p0():  # 0:_pattern_cat_weight_2d_silu_float32

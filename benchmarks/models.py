@@ -44,7 +44,9 @@ delta rule too.
 
 Variants: inductor (default Inductor), plugin (``inductor_conv.enable()``), plugin-cg (the plugin with
 ``mode="reduce-overhead"``: CUDA graph trees), and, on request, inductor-cg and plugin-noranges (the plugin with
-config.attention_mask_ranges off: every tile of a mask tensor, Note [mask ranges]). Dynamo is reset and the model rebuilt
+config.attention_mask_ranges off: every tile of a mask tensor, Note [mask ranges]), plugin-layoutprop
+(config.channels_last_stops off) and plugin-summaryop (config.attention_summary_in_graph off: the mask summary op as a
+fallback kernel, Note [summary kernels in the graph] in lowerings/attention.py). Dynamo is reset and the model rebuilt
 from the same seed before each variant; Inductor's caches are off, so compile times are cold (the plugin's search
 patterns are traced once per process, before the first variant, and that time is printed apart).
 
@@ -282,6 +284,8 @@ VARIANTS = {
     "plugin-noranges": (True, None, {"attention_mask_ranges": False}),  # Note [mask ranges] off: every tile
     # Note [channels-last stops at our ops] off: in a layer with a convolution, q, k, v and the bias head-fastest
     "plugin-layoutprop": (True, None, {"channels_last_stops": False}),
+    # Note [summary kernels in the graph] off: the mask summary op called as a fallback kernel
+    "plugin-summaryop": (True, None, {"attention_summary_in_graph": False}),
 }
 DEFAULT_VARIANTS = ("inductor", "plugin", "plugin-cg")
 WARMUP = 3  # steps before timing: compile, CUDA graph recording, one more

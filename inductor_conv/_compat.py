@@ -7,6 +7,7 @@ tracing; Dynamo, AOTAutograd and Inductor's configuration and caches; lowerings 
 """
 from __future__ import annotations
 
+import functools
 import inspect as _inspect
 
 import torch
@@ -273,6 +274,7 @@ from torch._inductor.select_algorithm import (  # noqa: E402
     realize_inputs,
 )
 from torch._inductor.virtualized import V  # noqa: E402
+from torch.utils._sympy.functions import CeilDiv as ceil_div  # noqa: E402  (Inductor's ceiling division of sizes)
 
 
 def has_lowering(op) -> bool:
@@ -337,6 +339,31 @@ def tma_compatible(node) -> bool:
 
     return has_triton_tma_device() and can_use_tma(node)
 
+
+
+def user_triton_kernel(kernel, grid: tuple, num_warps: int, tensors: dict, scalars: dict, constexprs: dict) -> None:
+    """Launch a ``@triton.jit`` kernel from a lowering as Inductor launches a user's kernel in a compiled graph: the
+    lowering of ``triton_kernel_wrapper_mutation`` (what ``torch.library.wrap_triton`` traces to) makes a
+    UserDefinedTritonKernel node, whose launch the wrapper code makes directly, and marks the tensors the kernel
+    stores to as mutated.  tensors: IR nodes by parameter name (boxed here: the lowering takes a TensorBox for a
+    tensor, anything else for a constant); scalars: ints or sympy expressions; grid: the launch's (x,), (x, y) or
+    (x, y, z) sizes, ints or sympy expressions."""
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
+
+    boxed = {name: t if isinstance(t, ir.TensorBox) else ir.TensorBox(t) for name, t in tensors.items()}
+    inductor_lowerings[triton_kernel_wrapper_mutation](
+        kernel_idx=kernel_side_table.add_kernel(_one_config(kernel, num_warps)),
+        constant_args_idx=kernel_side_table.add_constant_args(dict(constexprs)),
+        grid=[(*grid, *(1,) * (3 - len(grid)))], tma_descriptor_metadata={}, kwargs={**boxed, **scalars})
+
+
+@functools.cache
+def _one_config(kernel, num_warps: int):
+    """``kernel`` with its warps as an autotuner of one config (what Dynamo makes of ``kernel[grid](...,
+    num_warps=w)``); one object per (kernel, warps), so the kernel side table holds each once."""
+    import triton
+
+    return triton.autotune(configs=[triton.Config({}, num_warps=num_warps)], key=[])(kernel)
 
 
 # Note [channels-last stops at our ops]
@@ -454,6 +481,7 @@ __all__ = [
     "register_lowering", "sum_lowering", "to_dtype", "ExternKernelChoice", "SymbolicGridFn", "TritonTemplate",
     "autotune_select_algorithm", "realize_inputs", "V", "has_lowering", "remove_lowering", "triton_template",
     "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr", "tma_compatible",
+    "user_triton_kernel", "ceil_div",
     # the eager launch path
     "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",
     "raw_function_apply",

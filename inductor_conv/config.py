@@ -52,6 +52,10 @@ attention_fast_tanh: bool = True
 # mask as a layer input 1.21x -> 1.36x default Inductor (benchmarks/diagnostics/mask_ranges.py, benchmarks/models.py
 # --variants inductor,plugin,plugin-noranges).  False reads and computes every tile.
 attention_mask_ranges: bool = True
+# A compiled graph launches the mask summary's kernels from its wrapper code (Note [summary kernels in the graph] in
+# lowerings/attention.py); False calls the summary op as a fallback kernel (the same kernels behind a custom-op
+# dispatch).
+attention_summary_in_graph: bool = True
 
 # Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249
 # keys): the compiled templates read it from a copy with rows padded to it, or lay out a mask the graph computes that

@@ -19,6 +19,7 @@ from inductor_conv._compat import (
     extern_kernel_choice,
     SymbolicGridFn,
     V,
+    ceil_div,
     empty_strided,
     fallback_handler,
     inductor_config,
@@ -30,6 +31,7 @@ from inductor_conv._compat import (
     size_hint,
     tma_compatible,
     triton_template,
+    user_triton_kernel,
 )
 from inductor_conv.heuristics import attention as _heuristics
 from inductor_conv.heuristics.attention import (
@@ -47,6 +49,7 @@ from inductor_conv.heuristics.attention import (
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
 from inductor_conv.kernels.attn_common import mask_kind, score_scales, softcap_mode
+from inductor_conv.kernels.attn_mask_summary import launches as summary_launches
 from inductor_conv.ops.attention import softcap_kwargs
 from inductor_conv.lowerings import install, stride_order
 from inductor_conv.reference.attention import dropout_threshold
@@ -250,13 +253,47 @@ def _per_graph(key, make):
 
 
 def _mask_summary(mask, cols: bool):
-    """The summary op's (rows, column sums) of ``mask`` as a fallback kernel, once per graph (Note [one summary per
-    mask]); a summary made with the columns serves a call that needs the rows only."""
+    """The mask's summaries (rows, column sums or None), once per graph (Note [one summary per mask]); a summary made
+    with the columns serves a call that needs the rows only."""
     key = _mask_key(mask, "summary")
     if key is not None and not cols and (key, True) in _MEMO.get(V.graph, {}):
         return _MEMO[V.graph][key, True]
-    return _per_graph(None if key is None else (key, cols),
-                      lambda: fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols))
+    return _per_graph(None if key is None else (key, cols), lambda: _summarise(mask, cols))
+
+
+# Note [summary kernels in the graph]
+# A compiled graph that summarises a mask tensor (Note [mask ranges]) launches the summary's kernels
+# (kernels/attn_mask_summary.py: flags, then rows, then, for the backward, cols) from its own wrapper code, as it
+# launches a user's Triton kernel (_compat.user_triton_kernel); their buffers are graph buffers.  The summary op as a
+# fallback kernel did the same work behind a custom-op dispatch and the eager launch path, about 50 us of host time
+# a call on the device (benchmarks/diagnostics/compiled_host.py), two calls per masked forward+backward: host time a
+# host-bound step (BART, a layer of Gemma 2) pays in full.  Both launch the same kernels with the same arguments
+# (attn_mask_summary.launches).  CPU graphs (the interpreter runs the op) and masks with a length not known to be
+# nonzero keep the op as a fallback kernel: an empty mask's summary is not a launch.
+def _summarise(mask, cols: bool):
+    sizevars = V.graph.sizevars
+    size, stride = mask.get_size(), mask.get_stride()
+    if (mask.get_device().type != "cuda" or not config.attention_summary_in_graph
+            or not all(sizevars.statically_known_gt(n, 0) for n in size)):
+        rows, col_sum = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
+        return rows, col_sum if cols else None
+    slices = tuple(1 if sizevars.statically_known_equals(st, 0) else n for n, st in zip(size[:2], stride[:2]))
+    (flag_k, row_k, col_k), shapes = summary_launches(slices, tuple(size[2:]), tuple(stride),
+                                                      mask_kind(mask.get_dtype()), cdiv=ceil_div)
+    row_shape, col_shape, flag_shape = ([*shape] for shape in shapes)
+    device = mask.get_device()
+    flags, rows = (empty_strided(shape, None, dtype=torch.int32, device=device) for shape in (flag_shape, row_shape))
+    _launch(flag_k, MASK=mask, FLAGS=flags)
+    _launch(row_k, FLAGS=flags, ROWS=rows)
+    if not cols:
+        return rows, None
+    col_sum = empty_strided(col_shape, None, dtype=torch.int32, device=device)
+    _launch(col_k, FLAGS=flags, ROWS=rows, COLS=col_sum)
+    return rows, col_sum
+
+
+def _launch(spec, **tensors):
+    user_triton_kernel(spec.kernel, spec.grid, spec.num_warps, tensors, spec.scalars, spec.constexprs)
 
 
 def _padded_mask(attn_mask):

@@ -651,6 +651,40 @@ def test_short_sequences_take_fitted_tiles_and_match_fp64(causal, p, mask_kind, 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("p,mask_kind", [(0.0, "bool"), (0.1, "additive")])
+def test_summary_kernels_run_in_the_graph(monkeypatch, dynamic, p, mask_kind):
+    """Note [summary kernels in the graph]: a compiled forward+backward over a packed, causal mask tensor (documents
+    of 90, 140 and 70 tokens; bool, or additive bf16 with -1e4 outside) launches the summary's kernels from the graph
+    (flags and rows in the forward, the cols too in the backward) and calls no summary op; the results are the bits
+    of the summary op as a fallback kernel, and float64's."""
+    B, H, S, D = 2, 4, 300, 64
+    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
+    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    doc = torch.repeat_interleave(torch.arange(3, device=DEVICE), torch.tensor([90, 140, 70], device=DEVICE))
+    pos = torch.arange(S, device=DEVICE)
+    keep = (doc[:, None] == doc[None, :]) & (pos[None, :] <= pos[:, None])
+    mask = keep if mask_kind == "bool" else torch.zeros(S, S, device=DEVICE).masked_fill(~keep, -1e4).bfloat16()
+    mask = mask.expand(B, H, S, S)  # one (S, S) mask broadcast over batch and heads, as HF's packed batches
+    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE) if p > 0 else None
+    results = []
+    for in_graph in (True, False):
+        monkeypatch.setattr(inductor_conv.config, "attention_summary_in_graph", in_graph)
+        got, code = _compiled_fwd_bwd(False, p, q, k, v, mask, seed, do, dynamic=dynamic)
+        forward, backward = _modules(code)
+        assert ("attention_mask_summary" in code) != in_graph
+        launches = [[len(re.findall(rf"\b_mask_{name}_kernel\w*\.run\(", module)) for name in ("flags", "rows", "cols")]
+                    for module in (forward, backward)]
+        assert launches == ([[1, 1, 0], [1, 1, 1]] if in_graph else [[0, 0, 0], [0, 0, 0]]), launches
+        results.append(got)
+    keep_drop = dropout_keep_mask(seed, B, H, S, S, p) if p > 0 else None
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, False, keep_drop, p, 0.125)
+    _assert_16bit_close(results[0], (ref, *ref_grads))
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
+        assert torch.equal(a, b), f"{name}: max |in graph - op| {(a.double() - b.double()).abs().max().item()}"
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("p,mask_kind,D", [(0.0, "bias", 64), (0.1, "bool", 32)])
 def test_unaligned_masks_are_read_padded_and_match_fp64(p, mask_kind, D):
     """Note [mask row alignment]: masks over 197 keys (an additive bf16 one with its gradient, rows 394 bytes apart;

@@ -16,7 +16,8 @@ this row's.  Where the step is host-bound, the host's own speed drifts during a 
 ``--interleave`` compiles every variant in one process and then takes their steps in turns (ABBA), so that the
 drift moves every variant alike.  ``--cprofile N`` prints, for one type, each variant's N functions with the most
 host time of their own (cProfile over --steps steps): where a host-bound step's time goes; ``--top N`` each
-variant's N longest kernels.
+variant's N longest kernels.  Variants: inductor, plugin, and plugin-summaryop (the plugin with the mask summary op
+as a fallback kernel: config.attention_summary_in_graph off).
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
 
@@ -78,14 +79,24 @@ def build(model_type: str, layers: int, device: str):
     return model.to(device, torch.bfloat16 if device == "cuda" else torch.float32).train()
 
 
+# variant -> the config settings it compiles under: default Inductor, the plugin, and the plugin with the mask
+# summary op as a fallback kernel (Note [summary kernels in the graph] in lowerings/attention.py)
+VARIANTS = {"inductor": {}, "plugin": {}, "plugin-summaryop": {"attention_summary_in_graph": False}}
+
+
 class Variant:
     """One variant of one model type compiled and warmed up: its step, compile seconds and rewrites, and the timings
     collected so far (wall ms of synchronised steps, host ms to queue each)."""
 
     def __init__(self, model_type: str, variant: str, args):
-        self.plugin, self.device = variant == "plugin", args.device
+        self.plugin, self.device = variant in VARIANTS and variant != "inductor", args.device
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}, not one of {list(VARIANTS)}")
         inductor_conv.reset_counters()
+        saved = {name: getattr(inductor_conv.config, name) for name in VARIANTS[variant]}
         try:
+            for name, value in VARIANTS[variant].items():  # read while the graphs compile (here)
+                setattr(inductor_conv.config, name, value)
             self.model = model = build(model_type, args.layers, args.device)
             self.cuda = args.device == "cuda"
             kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
@@ -103,6 +114,8 @@ class Variant:
             self.times.clear(), self.issued.clear()
         finally:
             inductor_conv.disable()
+            for name, value in saved.items():
+                setattr(inductor_conv.config, name, value)
         self.rewrites = dict(inductor_conv.counters())
         tables = torch._dynamo.utils.counters["inductor_conv"]["small_table_grad"]  # Note [small table gradients]
         if tables:
@@ -184,6 +197,12 @@ def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
     """Every variant compiled in one process, then their steps taken in turns (ABBA: each round's order the previous
     round's reversed), so that a host that speeds up or slows down during the run moves every variant alike."""
     M.release()
+    plugins = {variant for variant in variants if variant != "inductor"}
+    if len(plugins) > 1:
+        # Dynamo's cache holds the compiled frames of the model's own functions (a graph break's resumed frames),
+        # shared by every variant alive: guarded by the plugin's state, not by its config, so a second plugin variant
+        # would run the first one's frames
+        raise ValueError(f"--interleave takes one plugin variant, got {sorted(plugins)}: run them in turn instead")
     alive = [Variant(model_type, variant, args) for variant in variants]
     with torch._dynamo.config.patch(error_on_recompile=True):  # each variant runs the graphs it compiled
         for i in range(args.steps):

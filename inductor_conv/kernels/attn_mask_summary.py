@@ -237,6 +237,39 @@ _ROWS = FastLaunch(_mask_rows_kernel)
 _COLS = FastLaunch(_mask_cols_kernel)
 
 
+class Launch(NamedTuple):
+    """One summary kernel's launch: its grid, its scalar arguments by name (in the kernel's order, after its tensor
+    arguments), its constexprs and its warps."""
+    kernel: object
+    grid: tuple
+    scalars: dict
+    constexprs: dict
+    num_warps: int
+
+
+def launches(slices: tuple, lengths: tuple, stride: tuple, kind: int, cdiv, programs: tuple | None = None):
+    """(flags, rows, cols) Launches and (row, col, flag) shapes for a mask of Bs x Hs slices (summary_slices),
+    lengths (Sq, Sk) and [B, H, Sq, Sk] strides: ints for the eager op, sympy expressions (with Inductor's ceiling
+    division as cdiv) for the lowering, which launches the same kernels from a compiled graph (Note [summary kernels
+    in the graph] in lowerings/attention.py).  programs: (flags (rows, keys, warps), rows (entries, tiles), cols
+    (entries, tiles)), the module's shapes when None."""
+    (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs or (
+        _FLAG_SHAPES[kind], (_ROWS_ENTRIES, _ROWS_TILES), (_COLS_ENTRIES, _COLS_TILES))
+    if p_rows % _ROWS_PER_ENTRY or p_keys % _TILE:  # _flags_block's bits and tiles
+        raise ValueError(f"a flags program covers whole row blocks of {_ROWS_PER_ENTRY} and key tiles of {_TILE}, "
+                         f"got ({p_rows}, {p_keys})")
+    (B_s, H_s), (Sq, Sk) = slices, lengths
+    n_r, n_c = cdiv(Sq, _ROWS_PER_ENTRY), cdiv(Sk, _TILE)
+    seqs = dict(SEQ_Q=Sq, SEQ_K=Sk)
+    flags = Launch(_mask_flags_kernel, (cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s,),
+                   dict(stride_mb=stride[0], stride_mh=stride[1], stride_mm=stride[2], stride_mn=stride[3], H_S=H_s,
+                        **seqs),
+                   dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys), warps)
+    rows = Launch(_mask_rows_kernel, (cdiv(n_r, r_e) * B_s * H_s,), seqs, dict(E=r_e, CT=r_t), 4)
+    cols = Launch(_mask_cols_kernel, (cdiv(n_c, c_e) * B_s * H_s,), seqs, dict(E=c_e, QT=c_t), 4)
+    return (flags, rows, cols), ((B_s, H_s, n_r, 4), (B_s, H_s, n_c, 4), (B_s * H_s, n_r, n_c))
+
+
 class _Plan(NamedTuple):
     """What summarise launches for a mask of one shape, strides and dtype: the outputs' shapes and, per kernel,
     FastLaunch's (grid, meta, ints, constexprs, num_warps)."""
@@ -250,21 +283,13 @@ class _Plan(NamedTuple):
 
 @functools.lru_cache(maxsize=256)
 def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _Plan:
-    """programs: (flags (rows, keys, warps), rows (entries, tiles), cols (entries, tiles)), the module's shapes at
-    the call (a test changes them)."""
-    (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs
-    if p_rows % _ROWS_PER_ENTRY or p_keys % _TILE:  # _flags_block's bits and tiles
-        raise ValueError(f"a flags program covers whole row blocks of {_ROWS_PER_ENTRY} and key tiles of {_TILE}, "
-                         f"got ({p_rows}, {p_keys})")
+    """programs: launches' (the module's shapes at the call: a test changes them)."""
     B, H, Sq, Sk = shape
-    B_s, H_s = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
-    n_r, n_c = cdiv(Sq, _ROWS_PER_ENTRY), cdiv(Sk, _TILE)
-    kind = mask_kind(dtype)
-    flags = ((cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s,), ("flags", dtype, p_rows, p_keys, warps),
-             (*stride, H_s, Sq, Sk), dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys), warps)
-    rows = ((cdiv(n_r, r_e) * B_s * H_s,), ("rows", r_e, r_t), (Sq, Sk), dict(E=r_e, CT=r_t), 4)
-    cols = ((cdiv(n_c, c_e) * B_s * H_s,), ("cols", c_e, c_t), (Sq, Sk), dict(E=c_e, QT=c_t), 4)
-    return _Plan((B_s, H_s, n_r, 4), (B_s, H_s, n_c, 4), (B_s * H_s, n_r, n_c), flags, rows, cols)
+    slices = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
+    specs, shapes = launches(slices, (Sq, Sk), stride, mask_kind(dtype), cdiv, programs)
+    fast = [(spec.grid, (spec.kernel.__name__, dtype, *spec.constexprs.values(), spec.num_warps),
+             tuple(spec.scalars.values()), spec.constexprs, spec.num_warps) for spec in specs]
+    return _Plan(*shapes, *fast)
 
 
 def _plan_for(mask4d: torch.Tensor) -> _Plan:

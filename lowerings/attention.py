@@ -267,9 +267,10 @@ def _mask_summary(mask, cols: bool):
 # launches a user's Triton kernel (_compat.user_triton_kernel); their buffers are graph buffers.  The summary op as a
 # fallback kernel did the same work behind a custom-op dispatch and the eager launch path, about 50 us of host time
 # a call on the device (benchmarks/diagnostics/compiled_host.py), two calls per masked forward+backward: host time a
-# host-bound step (BART, a layer of Gemma 2) pays in full.  Both launch the same kernels with the same arguments
-# (attn_mask_summary.launches).  CPU graphs (the interpreter runs the op) and masks with a length not known to be
-# nonzero keep the op as a fallback kernel: an empty mask's summary is not a launch.
+# host-bound step (BART, a layer of Gemma 2) pays in full; from the graph, a masked forward+backward took 750-810 us
+# of host time against 917-1016 (H100, docs/benchmarks.md).  Both launch the same kernels with the same arguments
+# (attn_mask_summary.launches), so the summaries are the same bits.  CPU graphs (the interpreter runs the op) and
+# masks with a size not known to be nonzero keep the op as a fallback kernel: an empty mask's summary is not a launch.
 def _summarise(mask, cols: bool):
     sizevars = V.graph.sizevars
     size, stride = mask.get_size(), mask.get_stride()

@@ -237,3 +237,44 @@ def test_summary_op_passes_opcheck(cols):
     want_rows, want_cols = mask_summary(mask, cols)
     assert torch.equal(rows, want_rows)
     assert torch.equal(col_sum, want_cols) if cols else col_sum.numel() == 0
+
+
+@pytest.mark.parametrize("shape, stride", [((2, 3, 200, 333), (0, 0, 333, 1)),
+                                           ((2, 3, 2200, 70), (3 * 2200 * 80, 2200 * 80, 80, 1)),
+                                           ((1, 4, 17, 1000), (0, 17 * 1000, 1000, 1))])
+@pytest.mark.parametrize("dtype", [torch.bool, torch.bfloat16])
+def test_summary_launches_with_symbolic_sizes(shape, stride, dtype):
+    """The lowering launches the summary's kernels from a compiled graph with the launches attn_mask_summary.launches
+    gives for its sizes, sympy expressions under dynamic shapes (Note [summary kernels in the graph]): with Inductor's
+    ceiling division and the sizes as symbols, every grid, argument and buffer shape, evaluated at the sizes, is the
+    eager op's (ints, the launch plan it runs)."""
+    import sympy
+
+    from inductor_conv._compat import ceil_div
+    from inductor_conv.kernels import attn_mask_summary as summary
+    from inductor_conv.kernels.attn_common import mask_kind
+    from inductor_conv.kernels.launch import cdiv
+
+    B, H, Sq, Sk = shape
+    slices = ((1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H))
+    symbols = sympy.symbols("b h sq sk", integer=True, positive=True)
+    at = dict(zip(symbols, (*slices, Sq, Sk)))
+    kind = mask_kind(dtype)
+    want, want_shapes = summary.launches(slices, (Sq, Sk), stride, kind, cdiv)
+    got, got_shapes = summary.launches(symbols[:2], symbols[2:], stride, kind, ceil_div)
+
+    def value(e):
+        return int(sympy.sympify(e).subs(at))
+
+    for w, g in zip(want, got):
+        assert (g.kernel, g.constexprs, g.num_warps) == (w.kernel, w.constexprs, w.num_warps)
+        assert tuple(map(value, g.grid)) == w.grid
+        assert {name: value(e) for name, e in g.scalars.items()} == w.scalars
+    assert [tuple(map(value, s)) for s in got_shapes] == list(want_shapes)
+    # and the ints are what the eager op launches (its plan: grids, arguments, shapes)
+    programs = (summary._FLAG_SHAPES[kind], (summary._ROWS_ENTRIES, summary._ROWS_TILES),
+                (summary._COLS_ENTRIES, summary._COLS_TILES))
+    plan = summary._plan(shape, stride, dtype, programs)
+    assert (plan.row_shape, plan.col_shape, plan.flag_shape) == want_shapes
+    for spec, w in zip((plan.flags, plan.rows, plan.cols), want):
+        assert spec[0] == w.grid and spec[2] == tuple(w.scalars.values()) and spec[3] == w.constexprs

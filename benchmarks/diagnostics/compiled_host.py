@@ -51,7 +51,8 @@ def main():
                 t_summary = host_ms(lambda: torch.ops.inductor_conv.attention_mask_summary(
                     mask.expand(B, Hq, S, S), True))
             print(f"B{B} H{Hq}/{Hkv} S{S} D{D} p {p}: host us per fwd+bwd: causal {1e3 * t_causal:.1f}, "
-                  f"mask input {1e3 * t_masked[True]:.1f} (summary op as a fallback kernel: {1e3 * t_masked[False]:.1f}); one summary op call (rows+cols) {1e3 * t_summary:.1f}; "
+                  f"mask input {1e3 * t_masked[True]:.1f} (summary op as a fallback kernel: "
+                  f"{1e3 * t_masked[False]:.1f}); one summary op call (rows+cols) {1e3 * t_summary:.1f}; "
                   f"counters causal {counts_c} masked {counts_m}", flush=True)
             if (B, p) == (1, 0.1):
                 for name, fn in (("mask input", fm), ("causal", fc)):

@@ -283,7 +283,7 @@ class _Plan(NamedTuple):
 
 @functools.lru_cache(maxsize=256)
 def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _Plan:
-    """programs: launches' (the module's shapes at the call: a test changes them)."""
+    """programs: as launches' (the module's shapes at the call, passed in: a test changes them)."""
     B, H, Sq, Sk = shape
     slices = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
     specs, shapes = launches(slices, (Sq, Sk), stride, mask_kind(dtype), cdiv, programs)

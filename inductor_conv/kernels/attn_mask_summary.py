@@ -287,8 +287,8 @@ def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _
     B, H, Sq, Sk = shape
     slices = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
     specs, shapes = launches(slices, (Sq, Sk), stride, mask_kind(dtype), cdiv, programs)
-    fast = [(spec.grid, (spec.kernel.__name__, dtype, *spec.constexprs.values(), spec.num_warps),
-             tuple(spec.scalars.values()), spec.constexprs, spec.num_warps) for spec in specs]
+    fast = [(spec.grid, (name, dtype, *spec.constexprs.values(), spec.num_warps), tuple(spec.scalars.values()),
+             spec.constexprs, spec.num_warps) for name, spec in zip(("flags", "rows", "cols"), specs)]
     return _Plan(*shapes, *fast)
 
 

@@ -41,18 +41,24 @@ class Block(nn.Module):
     """x + attention(conv(x)): a causal depthwise conv + SiLU, then hand-written causal attention whose mask is
     built in the graph (so the pass makes it is_causal, which cuDNN takes when there is no dropout)."""
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, packed: bool = False) -> None:
         super().__init__()
         self.p = p
         self.conv = nn.Conv1d(DIM, DIM, 4, groups=DIM, padding=3)
         self.qkv = nn.Linear(DIM, 3 * DIM)
+        # packed: the causal mask of three packed documents, a buffer (a graph input: the pass cannot prove it causal,
+        # so the templates read it with its summary, Note [summary kernels in the graph])
+        doc = torch.arange(L) * 3 // L
+        self.register_buffer("keep", (doc[:, None] == doc[None, :]) & torch.ones(L, L, dtype=torch.bool).tril()
+                             if packed else None)
 
     def forward(self, x):  # x (B, L, DIM)
         Lx = x.shape[1]
         h = F.silu(self.conv(x.transpose(1, 2))[..., :Lx]).transpose(1, 2)
         q, k, v = self.qkv(h).view(B, Lx, 3, HEADS, DIM // HEADS).permute(2, 0, 3, 1, 4)
         s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        s = s.masked_fill(~torch.ones(Lx, Lx, dtype=torch.bool, device=x.device).tril(), float("-inf"))
+        keep = self.keep if self.keep is not None else torch.ones(Lx, Lx, dtype=torch.bool, device=x.device).tril()
+        s = s.masked_fill(~keep, float("-inf"))
         o = F.dropout(torch.softmax(s, dim=-1), p=self.p, training=self.p > 0) @ v
         return x + o.transpose(1, 2).reshape(B, Lx, DIM)
 
@@ -80,9 +86,9 @@ class GraphCalls:
         return counts
 
 
-def _block(p: float, dtype=torch.bfloat16):
+def _block(p: float, dtype=torch.bfloat16, packed: bool = False):
     torch.manual_seed(0)
-    return Block(p).cuda().to(dtype), torch.randn(B, L, DIM, device="cuda", dtype=dtype)
+    return Block(p, packed).cuda().to(dtype), torch.randn(B, L, DIM, device="cuda", dtype=dtype)
 
 
 def _step(fn, params, x, train: bool) -> list[torch.Tensor]:
@@ -148,14 +154,18 @@ def _assert_called(code: str, helpers) -> None:
         assert re.search(rf"(?<!def ){helper}\(", code), helper
 
 
-@pytest.mark.parametrize("cudnn", [True, False], ids=["cudnn", "template"])
+@pytest.mark.parametrize("cudnn", [True, False, "packed"], ids=["cudnn", "template", "packed"])
 @pytest.mark.parametrize("train", [True, False], ids=["training", "inference"])
 def test_reduce_overhead_matches_eager(cudnn, train, monkeypatch):
     """No dropout: every step (warm-up, recording, replays) is within 2x eager bf16's error against float64, the
-    attention runs on cuDNN or our template as config.attention_cudnn says, and CUDA graphs are replayed."""
+    attention runs on cuDNN or our template as config.attention_cudnn says, and CUDA graphs are replayed.  packed:
+    a mask buffer of packed documents, read by our template with the summary's kernels launched in the graph (Note
+    [summary kernels in the graph]), captured and replayed with the rest."""
+    packed = cudnn == "packed"
+    cudnn = cudnn is True
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", cudnn)
     graph_calls = GraphCalls(monkeypatch)
-    model, x = _block(p=0.0)
+    model, x = _block(p=0.0, packed=packed)
     params = list(model.parameters())
     state = {k: v.clone() for k, v in model.state_dict().items()}
     ref = _step(model.double(), list(model.parameters()), x.double(), train)
@@ -172,6 +182,8 @@ def test_reduce_overhead_matches_eager(cudnn, train, monkeypatch):
     else:
         assert CUDNN not in code
         _assert_called(code, TEMPLATE_HELPERS[: 2 if train else 1])
+    summaries = len(re.findall(r"\b_mask_flags_kernel\w*\.run\(", code))
+    assert summaries == (1 + train if packed else 0) and "attention_mask_summary" not in code, summaries
     _assert_graphs_replayed(calls, train)
     names = ["output"] + (["dx"] + [f"d{n}" for n, _ in model.named_parameters()] if train else [])
     for step, result in enumerate(results):

@@ -5,7 +5,8 @@ whose tile comes from inductor_conv/heuristics/attention.py (several tiles and a
 op under max-autotune); elsewhere the op stays a fallback kernel.  The templates append kernels/attn_math.py, so the
 math is the eager kernels' math.  Extra outputs (LSE; dQ, dV, dS) are mutated inputs, as FlexAttention's lowering
 does (NOTE:[TritonTemplates with multiple outputs] in torch/_inductor/ir.py); Note [attention backward recomputes
-P] in ops/attention.py says what the backward gets.
+P] in ops/attention.py says what the backward gets.  A mask tensor's summaries, which let the templates skip tiles
+(Note [mask ranges]), are made by the summary's kernels launched from the graph (Note [summary kernels in the graph]).
 """
 import weakref
 from pathlib import Path
@@ -326,9 +327,9 @@ def _placeholder(dtype, device):
 
 
 def _mask_summaries(mask, options, q, cols: bool):
-    """The templates' ROWS and COLS inputs: the mask's summaries (Note [mask ranges]; the eager op, as a fallback
-    kernel, computes them once per call for every head it broadcasts over) viewed as [B, Hq, n, 4], or
-    placeholders when the template does not skip tiles."""
+    """The templates' ROWS and COLS inputs: the mask's summaries (Note [mask ranges]; made once per graph for every
+    head the mask broadcasts over, _mask_summary) viewed as [B, Hq, n, 4], or placeholders when the template does not
+    skip tiles."""
     device = q.get_device()
     if not options["MASK_RANGES"]:
         return _placeholder(torch.int32, device), _placeholder(torch.int32, device)

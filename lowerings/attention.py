@@ -279,9 +279,9 @@ def _summarise(mask, cols: bool):
             or not all(sizevars.statically_known_gt(n, 0) for n in size)):
         rows, col_sum = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
         return rows, col_sum if cols else None
-    slices = tuple(1 if sizevars.statically_known_equals(st, 0) else n for n, st in zip(size[:2], stride[:2]))
-    (flag_k, row_k, col_k), shapes = summary_launches(slices, tuple(size[2:]), tuple(stride),
-                                                      mask_kind(mask.get_dtype()), cdiv=ceil_div)
+    (flag_k, row_k, col_k), shapes = summary_launches(
+        tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
+        broadcast=lambda st: sizevars.statically_known_equals(st, 0))
     row_shape, col_shape, flag_shape = ([*shape] for shape in shapes)
     device = mask.get_device()
     flags, rows = (empty_strided(shape, None, dtype=torch.int32, device=device) for shape in (flag_shape, row_shape))

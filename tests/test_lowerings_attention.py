@@ -659,14 +659,12 @@ def test_summary_kernels_run_in_the_graph(monkeypatch, dynamic, p, mask_kind):
     (flags and rows in the forward, the cols too in the backward) and calls no summary op; the results are the bits
     of the summary op as a fallback kernel, and float64's."""
     B, H, S, D = 2, 4, 300, 64
-    q, k, v = (_randn(B, H, S, D, seed=i, dtype=torch.bfloat16).requires_grad_() for i in range(3))
-    do = _randn(B, H, S, D, seed=6, dtype=torch.bfloat16)
+    q, k, v, _, seed, do = _bf16_inputs(B, H, S, D, None, p)
     doc = torch.repeat_interleave(torch.arange(3, device=DEVICE), torch.tensor([90, 140, 70], device=DEVICE))
     pos = torch.arange(S, device=DEVICE)
     keep = (doc[:, None] == doc[None, :]) & (pos[None, :] <= pos[:, None])
     mask = keep if mask_kind == "bool" else torch.zeros(S, S, device=DEVICE).masked_fill(~keep, -1e4).bfloat16()
     mask = mask.expand(B, H, S, S)  # one (S, S) mask broadcast over batch and heads, as HF's packed batches
-    seed = torch.tensor([7], dtype=torch.int64, device=DEVICE) if p > 0 else None
     results = []
     for in_graph in (True, False):
         monkeypatch.setattr(inductor_conv.config, "attention_summary_in_graph", in_graph)

@@ -89,9 +89,9 @@ class Variant:
     collected so far (wall ms of synchronised steps, host ms to queue each)."""
 
     def __init__(self, model_type: str, variant: str, args):
-        self.plugin, self.device = variant in VARIANTS and variant != "inductor", args.device
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}, not one of {list(VARIANTS)}")
+        self.plugin, self.device = variant != "inductor", args.device
         inductor_conv.reset_counters()
         saved = {name: getattr(inductor_conv.config, name) for name in VARIANTS[variant]}
         try:

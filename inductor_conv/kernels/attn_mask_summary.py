@@ -217,10 +217,19 @@ def _mask_cols_kernel(FLAGS, ROWS, COLS, SEQ_Q, SEQ_K, E: tl.constexpr, QT: tl.c
     tl.store(p + 3, hi * T, mask=keep)
 
 
+def _slices(shape, stride, broadcast) -> tuple:
+    """(Bs, Hs) of a mask viewed as [B, H, Sq, Sk]: its batch and head extents, 1 along a dim whose stride
+    ``broadcast`` says is 0."""
+    return tuple(1 if broadcast(st) else n for n, st in zip(shape[:2], stride[:2]))
+
+
+def _is_zero(stride) -> bool:
+    return stride == 0
+
+
 def summary_slices(mask4d: torch.Tensor) -> tuple[int, int]:
     """(Bs, Hs): the mask's batch and head extents, 1 along a broadcast (stride-0) dim."""
-    B, H = mask4d.shape[:2]
-    return (1 if mask4d.stride(0) == 0 else B), (1 if mask4d.stride(1) == 0 else H)
+    return _slices(mask4d.shape, mask4d.stride(), _is_zero)
 
 
 def summary_shapes(mask4d: torch.Tensor) -> tuple[tuple, tuple]:
@@ -247,18 +256,18 @@ class Launch(NamedTuple):
     num_warps: int
 
 
-def launches(slices: tuple, lengths: tuple, stride: tuple, kind: int, cdiv, programs: tuple | None = None):
-    """(flags, rows, cols) Launches and (row, col, flag) shapes for a mask of Bs x Hs slices (summary_slices),
-    lengths (Sq, Sk) and [B, H, Sq, Sk] strides: ints for the eager op, sympy expressions (with Inductor's ceiling
-    division as cdiv) for the lowering, which launches the same kernels from a compiled graph (Note [summary kernels
-    in the graph] in lowerings/attention.py).  programs: (flags (rows, keys, warps), rows (entries, tiles), cols
-    (entries, tiles)), the module's shapes when None."""
+def launches(shape: tuple, stride: tuple, kind: int, cdiv, programs: tuple | None = None, broadcast=_is_zero):
+    """(flags, rows, cols) Launches and (row, col, flag) shapes for a mask viewed as [B, H, Sq, Sk] with these sizes
+    and strides: ints for the eager op, sympy expressions (with Inductor's ceiling division as cdiv, and broadcast
+    proving a stride 0 without a guard) for the lowering, which launches the same kernels from a compiled graph
+    (Note [summary kernels in the graph] in lowerings/attention.py).  programs: (flags (rows, keys, warps), rows
+    (entries, tiles), cols (entries, tiles)), the module's shapes when None."""
     (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs or (
         _FLAG_SHAPES[kind], (_ROWS_ENTRIES, _ROWS_TILES), (_COLS_ENTRIES, _COLS_TILES))
     if p_rows % _ROWS_PER_ENTRY or p_keys % _TILE:  # _flags_block's bits and tiles
         raise ValueError(f"a flags program covers whole row blocks of {_ROWS_PER_ENTRY} and key tiles of {_TILE}, "
                          f"got ({p_rows}, {p_keys})")
-    (B_s, H_s), (Sq, Sk) = slices, lengths
+    (B_s, H_s), (Sq, Sk) = _slices(shape, stride, broadcast), shape[2:]
     n_r, n_c = cdiv(Sq, _ROWS_PER_ENTRY), cdiv(Sk, _TILE)
     seqs = dict(SEQ_Q=Sq, SEQ_K=Sk)
     flags = Launch(_mask_flags_kernel, (cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s,),
@@ -284,9 +293,7 @@ class _Plan(NamedTuple):
 @functools.lru_cache(maxsize=256)
 def _plan(shape: tuple, stride: tuple, dtype: torch.dtype, programs: tuple) -> _Plan:
     """programs: as launches' (the module's shapes at the call, passed in: a test changes them)."""
-    B, H, Sq, Sk = shape
-    slices = (1 if stride[0] == 0 else B), (1 if stride[1] == 0 else H)
-    specs, shapes = launches(slices, (Sq, Sk), stride, mask_kind(dtype), cdiv, programs)
+    specs, shapes = launches(shape, stride, mask_kind(dtype), cdiv, programs)
     fast = [(spec.grid, (name, dtype, *spec.constexprs.values(), spec.num_warps), tuple(spec.scalars.values()),
              spec.constexprs, spec.num_warps) for name, spec in zip(("flags", "rows", "cols"), specs)]
     return _Plan(*shapes, *fast)

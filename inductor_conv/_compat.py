@@ -267,6 +267,7 @@ from torch._inductor.lowering import (  # noqa: E402
     to_dtype,
 )
 from torch._inductor.select_algorithm import (  # noqa: E402
+    AlgorithmSelectorCache,
     ExternKernelChoice,
     SymbolicGridFn,
     TritonTemplate,
@@ -314,6 +315,13 @@ def select_algorithm(*args, **kwargs):
     """autotune_select_algorithm returning the chosen node only (2.13 returns (node, choice), 2.11 the node)."""
     result = autotune_select_algorithm(*args, **kwargs)
     return result[0] if isinstance(result, tuple) else result
+
+
+def autotune_example_value(node) -> torch.Tensor:
+    """The tensor autotuning benchmarks a choice on for ``node`` when no ``input_gen_fns`` entry replaces it: random
+    values (zeros for bool and integer dtypes) in the storage of the node's base buffer, sized as Inductor allocates
+    it (``AlgorithmSelectorCache.benchmark_example_value``, the same staticmethod in both versions)."""
+    return AlgorithmSelectorCache.benchmark_example_value(node)
 
 
 def size_hint(expr, fallback: int | None = None) -> int:
@@ -480,7 +488,7 @@ __all__ = [
     "ir", "infer_dense_strides", "empty_strided", "fallback_handler", "full", "inductor_lowerings",
     "register_lowering", "sum_lowering", "to_dtype", "ExternKernelChoice", "SymbolicGridFn", "TritonTemplate",
     "autotune_select_algorithm", "realize_inputs", "V", "has_lowering", "remove_lowering", "triton_template",
-    "extern_kernel_choice", "select_algorithm", "size_hint", "wrapper_expr", "tma_compatible",
+    "extern_kernel_choice", "select_algorithm", "autotune_example_value", "size_hint", "wrapper_expr", "tma_compatible",
     "user_triton_kernel", "ceil_div",
     # the eager launch path
     "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",

@@ -28,6 +28,7 @@ from inductor_conv._compat import (
     infer_dense_strides,
     ir,
     realize_inputs,
+    autotune_example_value,
     select_algorithm,
     size_hint,
     tma_compatible,
@@ -340,6 +341,69 @@ def _mask_summaries(mask, options, q, cols: bool):
     return views[0], (views[1] if cols else _placeholder(torch.int32, device))
 
 
+# Note [autotuning masked templates]
+# Under max-autotune Inductor times each choice on example inputs it makes itself: random floats, and zeros for bool
+# and integer buffers.  A masked template timed on those reads a bool mask as masking everything and summaries of
+# zeros as no tile to visit, so every tile size times as doing nothing and the pick among them is arbitrary (still
+# correct, possibly slow).  The lowerings therefore give autotuning (input_gen_fns) a causal mask in the mask's own
+# dtype and layout, the most common mask a tensor carries, and the summaries the summary op makes of it, so each
+# choice is timed on the work a causal mask costs.  The choices are the same for any other content; only their
+# timing was meaningless.
+def example_mask(base: torch.Tensor, size, stride, offset: int) -> torch.Tensor:
+    """The mask view (size, stride, offset) of `base`'s storage, written causal: query i attends keys j <= i + Sk - Sq
+    (aligned bottom-right, as queries after a key cache), True / 0.0 there and False / -inf elsewhere.  A mask that
+    broadcasts over queries (stride 0 or one row) attends every key.  Only the view's own elements are written (a
+    broadcast dim's first index), so a padded or broadcast layout stays one write per element."""
+    view = base.as_strided(size, stride, offset)
+    sq, sk = size[-2:]
+    keep = torch.ones(sq, sk, dtype=torch.bool, device=base.device)
+    if stride[-2] != 0 and sq > 1:
+        keep = keep.tril(sk - sq)
+    value = keep if base.dtype == torch.bool else torch.zeros(
+        sq, sk, dtype=base.dtype, device=base.device).masked_fill(~keep, float("-inf"))
+    own = [1 if st == 0 else n for n, st in zip(size, stride)]
+    base.as_strided(own, stride, offset).copy_(value[:own[-2], :own[-1]].expand(own))
+    return view
+
+
+def _masked_example_inputs(mask_index: int, rows_index: int, cols_index: int | None = None):
+    """input_gen_fns for a masked template's autotuning (Note [autotuning masked templates]): the mask at
+    mask_index, its rows summary at rows_index and its cols summary at cols_index, each as the view the template
+    reads (a summary broadcast over heads is an expand of one summary)."""
+    made = {}
+
+    def hints(node):
+        layout = node.get_layout()
+        return [size_hint(n) for n in layout.size], [size_hint(n) for n in layout.stride], size_hint(layout.offset)
+
+    # A generated tensor is both what the templates are timed on (they take its data pointer and apply the node's
+    # strides themselves) and what the fallback choice is timed on (its size, stride and offset); the two agree only
+    # at offset 0, so a view at an offset keeps Inductor's own example (and its summaries theirs).
+    def mask(node):
+        size, stride, offset = hints(node)
+        base = autotune_example_value(node)
+        made.clear()
+        if offset != 0:
+            return base
+        made["mask"] = example_mask(base, size, stride, 0)
+        return made["mask"]
+
+    def summary(which):
+        def make(node):
+            size, stride, offset = hints(node)
+            if "mask" in made and offset == 0:
+                value = SUMMARY_OP(made["mask"], cols_index is not None)[which].expand(size)
+                if list(value.stride()) == stride:
+                    return value
+            return autotune_example_value(node)  # not the layout the summary op makes: Inductor's own example
+        return make
+
+    fns = {mask_index: mask, rows_index: summary(0)}
+    if cols_index is not None:
+        fns[cols_index] = summary(1)
+    return fns
+
+
 def _dense_like(node, dtype=None):
     """An empty buffer shaped and ordered like `node` (torch.empty_like)."""
     size = node.get_size()
@@ -470,7 +534,9 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
             has_mask=attn_mask is not None, has_dropout=dropout_p > 0, softcap=softcap)
-    out = select_algorithm("inductor_conv_attention_fwd", choices, inputs, layout, return_multi_template=False)
+    example = _masked_example_inputs(3, 6) if autotune and masked else None
+    out = select_algorithm("inductor_conv_attention_fwd", choices, inputs, layout, return_multi_template=False,
+                           input_gen_fns=example)
     return out, lse
 
 
@@ -540,7 +606,9 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,
             is_causal=is_causal, scale=scale, has_mask=attn_mask is not None, has_dropout=dropout_p > 0,
             mask_grad=bool(mask_grad), softcap=softcap, dv_out=dv_out)
-    result = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False)
+    example = _masked_example_inputs(3, 12, 13) if autotune and masked else None
+    result = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False,
+                              input_gen_fns=example)
     dk, dv = (dkv, result) if dv_out else (result, dkv)
     if mask_grad:  # the op returns dmask in the mask's dtype, shape [B, Hq, Sq, Sk] (its mask is the 4-D view)
         dmask = ds

@@ -936,3 +936,37 @@ def test_max_autotune_picks_a_working_choice(monkeypatch):
     assert re.search(r"inductor_conv[._]attention_fwd", code)  # the template or the eager op's fallback kernel
     ref, ref_grads = _ref_and_grads(q, k, v, do, scale=0.125)
     _assert_16bit_close(got, (ref, *ref_grads))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mask_kind", ["bool", "additive"])
+def test_max_autotune_times_masked_templates_on_a_causal_mask(monkeypatch, mask_kind):
+    """Note [autotuning masked templates]: under max-autotune the masked templates are timed on a causal mask in the
+    mask's layout (a bool one broadcast over heads; an additive one over 300 keys, its rows padded) and on that
+    mask's summaries, which skip tiles, in both passes; the compiled results match float64."""
+    import torch._inductor.config as inductor_config
+
+    made = []
+    real = lowering._masked_example_inputs
+
+    def spy(*indices):
+        fns = real(*indices)
+        return {i: (lambda node, fn=fn: made.append(fn(node)) or made[-1]) for i, fn in fns.items()}
+
+    monkeypatch.setattr(lowering, "_masked_example_inputs", spy)
+    B, H, S, D = 2, 4, 300, 64
+    q, k, v, _, seed, do = _bf16_inputs(B, H, S, D, None, 0.0)
+    keep = _randn(B, 1, S, S, seed=5) > -1.0
+    mask = keep.expand(B, H, S, S) if mask_kind == "bool" else torch.zeros(
+        B, H, S, S, device=DEVICE).masked_fill(~keep, float("-inf")).bfloat16()
+    with inductor_config.patch(max_autotune=True):
+        got, _ = _compiled_fwd_bwd(False, 0.0, q, k, v, mask, seed, do)
+    assert len(made) >= 5, "the forward's mask and rows, the backward's mask, rows and cols"
+    example, rows, cols = made[0], made[1], made[-1]
+    assert example.dtype == mask.dtype and example.shape == mask.shape and example.stride()[-2] >= S
+    first_row = example[0, 0, 0] if mask_kind == "bool" else example[0, 0, 0] == 0
+    assert first_row.nonzero().flatten().tolist() == [0], "causal: the first query attends the first key only"
+    assert (rows[..., 3] < S).any(), "a causal summary skips the key tiles past the diagonal"
+    assert (cols[..., 0] > 0).any(), "and the query tiles before it"
+    ref, ref_grads = _ref_and_grads(q, k, v, do, mask, scale=0.125)
+    _assert_16bit_close(got, (ref, *ref_grads))

@@ -276,3 +276,31 @@ def test_summary_launches_with_symbolic_sizes(shape, stride, dtype):
     assert (plan.row_shape, plan.col_shape, plan.flag_shape) == want_shapes
     for spec, w in zip((plan.flags, plan.rows, plan.cols), want):
         assert spec[0] == w.grid and spec[2] == tuple(w.scalars.values()) and spec[3] == w.constexprs
+
+
+@pytest.mark.parametrize("shape, stride, dtype", [
+    ((2, 3, 200, 333), (0, 0, 333, 1), torch.bool),  # one mask broadcast over batch and heads
+    ((2, 3, 150, 150), (3 * 150 * 152, 150 * 152, 152, 1), torch.float16),  # rows padded to 152 keys
+    ((2, 3, 130, 97), (97, 0, 0, 1), torch.bool)])  # a padding mask: one row per batch, broadcast over queries
+def test_autotune_example_mask_is_causal_in_its_layout(shape, stride, dtype):
+    """Note [autotuning masked templates]: the mask max-autotune times the masked templates on is causal, aligned
+    bottom-right, in the mask's own dtype and layout (only its own elements written: a padded row's tail keeps the
+    buffer's values), and attends every key where it broadcasts over queries; its summary then skips tiles, where
+    Inductor's own example (zeros for bool) or random floats give summaries with nothing to visit or nothing to skip."""
+    from inductor_conv.lowerings.attention import example_mask
+
+    size = torch._prims_common.compute_required_storage_length(shape, stride, 0)
+    base = torch.full((size,), 7.0 if dtype.is_floating_point else False, dtype=dtype, device=DEVICE)
+    mask = example_mask(base, shape, stride, 0)
+    assert (mask.shape, mask.stride(), mask.data_ptr()) == (shape, stride, base.data_ptr())
+    sq, sk = shape[-2:]
+    keep = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq) if stride[-2] else torch.ones(sq, sk, dtype=torch.bool)
+    want = keep if dtype == torch.bool else torch.zeros(sq, sk, dtype=dtype).masked_fill(~keep, float("-inf"))
+    assert torch.equal(mask.cpu(), want.expand(shape))
+    if stride[-2] > sk:  # the padding between rows is not the mask's: untouched
+        assert (base.cpu().view(-1)[sk:stride[-2]] == 7.0).all()
+    rows, _ = torch.ops.inductor_conv.attention_mask_summary(mask, False)
+    if stride[-2]:  # causal: the first block of rows needs the first key tiles only, the last every one
+        assert rows[0, 0, 0, 3] < sk and rows[0, 0, -1, 3] >= sk
+    else:  # every key of every row: all tiles visited, all full (the last, partial key tile aside)
+        assert (rows[..., 0] == 0).all() and (rows[..., 3] >= sk).all() and (rows[..., 2] > 0).all()

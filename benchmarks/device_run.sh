@@ -4,8 +4,8 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host speed decode conv_update distributed demo. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the
-# benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
+# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles when named. Every step's output
+# goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS,
 # MODEL_BUDGET (seconds for one model's variants), <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
@@ -69,4 +69,8 @@ want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 
 want distributed && TAIL=30 step distributed "${DISTRIBUTED_LIMIT:-180}" torchrun --standalone --nproc-per-node 1 \
   benchmarks/distributed.py --out "$OUT/distributed.md" ${DISTRIBUTED_ARGS:-}
 want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
+# The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
+# list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
+want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \
+  "python3 benchmarks/diagnostics/attention_bwd_tiles.py ${BWD_TILES_ARGS:-} | tee '$OUT/bwd_tiles.md'"
 exit 0

@@ -366,10 +366,10 @@ def example_mask(base: torch.Tensor, size, stride, offset: int) -> torch.Tensor:
     return view
 
 
-def _masked_example_inputs(mask_index: int, rows_index: int, cols_index: int | None = None):
-    """input_gen_fns for a masked template's autotuning (Note [autotuning masked templates]): the mask at
-    mask_index, its rows summary at rows_index and its cols summary at cols_index, each as the view the template
-    reads (a summary broadcast over heads is an expand of one summary)."""
+def _masked_example_inputs(inputs: list, mask, rows, cols=None):
+    """input_gen_fns for a masked template's autotuning (Note [autotuning masked templates]): for the nodes `mask`,
+    `rows` and `cols` (the backward's; None in the forward) among the choices' `inputs`, the mask and its summaries,
+    each as the view the template reads (a summary broadcast over heads is an expand of one summary)."""
     made = {}
 
     def hints(node):
@@ -379,7 +379,7 @@ def _masked_example_inputs(mask_index: int, rows_index: int, cols_index: int | N
     # A generated tensor is both what the templates are timed on (they take its data pointer and apply the node's
     # strides themselves) and what the fallback choice is timed on (its size, stride and offset); the two agree only
     # at offset 0, so a view at an offset keeps Inductor's own example (and its summaries theirs).
-    def mask(node):
+    def mask_example(node):
         size, stride, offset = hints(node)
         base = autotune_example_value(node)
         made.clear()
@@ -392,15 +392,20 @@ def _masked_example_inputs(mask_index: int, rows_index: int, cols_index: int | N
         def make(node):
             size, stride, offset = hints(node)
             if "mask" in made and offset == 0:
-                value = SUMMARY_OP(made["mask"], cols_index is not None)[which].expand(size)
+                if "summaries" not in made:  # rows and cols from one summary op call
+                    made["summaries"] = SUMMARY_OP(made["mask"], cols is not None)
+                value = made["summaries"][which].expand(size)
                 if list(value.stride()) == stride:
                     return value
             return autotune_example_value(node)  # not the layout the summary op makes: Inductor's own example
         return make
 
-    fns = {mask_index: mask, rows_index: summary(0)}
-    if cols_index is not None:
-        fns[cols_index] = summary(1)
+    def index(node):  # `node`'s position among the choices' arguments (IR views are dataclasses: by identity)
+        return next(i for i, n in enumerate(inputs) if n is node)
+
+    fns = {index(mask): mask_example, index(rows): summary(0)}
+    if cols is not None:
+        fns[index(cols)] = summary(1)
     return fns
 
 
@@ -534,7 +539,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
             has_mask=attn_mask is not None, has_dropout=dropout_p > 0, softcap=softcap)
-    example = _masked_example_inputs(3, 6) if autotune and masked else None
+    example = _masked_example_inputs(inputs, mask, rows) if autotune and masked else None
     out = select_algorithm("inductor_conv_attention_fwd", choices, inputs, layout, return_multi_template=False,
                            input_gen_fns=example)
     return out, lse
@@ -606,7 +611,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,
             is_causal=is_causal, scale=scale, has_mask=attn_mask is not None, has_dropout=dropout_p > 0,
             mask_grad=bool(mask_grad), softcap=softcap, dv_out=dv_out)
-    example = _masked_example_inputs(3, 12, 13) if autotune and masked else None
+    example = _masked_example_inputs(inputs, mask, rows, cols) if autotune and masked else None
     result = select_algorithm("inductor_conv_attention_bwd", choices, inputs, layout, return_multi_template=False,
                               input_gen_fns=example)
     dk, dv = (dkv, result) if dv_out else (result, dkv)

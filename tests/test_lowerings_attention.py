@@ -949,8 +949,8 @@ def test_max_autotune_times_masked_templates_on_a_causal_mask(monkeypatch, mask_
     made = []
     real = lowering._masked_example_inputs
 
-    def spy(*indices):
-        fns = real(*indices)
+    def spy(*args):
+        fns = real(*args)
         return {i: (lambda node, fn=fn: made.append(fn(node)) or made[-1]) for i, fn in fns.items()}
 
     monkeypatch.setattr(lowering, "_masked_example_inputs", spy)

@@ -16,8 +16,8 @@ this row's.  Where the step is host-bound, the host's own speed drifts during a 
 ``--interleave`` compiles every variant in one process and then takes their steps in turns (ABBA), so that the
 drift moves every variant alike.  ``--cprofile N`` prints, for one type, each variant's N functions with the most
 host time of their own (cProfile over --steps steps): where a host-bound step's time goes; ``--top N`` each
-variant's N longest kernels.  Variants: inductor, plugin, and plugin-summaryop (the plugin with the mask summary op
-as a fallback kernel: config.attention_summary_in_graph off).
+variant's N longest kernels.  Variants: benchmarks/models.py's without CUDA graphs (inductor, plugin, and the plugin
+with config overrides, e.g. plugin-summaryop: the mask summary op as a fallback kernel).
 
     python benchmarks/diagnostics/model_speed.py [TYPES...] [--variants inductor,plugin] [--budget 120]
 
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import inductor_conv  # noqa: E402
 import models as M  # noqa: E402
-from common import kernel_launches, step_kernel_ms, top_kernels  # noqa: E402
+from common import config_patch, kernel_launches, step_kernel_ms, top_kernels  # noqa: E402
 from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 from model_survey import _first_float, inputs  # noqa: E402
 
@@ -79,9 +79,8 @@ def build(model_type: str, layers: int, device: str):
     return model.to(device, torch.bfloat16 if device == "cuda" else torch.float32).train()
 
 
-# variant -> the config settings it compiles under: default Inductor, the plugin, and the plugin with the mask
-# summary op as a fallback kernel (Note [summary kernels in the graph] in lowerings/attention.py)
-VARIANTS = {"inductor": {}, "plugin": {}, "plugin-summaryop": {"attention_summary_in_graph": False}}
+# variant -> (plugin on, the config settings it compiles under): models.py's variants without CUDA graphs
+VARIANTS = {name: (plugin, overrides) for name, (plugin, mode, overrides) in M.VARIANTS.items() if mode is None}
 
 
 class Variant:
@@ -89,33 +88,29 @@ class Variant:
     collected so far (wall ms of synchronised steps, host ms to queue each)."""
 
     def __init__(self, model_type: str, variant: str, args):
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown variant {variant!r}, not one of {list(VARIANTS)}")
-        self.plugin, self.device = variant != "inductor", args.device
+        (self.plugin, overrides), self.device = VARIANTS[variant], args.device
         inductor_conv.reset_counters()
-        saved = {name: getattr(inductor_conv.config, name) for name in VARIANTS[variant]}
-        try:
-            for name, value in VARIANTS[variant].items():  # read while the graphs compile (here)
-                setattr(inductor_conv.config, name, value)
-            self.model = model = build(model_type, args.layers, args.device)
-            self.cuda = args.device == "cuda"
-            kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
-                            vocab=getattr(model.config, "vocab_size", 64), samples=int(16000 * args.seconds))
-            self.kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-            # a code object of its own per variant: Dynamo caches compiled frames by code object, so variants alive
-            # in one process (--interleave) each find their own entry first instead of failing another's guards
-            loss = eval(compile("lambda kw: _first_float(model(**kw)).float().square().mean()",
-                                f"<loss {model_type} {variant} {id(self)}>", "eval"),
-                        {"_first_float": _first_float, "model": model})
-            self.loss_of = torch.compile(loss, dynamic=False)
-            self.times, self.issued = [], []
-            self.compile_s = self.timed() / 1e3  # forward and backward compiled here, under use()'s plugin state
-            self.step(), self.step()
-            self.times.clear(), self.issued.clear()
-        finally:
-            inductor_conv.disable()
-            for name, value in saved.items():
-                setattr(inductor_conv.config, name, value)
+        with config_patch(overrides):  # read while the graphs compile (here)
+            try:
+                self.model = model = build(model_type, args.layers, args.device)
+                self.cuda = args.device == "cuda"
+                kwargs = inputs(model, next(model.parameters()).dtype, True, batch=args.batch, length=args.length,
+                                vocab=getattr(model.config, "vocab_size", 64), samples=int(16000 * args.seconds))
+                self.kwargs = {k: v.to(args.device) if isinstance(v, torch.Tensor) else v
+                               for k, v in kwargs.items()}
+                # a code object of its own per variant: Dynamo caches compiled frames by code object, so variants
+                # alive in one process (--interleave) each find their own entry first instead of failing another's
+                # guards
+                loss = eval(compile("lambda kw: _first_float(model(**kw)).float().square().mean()",
+                                    f"<loss {model_type} {variant} {id(self)}>", "eval"),
+                            {"_first_float": _first_float, "model": model})
+                self.loss_of = torch.compile(loss, dynamic=False)
+                self.times, self.issued = [], []
+                self.compile_s = self.timed() / 1e3  # forward and backward compiled here, under use()'s state
+                self.step(), self.step()
+                self.times.clear(), self.issued.clear()
+            finally:
+                inductor_conv.disable()
         self.rewrites = dict(inductor_conv.counters())
         tables = torch._dynamo.utils.counters["inductor_conv"]["small_table_grad"]  # Note [small table gradients]
         if tables:
@@ -197,7 +192,7 @@ def run_interleaved(model_type: str, variants: list[str], args) -> list[dict]:
     """Every variant compiled in one process, then their steps taken in turns (ABBA: each round's order the previous
     round's reversed), so that a host that speeds up or slows down during the run moves every variant alike."""
     M.release()
-    plugins = {variant for variant in variants if variant != "inductor"}
+    plugins = {variant for variant in variants if VARIANTS[variant][0]}
     if len(plugins) > 1:
         # Dynamo's cache holds the compiled frames of the model's own functions (a graph break's resumed frames),
         # shared by every variant alive: guarded by the plugin's state, not by its config, so a second plugin variant
@@ -243,6 +238,9 @@ def main() -> None:
         print("\n".join(lines), flush=True)
     if args.cprofile and len(args.model_types) > 1:
         parser.error("--cprofile profiles one model type")
+    unknown = [variant for variant in args.variants.split(",") if variant not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}, not among {list(VARIANTS)}")
     if len(args.model_types) > 1:  # one process per type: a device-side assert ends its process, not the survey
         rest = [f"--{k}={getattr(args, k)}" for k in ("variants", "layers", "batch", "length", "seconds", "steps",
                                                        "budget", "device", "top")]

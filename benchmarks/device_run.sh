@@ -36,7 +36,7 @@ GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py test
   tests/test_attention_decode.py tests/test_causal_conv1d_update.py tests/test_gpu_cudagraphs.py
   tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
   tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py
-  tests/test_attention_sinks.py tests/test_table_grad.py"
+  tests/test_attention_sinks.py tests/test_table_grad.py tests/test_ops_attention.py"
 want tests && TAIL=30 step tests "${TESTS_LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
   --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \

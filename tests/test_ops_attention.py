@@ -119,7 +119,7 @@ def test_fp16_storage_matches_sdpa():
 def _eager_causal(q, k, v, scale):
     """HF's eager spelling: scores in the inputs' dtype, softmax in float32, probabilities back in the inputs' dtype."""
     s = torch.matmul(q, k.transpose(2, 3)) * scale
-    s = s + torch.full(s.shape[-2:], float("-inf"), dtype=s.dtype).triu(1)
+    s = s + torch.full(s.shape[-2:], float("-inf"), dtype=s.dtype, device=s.device).triu(1)
     return torch.softmax(s, -1, dtype=torch.float32).to(q.dtype) @ v
 
 

@@ -116,11 +116,12 @@ CUDA_FWD_MASKED_DROPOUT = {
     128: AttnFwdTile(128, 64, 8, 3),
 }
 CUDA_BWD_MASKED_DROPOUT = {
-    # H200 2026-12-04, mask_template_tiles.py --p 0.1: 0.614 ms; (64, 64, 4, 2) 0.688, (64, 128, 8, 2) 0.691, split
-    # (64, 64, 4, 2) 0.702, (64, 128, 8, 3) 0.697; with the mask summary of Note [mask summary passes] 0.611, against
-    # the 8-warp tiles that do not spill: (32, 128, 8, 2) 0.730, (64, 64, 8, 3) 1.100, (64, 64, 8, 2) 1.131,
-    # (32, 64, 8, 2) 1.551
-    128: AttnBwdTile(32, 64, 4, 2),
+    # H100 2026-12-06, mask_template_tiles.py --p 0.1 --fwd "" --bwd 0,3, twice: 0.581 / 0.578 ms with the full tiles
+    # in reverse (Note [full tiles in reverse]); (32, 64, 4, 2) 0.618 / 0.617 (0.603 / 0.604 before it, and (64, 64, 4,
+    # 2) 0.688).  Before: H200 2026-12-04, (32, 64, 4, 2) 0.614; (64, 128, 8, 2) 0.691, split (64, 64, 4, 2) 0.702,
+    # (64, 128, 8, 3) 0.697, and the 8-warp tiles that do not spill: (32, 128, 8, 2) 0.730, (64, 64, 8, 3) 1.100,
+    # (64, 64, 8, 2) 1.131, (32, 64, 8, 2) 1.551
+    128: AttnBwdTile(64, 64, 4, 2),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
 EAGER_BWD_STAGES = {

@@ -155,6 +155,19 @@ does.  Compiled for sm_90 (tests/test_kernels_compile_sm90.py), the eager masked
 pipelined; H200, B4 H16/8 S2048 D128, a causal mask tensor: forward 0.44 -> 0.20 ms, backward 1.55 -> 0.59 (is_causal
 0.21 / 0.57).
 
+Note [full tiles in reverse]: the full tiles of a dK/dV program (ALL_FULL: the second head loop under MASK_RANGES,
+Note [mask ranges]) run as a count from 0, from the last query tile to the first, not as
+`range(lo, hi, BLOCK_M)`.  The bounds come from the mask's summary, loaded at run time; with that lower bound in the
+loop's header ptxas spilled in this loop, the masked backward's hottest, at the 4-warp (64, 64) tile: 62 local
+loads and 42 stores an iteration at head dim 128 with dropout and an additive mask, against 15 and 2 counted from
+the top (benchmarks/diagnostics/template_sass.py --shape 4,16,2048,128 --hkv 8 --mask 2 --p 0.1 --tile 64,64,4,2;
+head dim 256 with soft-capping, Gemma 2's form at (64, 64, 8, 2): 46 / 25 -> 32 / 18).  On an H100 that backward
+went from 0.688 to 0.58 ms and became the table's tile (heuristics/attention.py's CUDA_BWD_MASKED_DROPOUT).  The
+tiles are those of the range, so only the order of the dK / dV sums changes (fixed: still the same bits every run);
+lo and hi are multiples of BLOCK_M there (the summary's entries are rounded to the tile, and so are the causal and
+whole-tile bounds they are clipped to).  The other loops keep the range form: counted, the causal band's loop
+changes its pipelining and at head dim 256 asks for more shared memory than an SM has.
+
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
@@ -649,6 +662,65 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
 
 # ---------------------------------------------------------------- backward
 @triton.jit
+def _dkdv_tile(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, start_m, o_ib, o_j, c,
+               m_d, m_dv, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+               dropout_scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAD_D: tl.constexpr,
+               PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+               MASKED: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr,
+               softcap_scale, SOFTCAP: tl.constexpr, PART: tl.constexpr, WHOLE_KEYS: tl.constexpr,
+               ALL_FULL: tl.constexpr):
+    """One query tile [start_m, start_m + BLOCK_M) of attn_bwd_dkdv_inner (which see)."""
+    start_m = tl.multiple_of(start_m, BLOCK_M)
+    o_i = start_m + o_ib
+    m_i = o_i < SEQ_Q
+    q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
+    do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_dv, MASKED, PAD_DV, USE_TMA)  # [BM, BDV]
+    # The statements keep one order for every PART (dPᵀ's product before dV's): ptxas spills otherwise at
+    # head dim 128 with dropout (benchmarks/diagnostics/template_sass.py, 16 LDL a masked iteration).
+    if MASKED:
+        lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
+        if PART != 1:
+            delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
+    else:
+        lse = tl.load(LSE + o_i)
+        if PART != 1:
+            delta = tl.load(DELTA + o_i)
+    anchor, offset = lse_unpack(lse)
+    if HAS_DROPOUT and PART != 1:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
+        delta = delta * (1.0 / dropout_scale)
+    qk_t = dot_heads(k, q, PAD_D, DOT_DTYPE, PRECISION, dv.dtype)  # [BN, BM]
+    if SOFTCAP:  # Note [soft-capping]
+        qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
+    if ALL_FULL:
+        b_mask = 0.0
+    else:
+        b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
+                                stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
+                                CHECK_KEYS=not WHOLE_KEYS)
+    s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
+                      MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
+    p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
+    if PART != 1:
+        dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dv.dtype)  # [BN, BM]
+    if HAS_DROPOUT:
+        z_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True).to(p_t.dtype)
+        if PART != 2:  # a product, not tl.where, as in attn_fwd_inner
+            dv = tl.dot((p_t * z_t).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                        out_dtype=dv.dtype)
+        if PART != 1:
+            dp_t = dp_t * z_t
+    elif PART != 2:
+        dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
+                    out_dtype=dv.dtype)
+    if PART != 1:
+        ds_t = p_t * (dp_t - delta[None, :])
+        if SOFTCAP:  # the cap's derivative (Note [soft-capping])
+            ds_t = ds_t * (1.0 - qk_t * qk_t)
+        dk = dot_into_heads(ds_t.to(DOT_DTYPE), q, dk, PAD_D, DOT_DTYPE, PRECISION)
+    return dk, dv
+
+
+@triton.jit
 def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, m_d, m_dv,
                         lo, hi, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2,
                         dropout_threshold, dropout_scale,
@@ -675,56 +747,23 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
     o_j = start_n + tl.arange(0, BLOCK_N)
     if GAP:
         hi = hi - (gap_hi - gap_lo)
-    for start_m in range(lo, hi, BLOCK_M):
-        if GAP:
-            start_m = tl.where(start_m >= gap_lo, start_m + (gap_hi - gap_lo), start_m)
-        start_m = tl.multiple_of(start_m, BLOCK_M)
-        o_i = start_m + o_ib
-        m_i = o_i < SEQ_Q
-        q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
-        do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_dv, MASKED, PAD_DV, USE_TMA)  # [BM, BDV]
-        # The statements keep one order for every PART (dPᵀ's product before dV's): ptxas spills otherwise at
-        # head dim 128 with dropout (benchmarks/diagnostics/template_sass.py, 16 LDL a masked iteration).
-        if MASKED:
-            lse = tl.load(LSE + o_i, mask=m_i, other=float("inf"))
-            if PART != 1:
-                delta = tl.load(DELTA + o_i, mask=m_i, other=0.0)
-        else:
-            lse = tl.load(LSE + o_i)
-            if PART != 1:
-                delta = tl.load(DELTA + o_i)
-        anchor, offset = lse_unpack(lse)
-        if HAS_DROPOUT and PART != 1:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
-            delta = delta * (1.0 / dropout_scale)
-        qk_t = dot_heads(k, q, PAD_D, DOT_DTYPE, PRECISION, dv.dtype)  # [BN, BM]
-        if SOFTCAP:  # Note [soft-capping]
-            qk_t = softcap_tanh(qk_t, softcap_scale, SOFTCAP)
-        if ALL_FULL:
-            b_mask = 0.0
-        else:
-            b_mask = load_mask_tile(MASK, mask_off, o_i=o_i[None, :], o_j=o_j[:, None], stride_mm=stride_mm,
-                                    stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, MASK_KIND=MASK_KIND,
-                                    CHECK_KEYS=not WHOLE_KEYS)
-        s_t = attn_scores(qk_t, o_i=o_i[None, :], o_j=o_j[:, None], b_mask=b_mask, qk_scale2=qk_scale2, SEQ_K=SEQ_K,
-                          MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, MASKED=MASKED, ALL_FULL=ALL_FULL)
-        p_t = probs_from_lse(s_t, c, anchor[None, :], offset[None, :], MASK_KIND)
-        if PART != 1:
-            dp_t = tl.dot(v, tl.trans(do.to(DOT_DTYPE)), input_precision=PRECISION, out_dtype=dv.dtype)  # [BN, BM]
-        if HAS_DROPOUT:
-            z_t = dropout_keep(seed, i_b, i_h, o_i, start_n, dropout_threshold, BLOCK_N, True).to(p_t.dtype)
-            if PART != 2:  # a product, not tl.where, as in attn_fwd_inner
-                dv = tl.dot((p_t * z_t).to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
-                            out_dtype=dv.dtype)
-            if PART != 1:
-                dp_t = dp_t * z_t
-        elif PART != 2:
-            dv = tl.dot(p_t.to(DOT_DTYPE), do.to(DOT_DTYPE), dv, input_precision=PRECISION,
-                        out_dtype=dv.dtype)
-        if PART != 1:
-            ds_t = p_t * (dp_t - delta[None, :])
-            if SOFTCAP:  # the cap's derivative (Note [soft-capping])
-                ds_t = ds_t * (1.0 - qk_t * qk_t)
-            dk = dot_into_heads(ds_t.to(DOT_DTYPE), q, dk, PAD_D, DOT_DTYPE, PRECISION)
+    if ALL_FULL:  # Note [full tiles in reverse]: lo and hi are multiples of BLOCK_M here
+        for t in range(0, (hi - lo) // BLOCK_M):
+            start_m = hi - (t + 1) * BLOCK_M
+            dk, dv = _dkdv_tile(
+                dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, start_m, o_ib, o_j, c,
+                m_d, m_dv, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+                dropout_scale, BLOCK_M, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED,
+                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL)
+    else:
+        for start_m in range(lo, hi, BLOCK_M):
+            if GAP:
+                start_m = tl.where(start_m >= gap_lo, start_m + (gap_hi - gap_lo), start_m)
+            dk, dv = _dkdv_tile(
+                dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, start_m, o_ib, o_j, c,
+                m_d, m_dv, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
+                dropout_scale, BLOCK_M, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED,
+                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL)
     return dk, dv
 
 

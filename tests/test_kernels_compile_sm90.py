@@ -127,7 +127,6 @@ def test_head_dim_256_backward_template_fits_and_pipelines():
     assert loops and "LDL 0, STL 0" in loops[-1], loops
 
 
-
 def test_masked_backward_full_tiles_spill_little():
     """Note [full tiles in reverse]: the backward template with a summarised additive mask, dropout and GQA (two
     query heads a program, so two head loops), at its table tile (64, 64, 4, 2): the dK/dV programs' full-tile loop,
@@ -139,6 +138,7 @@ def test_masked_backward_full_tiles_spill_little():
     assert len(loops) == 6, loops
     local = sum(int(n) for n in re.findall(r"(?:LDL|STL) (\d+)", loops[2]))
     assert local <= 32, loops
+
 
 @pytest.mark.parametrize("pass_", ["--fwd", "--bwd"])
 def test_dropout_mask_adds_no_layout_conversion(pass_, tmp_path):

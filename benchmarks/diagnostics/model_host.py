@@ -1,12 +1,14 @@
 """Where a model's training step spends host time, default Inductor beside the plugin: for each variant, wall and
 GPU ms per step, kernel launches, CUDA runtime calls that wait for the device (synchronize, device-to-host copies),
 each timed step's wall time beside the time the host took to queue it (close: host-bound; far below: the GPU sets
-the pace), the host's top operators by self time, the top kernels by GPU time, and the synchronising calls torch's
+the pace), the host's top operators by self time, the top kernels by GPU time, the GPU time by kernel family (our
+attention templates and mask summaries, matmuls, Inductor's Triton kernels, ...), and the synchronising calls torch's
 sync debug mode reports.  Built for steps that are host-bound (around an eager scan, Qwen3-Next's delta rule) or at
 the edge of it (Gemma 2), where a lower GPU time can still give a higher wall time.
 
     python benchmarks/diagnostics/model_host.py --models qwen3_next      (an encoder of models.py too: --models swin)
 """
+import re
 import sys
 import time
 import warnings
@@ -22,6 +24,21 @@ from inductor_conv._compat import fx_graph_cache_disabled  # noqa: E402
 
 STEPS = 9  # timed steps; each one's wall time and the time its host took to queue it are printed
 WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
+
+
+# A kernel's family, by its name: the GPU time the plugin changes (our templates and kernels, the attention that
+# default Inductor computes with matmuls and Triton kernels) apart from what both variants run alike.
+_FAMILIES = (("ours: attention", re.compile(r"attention_(fwd|bwd)|_attn_")),
+             ("ours: mask summary", re.compile(r"_mask_(flags|rows|cols)")),
+             ("ours: conv", re.compile(r"causal_conv1d")),
+             ("cuDNN / flash SDPA", re.compile(r"cudnn|flash|fmha|sdpa", re.I)),
+             ("matmul", re.compile(r"gemm|nvjet|cutlass|xmma|sm90_|ampere_|cublas", re.I)),
+             ("Inductor Triton", re.compile(r"^triton_")),
+             ("copies and fills", re.compile(r"copy|fill|Memcpy|Memset|elementwise|vectorized", re.I)))
+
+
+def kernel_family(name: str) -> str:
+    return next((family for family, pattern in _FAMILIES if pattern.search(name)), "other")
 
 
 def report(name, model, inputs, encoder):
@@ -76,6 +93,14 @@ def report(name, model, inputs, encoder):
     rows = sorted((e for e in ev if e.self_device_time_total > 0), key=lambda e: -e.self_device_time_total)[:16]
     for e in rows:
         print(f"   gpu {e.key[:66]:66s} n={e.count:5d} {e.self_device_time_total / 1e3:7.2f} ms")
+    families = {}
+    for e in ev:
+        if e.self_device_time_total > 0:
+            family = kernel_family(e.key)
+            n, ms = families.get(family, (0, 0.0))
+            families[family] = (n + e.count, ms + e.self_device_time_total / 1e3)
+    print("   gpu ms by family: " + ", ".join(f"{f} {ms:.2f} ({n})" for f, (n, ms) in
+                                              sorted(families.items(), key=lambda kv: -kv[1][1])))
 
 
 def main():

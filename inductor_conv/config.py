@@ -68,8 +68,9 @@ attention_mask_row_bytes: int = 16
 # benchmarks/diagnostics/attention_profile.py sets the attention ones (`group=`, `bwd_group=`, `masked_first=`,
 # `kv_first=`, `pair=`, `tma=`).  They change the generated code, so the pass's uuid() hashes them with the rest.
 # ---------------------------------------------------------------------------------------------------------------
-# Causal attention forward: (b, h) slices per longest-first launch group; None: by size (lowerings/attention.py
-# _causal_group), an int forces it.
+# Causal attention forward (and a forward over a summarised mask tensor, Note [mask ranges]): (b, h) slices per
+# longest-first launch group; None: by size (lowerings/attention.py _causal_group), an int forces it (0: no groups,
+# each slice's row blocks in turn).
 attention_causal_group: int | None = None
 # The causal backward's group; None: 0 (ungrouped) with the masked tiles first, else by size.  Grouped, the dK/dV
 # loop spills with the mapping's scalars: B2 H16 S8192 D128 p=0.1 backward 4074 us grouped, 3569 ungrouped.

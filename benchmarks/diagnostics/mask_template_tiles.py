@@ -4,9 +4,11 @@ tables', beside the same call compiled with is_causal=True at its own tiles.  Pi
 (heuristics/attention.py); the tile is forced by replacing the lowering's table lookup.
 
     python benchmarks/diagnostics/mask_template_tiles.py [--p P,...] [--fwd I,...] [--bwd I,...] [--no-causal]
+        [--groups default,0,...]
     python benchmarks/diagnostics/mask_template_tiles.py --mla [--p P,...] [--fwd I,...] [--bwd I,...]
 
-(--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile)
+(--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile; --groups: the mask
+rows again at each config.attention_causal_group, the forward's launch order)
 --mla: DeepSeek's MLA head dims (q/k 192, v 128, Note [split head dim]), B4 H16 S2048 is_causal, at each tile,
 after the same call at head dim 128 (its table tiles): the split templates' tiles against the D128 template's
 throughput per FLOP.
@@ -54,6 +56,8 @@ def main():
     parser.add_argument("--bwd", default=None, help="default: every backward tile but the table's")
     parser.add_argument("--no-causal", action="store_true", help="leave out the is_causal reference")
     parser.add_argument("--mla", action="store_true", help="q/k head dim 192, v 128, is_causal (see above)")
+    parser.add_argument("--groups", default="default",
+                        help="config.attention_causal_group values for the mask rows (default: the lowering's)")
     args = parser.parse_args()
     inductor_config.force_disable_caches = True
     inductor_conv.enable()
@@ -69,11 +73,13 @@ def main():
     table_fwd, table_bwd = lowering.attn_fwd_tile, lowering.attn_bwd_tile
     print(f"# compiled attention, causal mask tensor, {torch.cuda.get_device_name()}, B{B} {Hq}/{Hkv} S{S} D{D}")
     for p in map(float, args.p.split(",")):
-        cases = [] if args.no_causal else [(None, None, True)]
-        cases += [(f, None, False) for f in fwd_tiles] + [(None, b, False) for b in bwd_tiles]
-        for fwd_tile, bwd_tile, causal in cases:
+        cases = [] if args.no_causal else [(None, None, True, "default")]
+        for group in args.groups.split(","):
+            cases += [(f, None, False, group) for f in fwd_tiles] + [(None, b, False, group) for b in bwd_tiles]
+        for fwd_tile, bwd_tile, causal, group in cases:
             lowering.attn_fwd_tile = (lambda *a, t=fwd_tile, **kw: t) if fwd_tile else table_fwd
             lowering.attn_bwd_tile = (lambda *a, t=bwd_tile, **kw: t) if bwd_tile else table_bwd
+            inductor_conv.config.attention_causal_group = None if group == "default" else int(group)
             torch._dynamo.reset()
 
             @torch.compile(fullgraph=True)
@@ -89,12 +95,13 @@ def main():
                 step()
                 wall = bench(step)
                 gpu, top = top_kernels(step)
-                form = "is_causal" if causal else "mask"
+                form = "is_causal" if causal else "mask" if group == "default" else f"mask g{group}"
                 print(f"p={p} {form:9s} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: wall {wall:.3f} ms, "
                       f"GPU {gpu:.3f} | {top}", flush=True)
             except Exception as e:  # a tile that does not compile or fit
                 print(f"p={p} fwd {fwd_tile} bwd {bwd_tile}: {type(e).__name__}: {str(e)[:200]}", flush=True)
     lowering.attn_fwd_tile, lowering.attn_bwd_tile = table_fwd, table_bwd
+    inductor_conv.config.attention_causal_group = None
 
 
 def mla(args, lowering):

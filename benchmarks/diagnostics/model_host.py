@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import torch
+from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -73,7 +74,10 @@ def report(name, model, inputs, encoder):
         step()
         synchronize()
     ev = prof.key_averages()
-    gpu = sum(e.self_device_time_total for e in ev) / 1e3
+    # kernels only: a CPU op (aten::mm, Inductor's named launches) also carries the device time of the kernels it
+    # launched, which would count them twice
+    kernels = [e for e in ev if e.device_type == DeviceType.CUDA and e.self_device_time_total > 0]
+    gpu = sum(e.self_device_time_total for e in kernels) / 1e3
     launches = sum(e.count for e in ev if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx",
                                                     "cudaLaunchKernelExC"))
     print(f"== {name}: wall {sorted(times)[STEPS // 2]:.1f} ms (min {min(times):.1f}), GPU {gpu:.1f} ms, "
@@ -90,15 +94,14 @@ def report(name, model, inputs, encoder):
     rows = sorted(ev, key=lambda e: -e.self_cpu_time_total)[:18]
     for e in rows:
         print(f"   {e.key[:70]:70s} n={e.count:5d} self cpu {e.self_cpu_time_total / 1e3:7.2f} ms")
-    rows = sorted((e for e in ev if e.self_device_time_total > 0), key=lambda e: -e.self_device_time_total)[:16]
+    rows = sorted(kernels, key=lambda e: -e.self_device_time_total)[:16]
     for e in rows:
         print(f"   gpu {e.key[:66]:66s} n={e.count:5d} {e.self_device_time_total / 1e3:7.2f} ms")
     families = {}
-    for e in ev:
-        if e.self_device_time_total > 0:
-            family = kernel_family(e.key)
-            n, ms = families.get(family, (0, 0.0))
-            families[family] = (n + e.count, ms + e.self_device_time_total / 1e3)
+    for e in kernels:
+        family = kernel_family(e.key)
+        n, ms = families.get(family, (0, 0.0))
+        families[family] = (n + e.count, ms + e.self_device_time_total / 1e3)
     print("   gpu ms by family: " + ", ".join(f"{f} {ms:.2f} ({n})" for f, (n, ms) in
                                               sorted(families.items(), key=lambda kv: -kv[1][1])))
 

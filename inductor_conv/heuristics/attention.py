@@ -110,8 +110,9 @@ CUDA_BWD_DROPOUT = {
 }
 # Templates with dropout and a mask tensor summarised by mask ranges (Note [mask ranges]; not causal): the masks that
 # arrive as tensors are mostly causal-shaped (HF's), so these tiles were timed on a causal mask tensor.  The
-# backward's is the dropout table's tile, which spilled there until Note [full tiles in reverse]; its entry stays,
-# measured for this form.  The eager kernels keep the plain tables (not measured there).
+# backward's equals the dropout table's tile (its full-tile loop keeps its registers: Note [full tiles in
+# reverse]); the entry keeps this form's own measurement.  The eager kernels keep the plain tables (not measured
+# there).
 CUDA_FWD_MASKED_DROPOUT = {
     # H200 2026-12-04, mask_template_tiles.py --p 0.1 (compiled, causal bf16 mask): 0.225 ms; (64, 64, 4, 3) 0.269
     128: AttnFwdTile(128, 64, 8, 3),

@@ -4,11 +4,13 @@ tables', beside the same call compiled with is_causal=True at its own tiles.  Pi
 (heuristics/attention.py); the tile is forced by replacing the lowering's table lookup.
 
     python benchmarks/diagnostics/mask_template_tiles.py [--p P,...] [--fwd I,...] [--bwd I,...] [--no-causal]
-        [--groups default,0,...]
+        [--groups default,0,...] [--shape B,HQ,HKV,S,D] [--softcap CAP] [--window W]
     python benchmarks/diagnostics/mask_template_tiles.py --mla [--p P,...] [--fwd I,...] [--bwd I,...]
 
 (--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile; --groups: the mask
-rows again at each config.attention_causal_group, the forward's launch order)
+rows again at each config.attention_causal_group, the forward's launch order; --shape: default 4,16,8,2048,128;
+--softcap: softcapped_attention with this cap; --window: the mask also hides keys W or more behind the query, as
+Gemma 2's sliding-window layers, and the is_causal row is left out)
 --mla: DeepSeek's MLA head dims (q/k 192, v 128, Note [split head dim]), B4 H16 S2048 is_causal, at each tile,
 after the same call at head dim 128 (its table tiles): the split templates' tiles against the D128 template's
 throughput per FLOP.
@@ -58,22 +60,28 @@ def main():
     parser.add_argument("--mla", action="store_true", help="q/k head dim 192, v 128, is_causal (see above)")
     parser.add_argument("--groups", default="default",
                         help="config.attention_causal_group values for the mask rows (default: the lowering's)")
+    parser.add_argument("--shape", default="4,16,8,2048,128", help="B,HQ,HKV,S,D")
+    parser.add_argument("--softcap", type=float, default=0.0, help="logit soft-capping (0: none)")
+    parser.add_argument("--window", type=int, default=0, help="sliding window of the mask (0: causal only)")
     args = parser.parse_args()
     inductor_config.force_disable_caches = True
     inductor_conv.enable()
     if args.mla:
         return mla(args, lowering)
     fwd_tiles, bwd_tiles = _tiles(args.fwd, FWD, 0), _tiles(args.bwd, BWD, 1)
-    B, Hq, Hkv, S, D = 4, 16, 8, 2048, 128
+    B, Hq, Hkv, S, D = map(int, args.shape.split(","))
     q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k, v = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
     do = torch.randn_like(q)
     allowed = torch.ones(S, S, dtype=torch.bool, device="cuda").tril()
+    if args.window:
+        allowed = allowed & ~torch.ones_like(allowed).tril(-args.window)
     mask = torch.where(allowed, 0.0, torch.finfo(torch.bfloat16).min).to(torch.bfloat16).expand(B, 1, S, S)
     table_fwd, table_bwd = lowering.attn_fwd_tile, lowering.attn_bwd_tile
-    print(f"# compiled attention, causal mask tensor, {torch.cuda.get_device_name()}, B{B} {Hq}/{Hkv} S{S} D{D}")
+    print(f"# compiled attention, causal mask tensor, {torch.cuda.get_device_name()}, B{B} {Hq}/{Hkv} S{S} D{D}"
+          f" softcap {args.softcap} window {args.window}")
     for p in map(float, args.p.split(",")):
-        cases = [] if args.no_causal else [(None, None, True, "default")]
+        cases = [] if args.no_causal or args.window else [(None, None, True, "default")]
         for group in args.groups.split(","):
             cases += [(f, None, False, group) for f in fwd_tiles] + [(None, b, False, group) for b in bwd_tiles]
         for fwd_tile, bwd_tile, causal, group in cases:
@@ -84,6 +92,9 @@ def main():
 
             @torch.compile(fullgraph=True)
             def attn(q, k, v, mask):
+                if args.softcap:
+                    return inductor_conv.softcapped_attention(q, k, v, args.softcap, attn_mask=None if causal else mask,
+                                                              dropout_p=p, is_causal=causal, enable_gqa=True)
                 if causal:
                     return inductor_conv.attention(q, k, v, dropout_p=p, is_causal=True, enable_gqa=True)
                 return inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=True)

@@ -402,10 +402,11 @@ def softcap_tanh(qk, softcap_scale, SOFTCAP: tl.constexpr = 1):
 # and two subtractions an element.  A tile the mask summary calls full (Note [mask ranges]) has mask 0 everywhere,
 # and every row of it holds a real entry there, so none is a floor row and every anchor is 0: its scores are those
 # of attention without a mask, s = qk with c = scale2, and P = 2^(qk * c - offset) is one fused multiply-add, as
-# for is_causal's whole tiles.  The values differ from the masked arithmetic's only by that rounding.  This was
-# most of what a masked template's whole-tile loops ran beyond is_causal's (sm_90 SASS, template_sass.py --mask 2,
-# B4 16/8 S2048 D128 p 0.1: dK/dV 808 -> 762 instructions a tile (is_causal 729), dQ 476 -> 444, forward 575 -> 545
-# (is_causal 557); B4 8/4 S2048 D256 cap 50: dK/dV 1065 -> 1010, dQ 893 -> 861).
+# for is_causal's whole tiles.  The values differ from the masked arithmetic's only by that rounding.  For the
+# same reason the dK/dV loops decode LSE without the floor-row test (lse_unpack's NORMAL_ROWS) in full tiles and
+# wherever there is no mask (every row then has a key).  sm_90 SASS (template_sass.py, B4 16/8 S2048 D128 p 0.1,
+# instructions a tile): the masked template's dK/dV whole-tile loop 808 -> 730, dQ 476 -> 444, forward 575 -> 545;
+# is_causal's dK/dV loops 729 -> 680 (whole tiles) and 1266 -> 1187 (band).
 
 
 @triton.jit

@@ -402,11 +402,13 @@ def softcap_tanh(qk, softcap_scale, SOFTCAP: tl.constexpr = 1):
 # and two subtractions an element.  A tile the mask summary calls full (Note [mask ranges]) has mask 0 everywhere,
 # and every row of it holds a real entry there, so none is a floor row and every anchor is 0: its scores are those
 # of attention without a mask, s = qk with c = scale2, and P = 2^(qk * c - offset) is one fused multiply-add, as
-# for is_causal's whole tiles.  The values differ from the masked arithmetic's only by that rounding.  For the
-# same reason the dK/dV loops decode LSE without the floor-row test (lse_unpack's NORMAL_ROWS) in full tiles and
-# wherever there is no mask (every row then has a key).  sm_90 SASS (template_sass.py, B4 16/8 S2048 D128 p 0.1,
-# instructions a tile): the masked template's dK/dV whole-tile loop 808 -> 730, dQ 476 -> 444, forward 575 -> 545;
-# is_causal's dK/dV loops 729 -> 680 (whole tiles) and 1266 -> 1187 (band).
+# for is_causal's whole tiles.  The values differ from the masked arithmetic's only by that rounding.
+# sm_90 SASS (template_sass.py --mask 2, instructions a tile): at B4 16/8 S2048 D128 p 0.1 the dK/dV whole-tile
+# loop 808 -> 762, dQ 476 -> 444, forward 575 -> 545; H200 (mask_template_tiles.py, HF's bf16 causal mask): the
+# backward template 0.576 -> 0.577 ms there (unchanged), and 1.071 -> 1.045 ms at Gemma 2's B4 8/4 S2048 D256,
+# cap 50, p 0.  Leaving out lse_unpack's floor test as well (rows known normal: full tiles, no mask) saved more
+# instructions (is_causal's dK/dV loops 729 -> 680) but made ptxas spill more at head dim 256: there it made the
+# backward slower (is_causal 0.971 -> 1.028 ms, masked 1.045 -> 1.165), and no faster at 128.
 
 
 @triton.jit
@@ -472,17 +474,13 @@ def lse_pack(m_i, l_i):
 
 
 @triton.jit
-def lse_unpack(lse, NORMAL_ROWS: tl.constexpr = False):
+def lse_unpack(lse):
     """Stored LSE -> (anchor, offset) such that p = 2^((s2 - anchor) - offset).
 
     Normal rows: (0, lse*log2 e).  Floor rows: (FLOOR2, log2 l).  lse = -inf (no allowed key) decodes as a floor row
     with offset +inf and lse = +inf (padding rows) as offset +inf: both give p = 0 everywhere.
-    NORMAL_ROWS: the caller knows every row is normal or padding (no mask: a row always has a key; a full tile of
-    the mask summary: Note [full tiles without the mask's arithmetic]), so the floor decoding is left out.
     """
     LOG2E: tl.constexpr = 1.4426950408889634
-    if NORMAL_ROWS:
-        return tl.zeros_like(lse), lse * LOG2E
     FLOOR2: tl.constexpr = -8.507059173023462e37  # -2^126
     SENTINEL_LIMIT: tl.constexpr = -6.64613997892458e35  # -2^119
     INV_SENTINEL: tl.constexpr = -7.52316384526264e-37  # 1 / -2^120
@@ -702,7 +700,7 @@ def _dkdv_tile(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i
         lse = tl.load(LSE + o_i)
         if PART != 1:
             delta = tl.load(DELTA + o_i)
-    anchor, offset = lse_unpack(lse, MASK_KIND == 0 or ALL_FULL)
+    anchor, offset = lse_unpack(lse)
     if HAS_DROPOUT and PART != 1:  # dSᵀ = s Pᵀ∘(keep∘dPᵀ - Δ / s), s = 1 / (1-p): the caller applies s to dK
         delta = delta * (1.0 / dropout_scale)
     qk_t = dot_heads(k, q, PAD_D, DOT_DTYPE, PRECISION, dv.dtype)  # [BN, BM]

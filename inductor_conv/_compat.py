@@ -330,6 +330,15 @@ def size_hint(expr, fallback: int | None = None) -> int:
     return V.graph.sizevars.optimization_hint(expr, fallback=fallback)
 
 
+def value_hint(n) -> int | None:
+    """An int as it is, a SymInt as the value it was traced with (None where it has none), adding no guard: the
+    symbolic node's ``hint`` (both versions)."""
+    if isinstance(n, int):
+        return n
+    hint = getattr(n.node, "hint", None)
+    return None if hint is None else int(hint)
+
+
 def wrapper_expr(expr) -> str:
     """A size expression as Inductor's Python wrapper code prints it into a launch (a dynamic-shape grid): both
     versions' printer refuses some sympy forms that evaluate fine, e.g. floor(a / b)."""
@@ -489,7 +498,7 @@ __all__ = [
     "register_lowering", "sum_lowering", "to_dtype", "ExternKernelChoice", "SymbolicGridFn", "TritonTemplate",
     "autotune_select_algorithm", "realize_inputs", "V", "has_lowering", "remove_lowering", "triton_template",
     "extern_kernel_choice", "select_algorithm", "autotune_example_value", "size_hint", "wrapper_expr", "tma_compatible",
-    "user_triton_kernel", "ceil_div",
+    "user_triton_kernel", "ceil_div", "value_hint",
     # the eager launch path
     "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",
     "raw_function_apply",

@@ -60,7 +60,7 @@ aten, prims = torch.ops.aten, torch.ops.prims
 FWD_OP = torch.ops.inductor_conv.attention_fwd.default
 BWD_OP = torch.ops.inductor_conv.attention_bwd.default
 SUMMARY_OP = torch.ops.inductor_conv.attention_mask_summary.default
-OPS = (FWD_OP, BWD_OP)
+OPS = (FWD_OP, BWD_OP, SUMMARY_OP)
 _DOT_DTYPES = {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32"}
 
 
@@ -266,7 +266,10 @@ def _mask_summary(mask, cols: bool):
 # Note [summary kernels in the graph]
 # A compiled graph that summarises a mask tensor (Note [mask ranges]) launches the summary's kernels
 # (kernels/attn_mask_summary.py: flags, then rows, then, for the backward, cols) from its own wrapper code, as it
-# launches a user's Triton kernel (_compat.user_triton_kernel); their buffers are graph buffers.  The summary op as a
+# launches a user's Triton kernel (_compat.user_triton_kernel); their buffers are graph buffers.  In training the
+# forward graph makes rows and cols at an attention_mask_summary call the joint pass put there, and the backward
+# graph reads them saved (Note [summaries saved for the backward] in patterns/attention_summary.py; that call's
+# lowering is attention_mask_summary_lowering); an attention without that call summarises here.  The summary op as a
 # fallback kernel did the same work behind a custom-op dispatch and the eager launch path, about 50 us of host time
 # a call on the device (benchmarks/diagnostics/compiled_host.py), two calls per masked forward+backward: host time a
 # host-bound step (BART, a layer of Gemma 2) pays in full; from the graph, a masked forward+backward took 750-810 us
@@ -292,6 +295,25 @@ def _summarise(mask, cols: bool):
         return rows, None
     col_sum = empty_strided(col_shape, None, dtype=torch.int32, device=device)
     _launch(col_k, FLAGS=flags, ROWS=rows, COLS=col_sum)
+    return rows, col_sum
+
+
+def attention_mask_summary_lowering(attn_mask, cols):
+    """inductor_conv::attention_mask_summary where the graph calls it (Note [summaries saved for the backward] in
+    patterns/attention_summary.py): the summaries of the mask as the templates read it (_padded_mask), made once per
+    graph (the forward's attention lowering then reads the same buffers), in the op's own shapes.  Those shapes
+    follow the mask's broadcast (stride-0) dims as the op's fake impl saw them; where the lowering's view of the mask
+    disagrees (a layout Inductor chose), the op runs as a fallback kernel instead, which follows the tensor at run
+    time as the fake impl did."""
+    fallback = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)
+    if not cols or attn_mask.get_device().type != "cuda":
+        return fallback(attn_mask, cols)
+    rows, col_sum = _mask_summary(_padded_mask(realize_inputs(attn_mask)), True)
+    want = [[n.node.expr if isinstance(n, torch.SymInt) else n for n in t.shape]
+            for t in V.graph.current_node.meta["val"]]
+    same = V.graph.sizevars.statically_known_list_equals
+    if not (same(rows.get_size(), want[0]) and same(col_sum.get_size(), want[1])):
+        return fallback(attn_mask, cols)
     return rows, col_sum
 
 
@@ -327,14 +349,18 @@ def _placeholder(dtype, device):
     return empty_strided([1], None, dtype=dtype, device=device)
 
 
-def _mask_summaries(mask, options, q, cols: bool):
+def _mask_summaries(mask, options, q, cols: bool, saved=(None, None)):
     """The templates' ROWS and COLS inputs: the mask's summaries (Note [mask ranges]; made once per graph for every
-    head the mask broadcasts over, _mask_summary) viewed as [B, Hq, n, 4], or placeholders when the template does not
-    skip tiles."""
+    head the mask broadcasts over, _mask_summary, or the forward's `saved` (rows, cols): Note [summaries saved for
+    the backward] in patterns/attention_summary.py) viewed as [B, Hq, n, 4], or placeholders when the template does
+    not skip tiles."""
     device = q.get_device()
     if not options["MASK_RANGES"]:
         return _placeholder(torch.int32, device), _placeholder(torch.int32, device)
-    rows, col_sum = _mask_summary(mask, cols)
+    if saved[0] is not None and (saved[1] is not None or not cols):
+        rows, col_sum = saved[0], (saved[1] if cols else None)
+    else:
+        rows, col_sum = _mask_summary(mask, cols)
     B, Hq = q.get_size()[:2]
     expand = inductor_lowerings[aten.expand]
     views = [realize_inputs(expand(t, [B, Hq, *t.get_size()[2:]])) for t in (rows, col_sum)[:1 + cols]]
@@ -501,7 +527,7 @@ def _use_decode(q, v, dropout_p) -> bool:
     return decode_shape_ok(sizevars.guard_int(seq_q), sizevars.guard_int(head_dim), q.get_dtype())
 
 
-def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
+def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0, mask_rows=None):
     if not _use_template(q, k, v) or _use_decode(q, v, dropout_p):
         return fallback_handler(FWD_OP, add_to_fallback_set=False)(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                                                     seed, **softcap_kwargs(softcap))
@@ -518,7 +544,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
     layout = ir.FixedLayout(device, q.get_dtype(), [B, Hq, Sq, Dv],
                             stride=infer_dense_strides([B, Hq, Sq, Dv], q.get_stride()))
     lse = empty_strided([B, Hq, Sq], None, dtype=torch.float32, device=device)
-    rows, _ = _mask_summaries(mask, options, q, cols=False)
+    rows, _ = _mask_summaries(mask, options, q, cols=False, saved=(mask_rows, None))
     inputs = [q, k, v, mask, seed_node, lse, rows]
 
     autotune = inductor_config.max_autotune
@@ -546,7 +572,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
 
 
 def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad,
-                           deterministic, softcap=0.0):
+                           deterministic, softcap=0.0, mask_rows=None, mask_cols=None):
     # Our template is deterministic whatever `deterministic` says (one owner per gradient row, no atomics).  The forms
     # _use_cudnn admits run cuDNN's backward, as SDPA would (not run-to-run deterministic: the gate refuses it under
     # torch.use_deterministic_algorithms, as SDPA's does, and then both passes are our templates).
@@ -588,7 +614,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     out_size = out_node.get_size()
     layout = ir.FixedLayout(device, out_node.get_dtype(), out_size,
                             stride=infer_dense_strides(out_size, out_node.get_stride()))
-    rows, cols = _mask_summaries(mask, options, q, cols=True)
+    rows, cols = _mask_summaries(mask, options, q, cols=True, saved=(mask_rows, mask_cols))
     inputs = [q, k, v, mask, seed_node, dout, out, lse, delta, dq, dkv, ds, rows, cols]
     mutated = [dq, dkv] + ([ds] if mask_grad else [])
 
@@ -626,3 +652,4 @@ def register() -> None:
     """Install both lowerings (idempotent; enable() calls it, disable() removes them)."""
     install(FWD_OP, attention_fwd_lowering)
     install(BWD_OP, attention_bwd_lowering)
+    install(SUMMARY_OP, attention_mask_summary_lowering)

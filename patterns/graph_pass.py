@@ -761,7 +761,10 @@ class InductorConvPass(ChainedPass):
         if not self.active:
             return
         small_table_grads_summed(graph)  # any graph: an embedding's backward needs no anchor op of ours
+        from inductor_conv.patterns.attention_summary import saved_mask_summaries
+
         if not _register_for(graph):
+            saved_mask_summaries(graph)  # attention called directly: Note [summaries saved for the backward]
             keep_inductor_attention_exact(graph)  # on every graph: Note [Inductor's attention rewrite]
             return
         # Bring the graph to the normal form our patterns were traced in (pattern_matcher.joint_fwd_bwd runs the
@@ -805,6 +808,7 @@ class InductorConvPass(ChainedPass):
             # sym_size under dynamic shapes); drop them here rather than leave it to the partitioner.
             graph.eliminate_dead_code()
             graph.lint()
+        saved_mask_summaries(graph)  # after infer_causal, which drops causal masks
         keep_inductor_attention_exact(graph)  # after our rewrites: Note [Inductor's attention rewrite]
         for observe in GRAPH_OBSERVERS:
             observe(graph)

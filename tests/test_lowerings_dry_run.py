@@ -84,14 +84,32 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
 
 
+def _buffer(node):
+    """The buffer under an IR view."""
+    while not isinstance(node, ir.Buffer):
+        node = node.data
+    return node
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
-@pytest.mark.parametrize("ranges", [True, False])
-def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, ranges):
+@pytest.mark.parametrize("ranges,saved", [(True, True), (True, False), (False, False)])
+def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, request, dynamic, ranges, saved):
     """Note [mask ranges]: with a mask that needs no gradient (HF's (B, 1, S, S) bool mask), both lowerings pass
     MASK_RANGES and the mask's summaries as the templates' ROWS (and COLS) inputs, [B, Hq, cdiv(S, 16), 4] and
     [B, Hq, cdiv(S, 64), 4] int32 views (made by the summary op as a fallback kernel, also under dynamic shapes);
-    with the switch off, one-element placeholders.  The fallback choice runs and matches the eager op."""
+    with the switch off, one-element placeholders.  saved: the joint pass's device gate lifted (Note [summaries
+    saved for the backward] in patterns/attention_summary.py), so the forward makes rows and cols in one summary
+    call and the backward makes none; else each pass makes its own.  The fallback choice runs and matches the
+    eager op."""
+    from inductor_conv.patterns import attention_summary
+
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
+    if saved:  # the joint pass on, its device gate lifted
+        monkeypatch.setattr(attention_summary, "_DEVICES", ("cuda", "cpu"))
+        was_enabled = inductor_conv.enabled()
+        inductor_conv.enable()
+        if not was_enabled:
+            request.addfinalizer(inductor_conv.disable)
     B, Hq, Hkv, S, D = 2, 4, 2, 70, 16
     q, k, v = _randn(B, Hq, S, D, seed=1), _randn(B, Hkv, S, D, seed=2), _randn(B, Hkv, S, D, seed=3)
     mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(B, 1, S, S)
@@ -108,6 +126,9 @@ def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, dynamic, rang
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, msg=name)
     (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
     summaries = [fwd["input_nodes"][-1], *bwd["input_nodes"][-2:]]  # ROWS; ROWS, COLS
+    if ranges:  # where the backward's summaries come from: a graph input (saved by the forward) or its own call
+        sources = [_buffer(node) for node in summaries[1:]]
+        assert all(isinstance(b, ir.InputBuffer) == saved for b in sources), sources
     entries = [-(-S // 16), -(-S // 16), -(-S // 64)]  # MASK_ROWS query rows / MASK_TILE keys an entry
     for kwargs in (fwd, bwd):
         assert kwargs["MASK_RANGES"] == ranges and kwargs["MASK_KIND"] == 1

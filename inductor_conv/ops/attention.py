@@ -67,10 +67,13 @@ def attention_fwd(
     scale: float,
     seed: Optional[Tensor],
     softcap: float = 0.0,
+    mask_rows: Optional[Tensor] = None,
 ) -> tuple[Tensor, Tensor]:
     """(O, LSE): O (B, Hq, Sq, Dv) in q's dtype (Dv: v's head dim), LSE (B, Hq, Sq) float32. attn_mask is 4-D
     (broadcast views ok).
-    softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before."""
+    softcap (keyword, 0 = none) is left out of the call when 0, so graphs without it print as before.
+    mask_rows: attention_mask_summary(attn_mask, True)[0], made before the call in a compiled graph (Note
+    [summaries saved for the backward] in patterns/attention_summary.py); the eager op makes its own."""
     if _is_empty(q, k):  # Note [empty attention]
         return _like_q(q, v).zero_(), q.new_full(q.shape[:3], -math.inf, dtype=torch.float32)
     if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
@@ -86,7 +89,7 @@ def attention_fwd(
 
 
 @attention_fwd.register_fake
-def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0):
+def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0, mask_rows=None):
     B, Hq, Sq, _ = q.shape
     # O takes q's layout with v's head dim (the kernels and templates write it so: empty_like_q).
     return _like_q(q, v), q.new_empty((B, Hq, Sq), dtype=torch.float32)
@@ -137,8 +140,13 @@ def attention_bwd(
     mask_grad: bool,
     deterministic: bool,
     softcap: float = 0.0,
+    mask_rows: Optional[Tensor] = None,
+    mask_cols: Optional[Tensor] = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above."""
+    """(dq, dk, dv, dmask); dmask is (B, Hq, Sq, Sk) when mask_grad, else shape (0,). See Note above.
+    mask_rows / mask_cols: attention_mask_summary(attn_mask, True) made by a compiled graph's forward and saved for
+    its backward template (Note [summaries saved for the backward] in patterns/attention_summary.py); a function of
+    attn_mask alone, so the eager op, which makes its own, does not read them."""
     if _is_empty(q, k):  # Note [empty attention]: nothing reads an element of v or sees a score
         dmask = (q.new_zeros((*q.shape[:3], k.shape[-2]), dtype=attn_mask.dtype) if mask_grad
                  else _empty_mask_grad(q))
@@ -161,7 +169,8 @@ def attention_bwd(
 
 
 @attention_bwd.register_fake
-def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic, softcap=0.0):
+def _(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, mask_grad, deterministic, softcap=0.0,
+      mask_rows=None, mask_cols=None):
     if mask_grad:
         B, Hq, Sq, _ = q.shape
         dmask = q.new_empty((B, Hq, Sq, k.shape[-2]), dtype=attn_mask.dtype)
@@ -250,12 +259,13 @@ def softcap_kwargs(softcap) -> dict:
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, attn_mask, dropout_p, is_causal, scale, seed, *softcap = inputs
+    q, k, v, attn_mask, dropout_p, is_causal, scale, seed, *rest = inputs  # rest: softcap, mask_rows when passed
     out, lse = output
     # Note [attention backward recomputes P]: O and LSE, never P.
     ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed)
     ctx.args = (dropout_p, is_causal, scale)
-    ctx.softcap = softcap[0] if softcap else 0.0
+    ctx.softcap = rest[0] if rest else 0.0
+    ctx.inputs = len(inputs)
     ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
 
 
@@ -266,7 +276,7 @@ def _backward(ctx, dout, dlse):
         dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, ctx.mask_grad, config.deterministic,
         **softcap_kwargs(ctx.softcap),
     )
-    return dq, dk, dv, dmask if ctx.mask_grad else None, None, None, None, None, None
+    return dq, dk, dv, dmask if ctx.mask_grad else None, *[None] * (ctx.inputs - 4)
 
 
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)

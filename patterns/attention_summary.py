@@ -57,12 +57,16 @@ def _summarised(bwd: torch.fx.Node) -> bool:
     return not short_sequences(_static(q_val.shape[2]), _static(mask_val.shape[3]))
 
 
+def _unaliased(node):
+    """node without AOTAutograd's aliases of saved values (aten.alias) around it."""
+    while isinstance(node, torch.fx.Node) and node.target is torch.ops.aten.alias.default:
+        node = node.args[0]
+    return node
+
+
 def _forward_of(bwd: torch.fx.Node) -> torch.fx.Node | None:
-    """The attention_fwd whose LSE (getitem 1, maybe through AOTAutograd's aliases of saved outputs) the backward
-    reads."""
-    lse = bwd.args[_BWD_LSE]
-    while isinstance(lse, torch.fx.Node) and lse.target is torch.ops.aten.alias.default:
-        lse = lse.args[0]
+    """The attention_fwd whose LSE (getitem 1, maybe through aliases) the backward reads."""
+    lse = _unaliased(bwd.args[_BWD_LSE])
     if isinstance(lse, torch.fx.Node) and lse.target is operator.getitem and isinstance(lse.args[0], torch.fx.Node):
         fwd = lse.args[0]
         return fwd if fwd.target is _FWD else None
@@ -79,11 +83,11 @@ def saved_mask_summaries(graph: torch.fx.Graph) -> int:
     pairs = []
     for bwd in graph.find_nodes(op="call_function", target=_BWD):
         fwd = _forward_of(bwd)
-        if fwd is not None and _summarised(bwd) and fwd.args[3] is bwd.args[_BWD_MASK]:
+        if fwd is not None and _summarised(bwd) and _unaliased(fwd.args[3]) is _unaliased(bwd.args[_BWD_MASK]):
             pairs.append((fwd, bwd))
     summaries = {}
     for fwd, bwd in sorted(pairs, key=lambda pair: order[pair[0]]):
-        mask = bwd.args[_BWD_MASK]
+        mask = fwd.args[3]
         if mask not in summaries:
             with graph.inserting_before(fwd):
                 call = graph.call_function(SUMMARY_OP, (mask, True))

@@ -97,8 +97,11 @@ def _(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap=0.0, mask_r
 
 # inductor_conv::attention_mask_summary: the rows and (when cols, else an empty tensor) cols summaries of a 4-D
 # attention mask (broadcast views ok): kernels/attn_mask_summary.py, Note [mask ranges].  The templates' input when
-# config.attention_mask_ranges: the attention lowering calls it (a fallback kernel) in every layer's forward and
-# backward, from Inductor's generated code and never under autograd.  Defined with torch.library.Library rather than
+# config.attention_mask_ranges.  In a compiled training graph the joint pass calls it once per mask, before the
+# forward (Note [summaries saved for the backward] in patterns/attention_summary.py), and its lowering launches the
+# kernels in the graph; elsewhere the attention lowerings launch the same kernels themselves, or call it as a
+# fallback kernel on a CPU or with config.attention_summary_in_graph off (Note [summary kernels in the graph]);
+# never under autograd.  Defined with torch.library.Library rather than
 # custom_op: custom_op's Python layers (autograd, redispatch, the Dynamo-disabled wrapper) cost ~10 us a call, the
 # dispatcher's direct call ~1.5 (this repository's 2-core CPU box); its int32 outputs have no gradient.
 _LIB = torch.library.Library("inductor_conv", "FRAGMENT")

@@ -309,8 +309,7 @@ def attention_mask_summary_lowering(attn_mask, cols):
     if not cols or attn_mask.get_device().type != "cuda":
         return fallback(attn_mask, cols)
     rows, col_sum = _mask_summary(_padded_mask(realize_inputs(attn_mask)), True)
-    want = [[n.node.expr if isinstance(n, torch.SymInt) else n for n in t.shape]
-            for t in V.graph.current_node.meta["val"]]
+    want = [ir.convert_shape_to_inductor(t.shape) for t in V.graph.current_node.meta["val"]]
     same = V.graph.sizevars.statically_known_list_equals
     if not (same(rows.get_size(), want[0]) and same(col_sum.get_size(), want[1])):
         return fallback(attn_mask, cols)

@@ -246,9 +246,9 @@ def abstract_values(graph: torch.fx.Graph) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 # The rewrite
 # ---------------------------------------------------------------------------------------------------------------
-# Positions of (attn_mask, is_causal, mask_grad) in attention_fwd / attention_bwd's arguments.
+# Positions of (attn_mask, is_causal, mask_grad, ...) in attention_fwd / attention_bwd's arguments.
 _FWD_MASK, _FWD_CAUSAL = 3, 5
-_BWD_MASK, _BWD_CAUSAL, _BWD_LSE, _BWD_MASK_GRAD = 4, 8, 6, 11
+_BWD_Q, _BWD_V, _BWD_MASK, _BWD_CAUSAL, _BWD_LSE, _BWD_MASK_GRAD = 1, 3, 4, 8, 6, 11
 
 
 def _is_minus_inf(x: float, dtype) -> bool:
@@ -269,10 +269,18 @@ def is_top_left_causal(mask, q, k, vals) -> bool:
             and _is_minus_inf(float(value.upper), i_mask.dtype))
 
 
-def _backward_nodes(fwd, op_bwd) -> list:
-    """The attention_bwd calls that read this forward's LSE (getitem 1 of it)."""
-    return [user for item in fwd.users if item.target is _getitem and item.args[1] == 1
-            for user in item.users if user.target is op_bwd and user.args[_BWD_LSE] is item]
+def backward_nodes(fwd, op_bwd) -> list:
+    """The attention_bwd calls that read this forward's LSE (getitem 1 of it, maybe through AOTAutograd's aliases of
+    saved values: aten.alias, which a graph keeps until remove_noop_ops)."""
+    found, reads = [], [item for item in fwd.users if item.target is _getitem and item.args[1] == 1]
+    while reads:
+        lse = reads.pop()
+        for user in lse.users:
+            if user.target is aten.alias.default:
+                reads.append(user)
+            elif user.target is op_bwd and user.args[_BWD_LSE] is lse:
+                found.append(user)
+    return found
 
 
 def _backward_rewritable(bwd, mask) -> bool:
@@ -302,7 +310,7 @@ def infer_causal(graph: torch.fx.Graph) -> int:
         if len(fwd.args) <= _FWD_CAUSAL or fwd.args[_FWD_CAUSAL] is not False:
             continue
         q, k, mask = fwd.args[0], fwd.args[1], fwd.args[_FWD_MASK]
-        bwds = _backward_nodes(fwd, op_bwd)
+        bwds = backward_nodes(fwd, op_bwd)
         if not (isinstance(mask, torch.fx.Node) and is_top_left_causal(mask, q, k, vals)
                 and all(_backward_rewritable(b, mask) for b in bwds)):
             continue

@@ -8,6 +8,8 @@ import torch
 from inductor_conv import config
 from inductor_conv._compat import value_hint
 from inductor_conv.heuristics.attention import short_sequences
+from inductor_conv.patterns.attention_causal import (_BWD_MASK, _BWD_MASK_GRAD, _BWD_Q, _BWD_V, _FWD_MASK,
+                                                     backward_nodes)
 
 # Note [summaries saved for the backward]
 # A compiled attention over a mask tensor reads the mask's summaries (Note [mask ranges] in kernels/attn_math.py):
@@ -26,8 +28,6 @@ from inductor_conv.heuristics.attention import short_sequences
 SUMMARY_OP = torch.ops.inductor_conv.attention_mask_summary.default
 _FWD = torch.ops.inductor_conv.attention_fwd.default
 _BWD = torch.ops.inductor_conv.attention_bwd.default
-# attention_bwd's (q, v, attn_mask, lse, mask_grad) positions
-_BWD_Q, _BWD_V, _BWD_MASK, _BWD_LSE, _BWD_MASK_GRAD = 1, 3, 4, 6, 11
 _TEMPLATE_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _DEVICES = ("cuda",)  # where the templates run (tests/test_lowerings_dry_run.py adds the CPU)
 
@@ -64,41 +64,30 @@ def _unaliased(node):
     return node
 
 
-def _forward_of(bwd: torch.fx.Node) -> torch.fx.Node | None:
-    """The attention_fwd whose LSE (getitem 1, maybe through aliases) the backward reads."""
-    lse = _unaliased(bwd.args[_BWD_LSE])
-    if isinstance(lse, torch.fx.Node) and lse.target is operator.getitem and isinstance(lse.args[0], torch.fx.Node):
-        fwd = lse.args[0]
-        return fwd if fwd.target is _FWD else None
-    return None
-
-
 def saved_mask_summaries(graph: torch.fx.Graph) -> int:
     """Note [summaries saved for the backward]: one summary call per mask, before the first forward that reads it,
     passed to every backward over that mask whose templates read one.  Returns the number of backward calls given
     one."""
     if not (config.attention_mask_ranges and config.attention_summary_in_graph):
         return 0
-    order = {node: i for i, node in enumerate(graph.nodes)}
-    pairs = []
-    for bwd in graph.find_nodes(op="call_function", target=_BWD):
-        fwd = _forward_of(bwd)
-        if fwd is not None and _summarised(bwd) and _unaliased(fwd.args[3]) is _unaliased(bwd.args[_BWD_MASK]):
-            pairs.append((fwd, bwd))
-    summaries = {}
-    for fwd, bwd in sorted(pairs, key=lambda pair: order[pair[0]]):
-        mask = fwd.args[3]
-        if mask not in summaries:
-            with graph.inserting_before(fwd):
-                call = graph.call_function(SUMMARY_OP, (mask, True))
-                items = [graph.call_function(operator.getitem, (call, i)) for i in range(2)]
-            mask_val = mask.meta["val"]
-            with mask_val.fake_mode:
-                call.meta["val"] = SUMMARY_OP(mask_val, True)
-            for i, item in enumerate(items):
-                item.meta["val"] = call.meta["val"][i]
-            summaries[mask] = items
-        rows, cols = summaries[mask]
-        fwd.kwargs = {**fwd.kwargs, "mask_rows": rows}
-        bwd.kwargs = {**bwd.kwargs, "mask_rows": rows, "mask_cols": cols}
-    return len(pairs)
+    summaries, given = {}, 0
+    for fwd in [n for n in graph.nodes if n.op == "call_function" and n.target is _FWD]:  # in graph order
+        mask = fwd.args[_FWD_MASK]
+        for bwd in backward_nodes(fwd, _BWD):
+            if not (_summarised(bwd) and _unaliased(mask) is _unaliased(bwd.args[_BWD_MASK])):
+                continue
+            if mask not in summaries:
+                with graph.inserting_before(fwd):
+                    call = graph.call_function(SUMMARY_OP, (mask, True))
+                    items = [graph.call_function(operator.getitem, (call, i)) for i in range(2)]
+                mask_val = mask.meta["val"]
+                with mask_val.fake_mode:
+                    call.meta["val"] = SUMMARY_OP(mask_val, True)
+                for i, item in enumerate(items):
+                    item.meta["val"] = call.meta["val"][i]
+                summaries[mask] = items
+            rows, cols = summaries[mask]
+            fwd.kwargs = {**fwd.kwargs, "mask_rows": rows}
+            bwd.kwargs = {**bwd.kwargs, "mask_rows": rows, "mask_cols": cols}
+            given += 1
+    return given

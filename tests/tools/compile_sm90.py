@@ -374,7 +374,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         BLOCK_DV=max(16, triton.next_power_of_2(head_dim_v or head_dim)), MASK_KIND=mask_kind,
         IS_CAUSAL=causal, HAS_DROPOUT=p > 0, DOT_DTYPE=_DOT_DTYPES[dtype],
         PRECISION="'ieee'" if dtype == torch.float32 else "'tf32'", ACC_DTYPE="tl.float32", QK_SCALE2=qk_scale2,
-        SCALE=scale, SOFTCAP=softcap_mode(softcap > 0, dtype, interpret=False), SOFTCAP_SCALE=softcap_scale, DROPOUT_THRESHOLD=dropout_threshold(p),
+        SCALE=scale, SOFTCAP=softcap_mode(softcap > 0, dtype, interpret=False), SOFTCAP_SCALE=softcap_scale,
+        DROPOUT_THRESHOLD=dropout_threshold(p),
         DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
         BLOCK_M=tile[0], BLOCK_N=tile[1],
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else

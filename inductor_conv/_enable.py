@@ -85,20 +85,34 @@ def is_enabled() -> bool:
     return installed()
 
 
-@contextlib.contextmanager
-def enabled(device_types: Iterable[str] = ("cuda",)):
-    """``with inductor_conv.enabled(): ...`` — enable() on entry; on exit, back to the state found on entry."""
-    was_enabled, old_devices = is_enabled(), config.device_types
-    enable(device_types)
-    try:
-        yield
-    finally:
+class enabled(contextlib.ContextDecorator):
+    """``with inductor_conv.enabled(): ...`` (or ``@inductor_conv.enabled()``) — enable() on entry; on exit, back to
+    the state found on entry.
+
+    It is a context manager, not a query: ``if inductor_conv.enabled():`` raises TypeError (the object would always
+    be true, whatever the state); ask is_enabled()."""
+
+    def __init__(self, device_types: Iterable[str] = ("cuda",)) -> None:
+        self.device_types = device_types
+        self._entered: list = []  # the state found at each entry (a decorated function may recurse)
+
+    def __enter__(self) -> None:
+        self._entered.append((is_enabled(), config.device_types))
+        enable(self.device_types)
+
+    def __exit__(self, *exc) -> bool:
+        was_enabled, old_devices = self._entered.pop()
         if was_enabled:
             config.device_types = old_devices
             _state_changed()
         else:
             disable()
             config.device_types = old_devices
+        return False
+
+    def __bool__(self) -> bool:
+        raise TypeError("inductor_conv.enabled() is a context manager (`with inductor_conv.enabled(): ...`), not a "
+                        "query of the plugin's state: use inductor_conv.is_enabled()")
 
 
 def _state_changed() -> None:

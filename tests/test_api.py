@@ -132,6 +132,21 @@ def test_enabled_context_restores_previous_state(clean_state):
     assert inductor_conv.is_enabled() and inductor_conv.config.device_types == ("cuda",)
 
 
+def test_enabled_is_no_query(clean_state):
+    """enabled() makes a context manager, which is always true: used as a test of the state it raises, naming the
+    query; as a decorator it enables the plugin around each call."""
+    with pytest.raises(TypeError, match=r"is_enabled\(\)"):
+        if not inductor_conv.enabled():
+            pass
+
+    @inductor_conv.enabled(("cpu",))
+    def inside():
+        return inductor_conv.is_enabled(), inductor_conv.config.device_types
+
+    assert inside() == (True, ("cpu",)) and inside() == (True, ("cpu",))
+    assert not inductor_conv.is_enabled() and inductor_conv.config.device_types == ("cuda",)
+
+
 @pytest.mark.parametrize("flag", ["deterministic", "attention_cudnn", "conv_eager_output_layout"])
 def test_uuid_changes_with_config(clean_state, flag, monkeypatch):
     """Each flag that changes the generated code is in the pass's uuid (an FX-cache hit replays generated code)."""

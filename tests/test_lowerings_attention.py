@@ -666,7 +666,7 @@ def test_summary_kernels_run_in_the_graph(monkeypatch, request, dynamic, p, mask
     keep = (doc[:, None] == doc[None, :]) & (pos[None, :] <= pos[:, None])
     mask = keep if mask_kind == "bool" else torch.zeros(S, S, device=DEVICE).masked_fill(~keep, -1e4).bfloat16()
     mask = mask.expand(B, H, S, S)  # one (S, S) mask broadcast over batch and heads, as HF's packed batches
-    if not inductor_conv.enabled():  # the joint pass that saves the summary for the backward
+    if not inductor_conv.is_enabled():  # the joint pass that saves the summary for the backward
         inductor_conv.enable()
         request.addfinalizer(inductor_conv.disable)
     results = []

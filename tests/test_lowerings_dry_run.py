@@ -106,7 +106,7 @@ def test_mask_summaries_reach_both_templates(dry_run, monkeypatch, request, dyna
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
     if saved:  # the joint pass on, its device gate lifted
         monkeypatch.setattr(attention_summary, "_DEVICES", ("cuda", "cpu"))
-        was_enabled = inductor_conv.enabled()
+        was_enabled = inductor_conv.is_enabled()
         inductor_conv.enable()
         if not was_enabled:
             request.addfinalizer(inductor_conv.disable)

@@ -85,7 +85,10 @@ CUDA_BWD = {
     64: AttnBwdTile(64, 64, 4, 3),
     # H200 2026-11-30, benchmarks/attention.py --cases 0: the compiled template 429 TFLOP/s forward+backward
     128: AttnBwdTile(64, 128, 8, 3),
-    # H200 2026-12-03, attention_bwd_tiles, p=0/0.1: 4.02/4.54 ms; split 4.92/5.40, (32, 64, 8, 2) 5.08/5.36
+    # H200 2026-12-03, attention_bwd_tiles, p=0/0.1: 4.02/4.54 ms; split 4.92/5.40, (32, 64, 8, 2) 5.08/5.36.  The
+    # masked template at Gemma 2's shape (H100 2026-12-07, mask_template_tiles.py --shape 4,8,4,2048,256 --softcap 50
+    # --p 0 --fwd 0 --bwd 0,15,16,17): 1.034 / 1.049 ms; (32, 64, 8, 3) 1.235, (16, 64, 8, 3) 1.887, (16, 64, 8, 2)
+    # 2.132 (the narrow query tiles do not spill, template_sass.py, but run 2x slower)
     256: AttnBwdTile(64, 64, 8, 2),
     # split 128 + 64 (MLA, Dv 128); H200 2026-12-04, attention_bwd_tiles --shape 4,16,8,2048,192 --dv 128 --softcap 0,
     # causal p=0/0.1: 0.759/0.832 ms; (32, 128, 8, 2) 0.851/0.954, split (64, 128, 8, 2) 0.961/1.110,
@@ -122,7 +125,8 @@ CUDA_BWD_MASKED_DROPOUT = {
     # in reverse (Note [full tiles in reverse]); (32, 64, 4, 2) 0.618 / 0.617 (0.603 / 0.604 before it, and (64, 64, 4,
     # 2) 0.688).  Before: H200 2026-12-04, (32, 64, 4, 2) 0.614; (64, 128, 8, 2) 0.691, split (64, 64, 4, 2) 0.702,
     # (64, 128, 8, 3) 0.697, and the 8-warp tiles that do not spill: (32, 128, 8, 2) 0.730, (64, 64, 8, 3) 1.100,
-    # (64, 64, 8, 2) 1.131, (32, 64, 8, 2) 1.551
+    # (64, 64, 8, 2) 1.131, (32, 64, 8, 2) 1.551.  H100 2026-12-07 (--p 0.1 --fwd 0 --bwd 0,12,13,14): 0.578 / 0.579;
+    # (32, 64, 4, 3) 0.579, (16, 64, 4, 3) 0.705, (16, 64, 4, 2) 0.881
     128: AttnBwdTile(64, 64, 4, 2),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).

@@ -308,12 +308,27 @@ def attention_mask_summary_lowering(attn_mask, cols):
     fallback = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)
     if not cols or attn_mask.get_device().type != "cuda":
         return fallback(attn_mask, cols)
-    rows, col_sum = _mask_summary(_padded_mask(realize_inputs(attn_mask)), True)
-    want = [ir.convert_shape_to_inductor(t.shape) for t in V.graph.current_node.meta["val"]]
-    same = V.graph.sizevars.statically_known_list_equals
-    if not (same(rows.get_size(), want[0]) and same(col_sum.get_size(), want[1])):
+    mask = realize_inputs(attn_mask)
+    rows, col_sum = _mask_summary(_padded_mask(mask), True)
+    if not _summary_shapes_agree(mask, (rows, col_sum), V.graph.current_node):
         return fallback(attn_mask, cols)
     return rows, col_sum
+
+
+def _summary_shapes_agree(mask, summaries, node) -> bool:
+    """Whether the summaries made in the graph have the shapes the op's fake impl gave `node`: the same leading
+    (batch, head) dims, which follow the mask's broadcast dims as each side sees them, and entries counted from the
+    same mask lengths.  The entry counts are compared through those lengths: the fake impl's cdiv(S, n) is
+    -((-S) // n) and the lowering's CeilDiv(S, n), equal for every S but not to sympy under dynamic shapes."""
+    same = V.graph.sizevars.statically_known_equals
+    lengths = ir.convert_shape_to_inductor(node.args[0].meta["val"].shape)[2:]
+    if not all(same(a, b) for a, b in zip(mask.get_size()[2:], lengths)):
+        return False
+    for summary, val in zip(summaries, node.meta["val"]):
+        got, want = summary.get_size(), ir.convert_shape_to_inductor(val.shape)
+        if len(got) != len(want) or not all(same(a, b) for i, (a, b) in enumerate(zip(got, want)) if i != 2):
+            return False
+    return True
 
 
 def _launch(spec, **tensors):

@@ -310,22 +310,25 @@ def attention_mask_summary_lowering(attn_mask, cols):
         return fallback(attn_mask, cols)
     mask = realize_inputs(attn_mask)
     rows, col_sum = _mask_summary(_padded_mask(mask), True)
-    if not _summary_shapes_agree(mask, (rows, col_sum), V.graph.current_node):
+    node = V.graph.current_node
+    mask_val = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    if not isinstance(mask_val, torch.Tensor) or not summary_shapes_agree(
+            mask.get_size(), [rows.get_size(), col_sum.get_size()], ir.convert_shape_to_inductor(mask_val.shape),
+            [ir.convert_shape_to_inductor(t.shape) for t in node.meta["val"]], V.graph.sizevars):
         return fallback(attn_mask, cols)
     return rows, col_sum
 
 
-def _summary_shapes_agree(mask, summaries, node) -> bool:
-    """Whether the summaries made in the graph have the shapes the op's fake impl gave `node`: the same leading
-    (batch, head) dims, which follow the mask's broadcast dims as each side sees them, and entries counted from the
-    same mask lengths.  The entry counts are compared through those lengths: the fake impl's cdiv(S, n) is
-    -((-S) // n) and the lowering's CeilDiv(S, n), equal for every S but not to sympy under dynamic shapes."""
-    same = V.graph.sizevars.statically_known_equals
-    lengths = ir.convert_shape_to_inductor(node.args[0].meta["val"].shape)[2:]
-    if not all(same(a, b) for a, b in zip(mask.get_size()[2:], lengths)):
+def summary_shapes_agree(mask_size, summary_sizes, fake_mask_size, fake_summary_sizes, sizevars) -> bool:
+    """Whether the summaries made in the graph (of a mask of mask_size) have the shapes the op's fake impl gave them
+    (of its mask of fake_mask_size): the same leading (batch, head) dims, which follow the mask's broadcast dims as
+    each side sees them, and entries counted from the same mask lengths.  The entry counts are compared through
+    those lengths: the fake impl's cdiv(S, n) is -((-S) // n) and the lowering's CeilDiv(S, n), equal for every S
+    but not to sympy under dynamic shapes."""
+    same = sizevars.statically_known_equals
+    if not all(same(a, b) for a, b in zip(mask_size[2:], fake_mask_size[2:])):
         return False
-    for summary, val in zip(summaries, node.meta["val"]):
-        got, want = summary.get_size(), ir.convert_shape_to_inductor(val.shape)
+    for got, want in zip(summary_sizes, fake_summary_sizes):
         if len(got) != len(want) or not all(same(a, b) for i, (a, b) in enumerate(zip(got, want)) if i != 2):
             return False
     return True

@@ -404,6 +404,31 @@ def cudnn_gate(monkeypatch):
     return gate, lambda name, hint: env.create_symbol(hint, ConstantSource(name))
 
 
+def test_summary_shapes_agree_across_ceiling_divisions():
+    """The saved summary's lowering keeps its kernels in the graph under dynamic shapes (Note [summaries saved for
+    the backward]): its entry counts, CeilDiv(S, n), and the fake impl's, -((-S) // n), are the same integer but not
+    provably equal to sympy, so the check compares the mask lengths they count from; a broadcast dim that one side
+    kept and the other did not, or another length, still sends the op to its fallback kernel."""
+    from torch._dynamo.source import ConstantSource
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils._sympy.functions import FloorDiv
+
+    from inductor_conv._compat import ceil_div
+
+    env = ShapeEnv(duck_shape=False)
+    sizevars = SizeVarAllocator(env)
+    s, t = (env.create_symbol(300, ConstantSource(name)) for name in ("s", "t"))
+    ours = [[1, 1, ceil_div(s, 16), 4], [1, 1, ceil_div(s, 64), 4]]
+    fake = [[1, 1, -FloorDiv(-s, 16), 4], [1, 1, -FloorDiv(-s, 64), 4]]
+    assert not sizevars.statically_known_equals(ours[0][2], fake[0][2])  # what the check works around
+    agree = lowering.summary_shapes_agree
+    assert agree([2, 1, s, s], ours, [2, 1, s, s], fake, sizevars)
+    assert not agree([2, 1, s, s], ours, [2, 1, t, s], fake, sizevars)  # another query length
+    assert not agree([2, 1, s, s], ours, [2, 1, s, s], [[2, 1, -FloorDiv(-s, 16), 4], fake[1]], sizevars)
+    assert not env.guards  # decided without a guard
+
+
 def test_causal_group_follows_the_length(monkeypatch):
     """The causal launch order's group of (b, h) slices: 8 while a group's K/V stay small (S2048 D128, S1024 D64),
     fewer for long keys (S8192 D128: 2, as measured best), never below 1; a symbolic length uses its hint."""

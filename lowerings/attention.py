@@ -312,14 +312,14 @@ def attention_mask_summary_lowering(attn_mask, cols):
     rows, col_sum = _mask_summary(_padded_mask(mask), True)
     node = V.graph.current_node
     mask_val = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
-    if not isinstance(mask_val, torch.Tensor) or not summary_shapes_agree(
+    if not isinstance(mask_val, torch.Tensor) or not _summary_shapes_agree(
             mask.get_size(), [rows.get_size(), col_sum.get_size()], ir.convert_shape_to_inductor(mask_val.shape),
             [ir.convert_shape_to_inductor(t.shape) for t in node.meta["val"]], V.graph.sizevars):
         return fallback(attn_mask, cols)
     return rows, col_sum
 
 
-def summary_shapes_agree(mask_size, summary_sizes, fake_mask_size, fake_summary_sizes, sizevars) -> bool:
+def _summary_shapes_agree(mask_size, summary_sizes, fake_mask_size, fake_summary_sizes, sizevars) -> bool:
     """Whether the summaries made in the graph (of a mask of mask_size) have the shapes the op's fake impl gave them
     (of its mask of fake_mask_size): the same leading (batch, head) dims, which follow the mask's broadcast dims as
     each side sees them, and entries counted from the same mask lengths.  The entry counts are compared through

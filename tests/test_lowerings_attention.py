@@ -422,7 +422,7 @@ def test_summary_shapes_agree_across_ceiling_divisions():
     ours = [[1, 1, ceil_div(s, 16), 4], [1, 1, ceil_div(s, 64), 4]]
     fake = [[1, 1, -FloorDiv(-s, 16), 4], [1, 1, -FloorDiv(-s, 64), 4]]
     assert not sizevars.statically_known_equals(ours[0][2], fake[0][2])  # what the check works around
-    agree = lowering.summary_shapes_agree
+    agree = lowering._summary_shapes_agree
     assert agree([2, 1, s, s], ours, [2, 1, s, s], fake, sizevars)
     assert not agree([2, 1, s, s], ours, [2, 1, t, s], fake, sizevars)  # another query length
     assert not agree([2, 1, s, s], ours, [2, 1, s, s], [[2, 1, -FloorDiv(-s, 16), 4], fake[1]], sizevars)

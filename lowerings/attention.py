@@ -276,16 +276,24 @@ def _mask_summary(mask, cols: bool):
 # of host time against 917-1016 (H100, docs/benchmarks.md).  Both launch the same kernels with the same arguments
 # (attn_mask_summary.launches), so the summaries are the same bits.  CPU graphs (the interpreter runs the op) and
 # masks with a size not known to be nonzero keep the op as a fallback kernel: an empty mask's summary is not a launch.
-def _summarise(mask, cols: bool):
+def _summary_plan(mask):
+    """The summary kernels' launches and (row, col, flag) shapes for this mask in the graph, or None where the graph
+    runs the summary op as a fallback kernel instead (CPU graphs, the switch off, a size not known to be nonzero)."""
     sizevars = V.graph.sizevars
     size, stride = mask.get_size(), mask.get_stride()
     if (mask.get_device().type != "cuda" or not config.attention_summary_in_graph
             or not all(sizevars.statically_known_gt(n, 0) for n in size)):
+        return None
+    return summary_launches(tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
+                            broadcast=lambda st: sizevars.statically_known_equals(st, 0))
+
+
+def _summarise(mask, cols: bool):
+    plan = _summary_plan(mask)
+    if plan is None:
         rows, col_sum = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)(mask, cols)
         return rows, col_sum if cols else None
-    (flag_k, row_k, col_k), shapes = summary_launches(
-        tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
-        broadcast=lambda st: sizevars.statically_known_equals(st, 0))
+    (flag_k, row_k, col_k), shapes = plan
     row_shape, col_shape, flag_shape = ([*shape] for shape in shapes)
     device = mask.get_device()
     flags, rows = (empty_strided(shape, None, dtype=torch.int32, device=device) for shape in (flag_shape, row_shape))
@@ -304,19 +312,22 @@ def attention_mask_summary_lowering(attn_mask, cols):
     graph (the forward's attention lowering then reads the same buffers), in the op's own shapes.  Those shapes
     follow the mask's broadcast (stride-0) dims as the op's fake impl saw them; where the lowering's view of the mask
     disagrees (a layout Inductor chose), the op runs as a fallback kernel instead, which follows the tensor at run
-    time as the fake impl did."""
+    time as the fake impl did.  The shapes are checked before any summary kernel is emitted, so a graph that falls
+    back launches the op alone."""
     fallback = fallback_handler(SUMMARY_OP, add_to_fallback_set=False)
     if not cols or attn_mask.get_device().type != "cuda":
         return fallback(attn_mask, cols)
-    mask = realize_inputs(attn_mask)
-    rows, col_sum = _mask_summary(_padded_mask(mask), True)
-    node = V.graph.current_node
-    mask_val = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
-    if not isinstance(mask_val, torch.Tensor) or not _summary_shapes_agree(
-            mask.get_size(), [rows.get_size(), col_sum.get_size()], ir.convert_shape_to_inductor(mask_val.shape),
-            [ir.convert_shape_to_inductor(t.shape) for t in node.meta["val"]], V.graph.sizevars):
-        return fallback(attn_mask, cols)
-    return rows, col_sum
+    mask = _padded_mask(realize_inputs(attn_mask))
+    plan = _summary_plan(mask)
+    if plan is not None:
+        node = V.graph.current_node
+        mask_val = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+        row_shape, col_shape, _ = plan[1]
+        if not isinstance(mask_val, torch.Tensor) or not _summary_shapes_agree(
+                mask.get_size(), [row_shape, col_shape], ir.convert_shape_to_inductor(mask_val.shape),
+                [ir.convert_shape_to_inductor(t.shape) for t in node.meta["val"]], V.graph.sizevars):
+            return fallback(attn_mask, cols)
+    return _mask_summary(mask, True)
 
 
 def _summary_shapes_agree(mask_size, summary_sizes, fake_mask_size, fake_summary_sizes, sizevars) -> bool:

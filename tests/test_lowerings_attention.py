@@ -683,7 +683,9 @@ def test_summary_kernels_run_in_the_graph(monkeypatch, request, dynamic, p, mask
     of 90, 140 and 70 tokens; bool, or additive bf16 with -1e4 outside) launches the summary's kernels from the graph
     (flags, rows and cols in the forward, which the backward reads saved: Note [summaries saved for the backward] in
     patterns/attention_summary.py) and calls no summary op; the results are the bits of the summary op as a fallback
-    kernel in each pass, and float64's."""
+    kernel in each pass, and float64's.  Where the lowering's shapes disagree with the fake impl's, the op runs alone:
+    no summary kernel is emitted beside it."""
+    summary_shapes_agree = lowering._summary_shapes_agree
     B, H, S, D = 2, 4, 300, 64
     q, k, v, _, seed, do = _bf16_inputs(B, H, S, D, None, p)
     doc = torch.repeat_interleave(torch.arange(3, device=DEVICE), torch.tensor([90, 140, 70], device=DEVICE))
@@ -695,21 +697,26 @@ def test_summary_kernels_run_in_the_graph(monkeypatch, request, dynamic, p, mask
         inductor_conv.enable()
         request.addfinalizer(inductor_conv.disable)
     results = []
-    for in_graph in (True, False):
-        monkeypatch.setattr(inductor_conv.config, "attention_summary_in_graph", in_graph)
+    for source in ("graph", "op", "disagreeing shapes"):
+        monkeypatch.setattr(inductor_conv.config, "attention_summary_in_graph", source != "op")
+        # the lowering's fallback where its shapes and the fake impl's disagree: the op alone, no kernel emitted
+        monkeypatch.setattr(lowering, "_summary_shapes_agree",
+                            (lambda *args: False) if source == "disagreeing shapes" else summary_shapes_agree)
         got, code = _compiled_fwd_bwd(False, p, q, k, v, mask, seed, do, dynamic=dynamic)
         forward, backward = _modules(code)
         # a call of the op (a fallback kernel), not the comments that name the graph's source nodes
-        assert bool(re.search(r"inductor_conv\.attention_mask_summary\.default\(", code)) != in_graph
+        in_graph = source == "graph"
+        assert bool(re.search(r"inductor_conv\.attention_mask_summary\.default\(", code)) != in_graph, source
         launches = [[len(re.findall(rf"\b_mask_{name}_kernel\w*\.run\(", module)) for name in ("flags", "rows", "cols")]
                     for module in (forward, backward)]
-        assert launches == ([[1, 1, 1], [0, 0, 0]] if in_graph else [[0, 0, 0], [0, 0, 0]]), launches
+        assert launches == ([[1, 1, 1], [0, 0, 0]] if in_graph else [[0, 0, 0], [0, 0, 0]]), (source, launches)
         results.append(got)
     keep_drop = dropout_keep_mask(seed, B, H, S, S, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, False, keep_drop, p, 0.125)
     _assert_16bit_close(results[0], (ref, *ref_grads))
-    for name, a, b in zip(("out", "dq", "dk", "dv"), *results):
-        assert torch.equal(a, b), f"{name}: max |in graph - op| {(a.double() - b.double()).abs().max().item()}"
+    for other in results[1:]:
+        for name, a, b in zip(("out", "dq", "dk", "dv"), results[0], other):
+            assert torch.equal(a, b), f"{name}: max |in graph - op| {(a.double() - b.double()).abs().max().item()}"
 
 
 @pytest.mark.gpu

@@ -475,6 +475,13 @@ def raw_function_apply(cls):
     return torch._C._FunctionBase.__dict__["apply"].__get__(None, cls)
 
 
+def extension_build_directory(name: str) -> str:
+    """Where torch.utils.cpp_extension.load builds (and locks) the extension `name` (kernels/native.py)."""
+    from torch.utils.cpp_extension import _get_build_directory
+
+    return _get_build_directory(name, verbose=False)
+
+
 # --- the functional form of a mutating custom op, as AOTAutograd writes it (patterns/causal_conv1d_update.py,
 # Note [decode state write-back]); Inductor's reinplacing pass and its decomposition handle it in 2.11 and 2.13.
 
@@ -501,5 +508,5 @@ __all__ = [
     "user_triton_kernel", "ceil_div", "value_hint",
     # the eager launch path
     "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",
-    "raw_function_apply",
+    "raw_function_apply", "extension_build_directory",
 ]

@@ -8,7 +8,8 @@ function returns, before ``torch.autograd.grad``, on entry to and exit from Func
 thread), and after ``grad`` returns.  The means of the differences split a call's host time into: the function's
 Python before forward, forward's launch work, the Function's return path (autograd's graph recording), the engine's
 start (handing the work to the device thread), backward's launch work, and the engine's finish.  The same with
-autograd's device threads off, and the totals of SDPA and of the autograd floor (an identity Function) beside them.
+autograd's device threads off, and the totals of SDPA and of the autograd floor (an identity Function) beside them;
+the conv's totals also with its C++ backward node (config.native_backward, Note [native backward]).
 Each row is the mean over --calls back-to-back calls (no synchronisation inside a run), after a warm-up.
 """
 from __future__ import annotations
@@ -118,6 +119,10 @@ def main():
     b = torch.randn(2048, device=dev, dtype=bf16, requires_grad=True)
     dy = torch.randn_like(x)
     x8 = torch.randn(8, device=dev, requires_grad=True)
+    from inductor_conv.kernels.native import build
+
+    native = inductor_conv.config.native_backward = build(wait=True) is not None
+    print(f"# native backward extension built: {native}")
     cases = [
         ("attention B1 H8 S256 D64 causal p 0.1", ops_attention._EagerAttention,
          lambda: inductor_conv.attention(q, k, v, is_causal=True, dropout_p=0.1), (q, k, v), do),
@@ -140,10 +145,12 @@ def main():
         print("|---|" + "---|" * (len(PHASES) + 1))
         for name, cls, call, inputs, grad_out in cases:
             saved = _instrument(cls)
+            inductor_conv.config.native_backward = False  # the Python Functions, instrumented
             try:
                 split, total = phases(call, inputs, grad_out, args.calls)
             finally:
                 cls.forward, cls.backward = (staticmethod(f) for f in saved)
+                inductor_conv.config.native_backward = native
             print(f"| {name} | " + " | ".join(f"{split[p]:.1f}" for p, _, _ in PHASES) + f" | {total:.1f} |")
         for name, call, inputs, grad_out in sdpa:
             fwd_bwd = plain(lambda: torch.autograd.grad(call(), inputs, grad_out), args.calls)
@@ -151,13 +158,16 @@ def main():
             with torch.no_grad():
                 nograd = plain(call, args.calls)
             print(f"| {name}: forward+backward {fwd_bwd:.1f}, forward with grad {fwd:.1f}, no grad {nograd:.1f} |")
-        for name, cls, call, inputs, grad_out in cases[:2]:
+        for (name, cls, call, inputs, grad_out), on in ((cases[0], native), (cases[1], False), (cases[1], True)):
+            inductor_conv.config.native_backward = on
             fwd_bwd = plain(lambda: torch.autograd.grad(call(), inputs, grad_out), args.calls)
             fwd = plain(call, args.calls)
             with torch.no_grad():
                 nograd = plain(call, args.calls)
-            print(f"| {name}, uninstrumented: forward+backward {fwd_bwd:.1f}, forward with grad {fwd:.1f}, "
+            node = call().grad_fn.name()
+            print(f"| {name}, uninstrumented ({node}): forward+backward {fwd_bwd:.1f}, forward with grad {fwd:.1f}, "
                   f"no grad {nograd:.1f} |")
+        inductor_conv.config.native_backward = native
     torch.autograd.set_multithreading_enabled(True)
 
 

@@ -370,13 +370,34 @@ def launch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: str, de
         return dx, dw, db, dinit
     plan = _plan_for("bwd", x, weight, bias, seq_idx, initial_states, activation,
                      _index_dtype(x, dy, dx, initial_states, dinit), deterministic, config)
-    g = plan.g
-    n_c = cdiv(C, g.block_c)
-    tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))  # few chunks along L: few partial rows
-    n_rows = 1 if not deterministic else B * n_chunks
+    n_rows, n_chunks, tiles_per_prog = _bwd_partials(x, plan, deterministic)
     part = (torch.zeros if not deterministic else torch.empty)(n_rows, C, K + 1, dtype=torch.float32,
                                                                 device=x.device)
+    for launcher, grid, meta, ptrs, ints, constexprs, options in _bwd_launches(
+            x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dinit, part, plan, deterministic, n_rows,
+            n_chunks, tiles_per_prog):
+        launcher(grid, meta, ptrs, ints, (), constexprs, **options)
+    return dx, dw, db, dinit
+
+
+def _bwd_partials(x, plan, deterministic):
+    """(rows of the dw / dbeta partials, chunks of L, tiles per program) of a backward."""
+    B, C, L = x.shape
+    tiles_per_prog, n_chunks = conv_chunks(B, C, L, plan.g, _sms(x))  # few chunks along L: few partial rows
+    return (1 if not deterministic else B * n_chunks), n_chunks, tiles_per_prog
+
+
+def _bwd_launches(x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dinit, part, plan, deterministic, n_rows,
+                  n_chunks, tiles_per_prog):
+    """The backward's launches, (launcher, grid, meta, ptrs, ints, constexprs, options) each: the fused pass per
+    batch slice, then the fixed-order sum of the partial rows into dw / dbeta.  dy, dx, dw, db and part may be
+    Phantoms (kernels/native.py: the forward planning a native backward)."""
+    B, C, L = x.shape
+    K = weight.shape[1]
+    g = plan.g
+    n_c = cdiv(C, g.block_c)
     s_di = dinit.stride() if dinit is not None else (0, 0, 0)
+    launches = []
     for b0, b1 in _batch_slices(B):
         whole = b1 - b0 == B
         x_s = x if whole else x[b0:b1]
@@ -385,11 +406,87 @@ def launch_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: str, de
         part_s = part if whole or not deterministic else part[b0 * n_chunks:b1 * n_chunks]  # the slice's rows
         dinit_s = _rows(dinit, b0, b1, B) if dinit is not None else x_s
         dy_s, dx_s = (dy, dx) if whole else (dy[b0:b1], dx[b0:b1])
-        _BWD((n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, dy_s, dx_s, part_s, dinit_s),
-             (C, L, tiles_per_prog, n_chunks, *x_s.stride(), *weight.stride(), *strides, *dy.stride(), *dx.stride(),
-              part.stride(0), part.stride(1), *s_di), (), plan.constexprs, num_warps=g.num_warps)
-    _PARAM_GRAD((cdiv(C * (K + 1), _PARAM_GRAD_BLOCK),), plan,
-                (part, dw, db if db is not None else dw),
-                (n_rows, C, part.stride(0), *dw.stride(), db.stride(0) if db is not None else 0), (),
-                dict(plan.param_grad_constexprs, BP=min(32, 1 << (n_rows - 1).bit_length())), num_warps=4)
-    return dx, dw, db, dinit
+        launches.append((_BWD, (n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, dy_s, dx_s, part_s, dinit_s),
+                         (C, L, tiles_per_prog, n_chunks, *x_s.stride(), *weight.stride(), *strides, *dy.stride(),
+                          *dx.stride(), part.stride(0), part.stride(1), *s_di), plan.constexprs,
+                         dict(num_warps=g.num_warps)))
+    launches.append((_PARAM_GRAD, (cdiv(C * (K + 1), _PARAM_GRAD_BLOCK),), plan,
+                     (part, dw, db if db is not None else dw),
+                     (n_rows, C, part.stride(0), *dw.stride(), db.stride(0) if db is not None else 0),
+                     dict(plan.param_grad_constexprs, BP=min(32, 1 << (n_rows - 1).bit_length())), dict(num_warps=4)))
+    return launches
+
+
+# Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op's common case,
+# per configuration and shape (bounded, as FastLaunch's signatures).
+_NATIVE_PROGRAMS: dict = {}
+_MAX_NATIVE_PROGRAMS = 256
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """t's strides are those empty_like(t) gives (contiguous, or the channel-last view of a contiguous [B, L, C])."""
+    return t.is_contiguous() or (t.dim() == 3 and t.transpose(1, 2).is_contiguous())
+
+
+def native_backward(x, weight, bias, activation: str, deterministic: bool):
+    """The Program of the backward launch_bwd would run (without seq_idx or initial_states), for the C++ node
+    (kernels/native.py), or None where that path does not apply: not on a GPU, the extension not built (yet), a
+    batch past one launch, an empty or non-dense input, a pointer not 16-byte aligned, 64-bit offsets.  The C++
+    node gives dy x's strides (copying it where they differ), so every launch argument is known here."""
+    from inductor_conv.kernels import native
+
+    if not x.is_cuda:
+        return None
+    ext = native.extension()
+    if ext is None:
+        return None
+    key = (x.shape, x.stride(), x.dtype, weight.shape, weight.stride(), weight.dtype,
+           None if bias is None else (bias.dtype, bias.stride()), activation, deterministic, x.device.index)
+    program = _NATIVE_PROGRAMS.get(key)
+    if program is not None or key in _NATIVE_PROGRAMS:
+        return program if _aligned(x, weight, bias) else None
+    program = _native_program(ext, x, weight, bias, activation, deterministic)
+    if len(_NATIVE_PROGRAMS) >= _MAX_NATIVE_PROGRAMS:
+        _NATIVE_PROGRAMS.clear()
+    _NATIVE_PROGRAMS[key] = program
+    return program if _aligned(x, weight, bias) else None
+
+
+def _aligned(*tensors) -> bool:
+    return all(t is None or t.data_ptr() % 16 == 0 for t in tensors)
+
+
+def _native_program(ext, x, weight, bias, activation, deterministic):
+    from inductor_conv.kernels.native import Phantom, program_launch
+
+    B, C, L = x.shape
+    K = weight.shape[1]
+    if (x.numel() == 0 or B > MAX_GRID_BATCH or not _dense(x) or not weight.is_contiguous()
+            or (bias is not None and bias.stride(0) != 1) or not _aligned(x, weight, bias)
+            or _index_dtype(x) is not tl.int32):
+        return None
+    plan = _plan_for("bwd", x, weight, bias, None, None, activation, tl.int32, deterministic, None)
+    n_rows, n_chunks, tiles_per_prog = _bwd_partials(x, plan, deterministic)
+    dy, dx = (Phantom(x.shape, x.stride(), x.dtype) for _ in range(2))
+    dw = Phantom(weight.shape, weight.stride(), weight.dtype)
+    db = Phantom(bias.shape, (1,), bias.dtype) if bias is not None else None
+    part = Phantom((n_rows, C, K + 1), (C * (K + 1), K + 1, 1), torch.float32)
+    # slots: the saved x, weight (, bias), then dy, then the allocations in this order
+    saved = [x, weight] if bias is None else [x, weight, bias]
+    order = [*saved, dy, dx, dw, *([db] if bias is not None else []), part]
+    slots = {id(t): i for i, t in enumerate(order)}
+    program = ext.Program()
+    program.name = "CausalConv1dBackward"
+    program.dy_like = 0
+    program.add_alloc(0, [], "float32", False)  # dx: empty_like(x)
+    program.add_alloc(1, [], "float32", False)  # dw: empty_like(weight)
+    if bias is not None:
+        program.add_alloc(2, [], "float32", False)  # db: empty_like(bias)
+    program.add_alloc(-1, list(part.shape), "float32", not deterministic)
+    for launcher, grid, _, ptrs, ints, constexprs, options in _bwd_launches(
+            x, weight, bias, None, None, dy, dx, dw, db, None, part, plan, deterministic, n_rows, n_chunks,
+            tiles_per_prog):
+        if not program_launch(program, launcher, grid, ptrs, ints, (), constexprs, options, slots):
+            return None
+    program.outputs = [slots[id(dx)], slots[id(dw)], slots[id(db)] if bias is not None else -1]
+    return program

@@ -224,7 +224,9 @@ def causal_conv1d(
         weight = weight.squeeze(1)
     if fast_path(x, weight, bias, seq_idx, initial_states):  # Note [eager fast path] in ops/eager.py
         if needs_grad(x, weight, bias, initial_states):
-            y = _eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
+            y = _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
+            if y is None:
+                y = _eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
         else:
             from inductor_conv.kernels.causal_conv1d import launch_fwd
 
@@ -262,6 +264,24 @@ class _EagerCausalConv1d(torch.autograd.Function):
 
 
 _eager_causal_conv1d = raw_function_apply(_EagerCausalConv1d)
+
+
+def _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation):
+    """y with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the same
+    launches as _EagerCausalConv1d's backward, planned here on the calling thread; None where that path does not
+    apply (kernels/causal_conv1d.py's native_backward), and then the Function runs."""
+    if seq_idx is not None or initial_states is not None:
+        return None
+    from inductor_conv.kernels.causal_conv1d import launch_fwd, native_backward
+
+    program = native_backward(x, weight, bias, activation, config.deterministic)
+    if program is None:
+        return None
+    from inductor_conv.kernels.native import extension
+
+    y = launch_fwd(x, weight, bias, None, None, activation)
+    extension().attach(y, [x, weight, bias], [x, weight] if bias is None else [x, weight, bias], program)
+    return y
 
 
 def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor:

@@ -1,0 +1,143 @@
+"""The eager conv op's C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the same
+launches as the Python backward, so the same bits, for every layout, dtype, bias and reduction mode it takes; dy in
+other strides; the cases it leaves to the Python backward; autograd's checks on saved tensors."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import inductor_conv
+from inductor_conv.kernels import causal_conv1d as kc
+from inductor_conv.kernels import native
+
+
+@pytest.fixture(scope="module")
+def ext():
+    built = native.build(wait=True)
+    assert built is not None, "the native backward extension did not build"
+    return built
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_program_node_mechanics(ext):
+    """On the CPU, a Program without launches: its allocations become the gradients (zeros, and a buffer of the
+    given shape), dy is copied into x's strides, an input that needs no gradient gets none, and the node is named.
+    Builds the extension as a user's first call on a GPU does."""
+    x = torch.randn(2, 3, 5, requires_grad=True)
+    w = torch.randn(3, 4)  # needs no gradient
+    b = torch.randn(3, requires_grad=True)
+    program = ext.Program()
+    program.name = "TestBackward"
+    program.dy_like = 0
+    program.add_alloc(0, [], "float32", True)  # slot 4: zeros_like(x)
+    program.add_alloc(-1, [3], "float32", True)  # slot 5: zeros(3)
+    program.outputs = [4, -1, 5]
+    with pytest.raises(Exception, match="bad launch"):
+        program.add_launch(0, [1, 1], 128, 0, [], [])
+    y = x.detach() * 2
+    ext.attach(y, [x, w, b], [x, w, b], program)
+    assert y.requires_grad and y.grad_fn.name() == "TestBackward"
+    dy = torch.randn(2, 5, 3).transpose(1, 2)  # not in x's strides: copied
+    dx, db = torch.autograd.grad(y, (x, b), dy)
+    assert torch.equal(dx, torch.zeros_like(x)) and torch.equal(db, torch.zeros(3))
+    with pytest.raises(RuntimeError, match="does not require grad|One of the differentiated Tensors"):
+        torch.autograd.grad(ext_output(ext, program, x, w, b), (w,), torch.ones(2, 3, 5))
+
+
+def ext_output(ext, program, x, w, b):
+    y = x.detach() * 2
+    ext.attach(y, [x, w, b], [x, w, b], program)
+    return y
+
+
+def _inputs(B, C, L, K, dtype, layout, bias, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, L, C, generator=g) if layout == "blc" else torch.randn(B, C, L, generator=g)
+    x = (x.transpose(1, 2) if layout == "blc" else x).to("cuda", dtype)
+    w = torch.randn(C, K, generator=g).to("cuda", dtype)
+    b = torch.randn(C, generator=g).to("cuda", dtype) if bias else None
+    return [t.requires_grad_() if t is not None else None for t in (x, w, b)]
+
+
+def _grads(native_on, monkeypatch, x, w, b, dy, activation):
+    monkeypatch.setattr(inductor_conv.config, "native_backward", native_on)
+    leaves = [t for t in (x, w, b) if t is not None]
+    y = inductor_conv.causal_conv1d(x, w, b, activation=activation)
+    return y, torch.autograd.grad(y, leaves, dy), y.grad_fn.name()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("bias,activation,K,deterministic", [
+    (True, "silu", 4, True), (False, None, 3, True), (True, "silu", 2, False)])
+def test_native_backward_equals_python_backward(ext, monkeypatch, layout, dtype, bias, activation, K, deterministic):
+    monkeypatch.setattr(inductor_conv.config, "deterministic", deterministic)
+    x, w, b = _inputs(2, 96, 300, K, dtype, layout, bias, seed=K)
+    dy = torch.randn(x.shape, device="cuda", dtype=dtype)
+    y0, want, name0 = _grads(False, monkeypatch, x, w, b, dy, activation)
+    y1, got, name1 = _grads(True, monkeypatch, x, w, b, dy, activation)
+    assert name0 == "_EagerCausalConv1dBackward" and name1 == "CausalConv1dBackward", (name0, name1)
+    assert torch.equal(y0, y1)
+    for i, (a, c) in enumerate(zip(want, got)):
+        if deterministic:
+            assert torch.equal(a, c), f"gradient {i}: max diff {(a.double() - c.double()).abs().max().item()}"
+        else:  # atomics: the order of the sums may differ between runs
+            torch.testing.assert_close(c, a, rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dy_kind", ["channel-last", "expanded", "offset"])
+def test_native_backward_takes_dy_in_any_strides(ext, monkeypatch, dy_kind):
+    """dy with other strides than x (a channel-last or expanded one, or one 16-byte misaligned) is copied into x's
+    layout first, as the kernels were planned for: the same gradients as the Python backward."""
+    x, w, b = _inputs(2, 64, 200, 4, torch.bfloat16, "bcl", True, seed=5)
+    if dy_kind == "channel-last":
+        dy = torch.randn(2, 200, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+    elif dy_kind == "expanded":
+        dy = torch.randn(1, 64, 1, device="cuda", dtype=torch.bfloat16).expand(2, 64, 200)
+    else:
+        dy = torch.randn(x.numel() + 1, device="cuda", dtype=torch.bfloat16)[1:].view(x.shape)
+    _, want, _ = _grads(False, monkeypatch, x, w, b, dy, "silu")
+    _, got, name = _grads(True, monkeypatch, x, w, b, dy, "silu")
+    assert name == "CausalConv1dBackward"
+    for a, c in zip(want, got):
+        assert torch.equal(a, c)
+
+
+@pytest.mark.gpu
+def test_native_backward_leaves_other_calls_to_python(ext, monkeypatch):
+    """seq_idx, a misaligned x and a weight that is not contiguous take the Python backward."""
+    monkeypatch.setattr(inductor_conv.config, "native_backward", True)
+    x, w, b = _inputs(2, 64, 128, 4, torch.bfloat16, "bcl", True, seed=7)
+    seq_idx = torch.zeros(2, 128, dtype=torch.int32, device="cuda")
+    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation="silu")
+    assert y.grad_fn.name() == "_EagerCausalConv1dBackward"
+    base = torch.randn(2 * 64 * 128 + 1, device="cuda", dtype=torch.bfloat16)
+    x_odd = base[1:].view(2, 64, 128).requires_grad_()
+    y = inductor_conv.causal_conv1d(x_odd, w, b, activation="silu")
+    assert y.grad_fn.name() == "_EagerCausalConv1dBackward"
+    w_t = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16).t().requires_grad_()
+    y = inductor_conv.causal_conv1d(x, w_t, b, activation="silu")
+    assert y.grad_fn.name() == "_EagerCausalConv1dBackward"
+
+
+@pytest.mark.gpu
+def test_native_backward_checks_saved_tensors(ext, monkeypatch):
+    """An input changed in place after the forward is refused at the backward, as for any autograd node; a frozen
+    weight gets no gradient."""
+    monkeypatch.setattr(inductor_conv.config, "native_backward", True)
+    x, w, b = _inputs(1, 32, 64, 4, torch.bfloat16, "bcl", True, seed=9)
+    x_in = x.detach().clone().requires_grad_()
+    leaf = x_in * 1
+    y = inductor_conv.causal_conv1d(leaf, w, b, activation="silu")
+    assert y.grad_fn.name() == "CausalConv1dBackward"
+    with torch.no_grad():
+        leaf.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    w_frozen = w.detach()
+    y = inductor_conv.causal_conv1d(x, w_frozen, b, activation="silu")
+    dx, db = torch.autograd.grad(y.sum(), (x, b))
+    assert dx.shape == x.shape and db.shape == b.shape
+    assert kc._NATIVE_PROGRAMS, "programs are cached per configuration and shape"

@@ -141,3 +141,55 @@ def test_native_backward_checks_saved_tensors(ext, monkeypatch):
     dx, db = torch.autograd.grad(y.sum(), (x, b))
     assert dx.shape == x.shape and db.shape == b.shape
     assert kc._NATIVE_PROGRAMS, "programs are cached per configuration and shape"
+
+
+def _attention_grads(native_on, monkeypatch, q, k, v, do, **kwargs):
+    monkeypatch.setattr(inductor_conv.config, "native_backward", native_on)
+    torch.manual_seed(0)  # the dropout seed the op draws
+    kwargs = dict(kwargs, enable_gqa=q.shape[1] != k.shape[1])
+    softcap = kwargs.pop("softcap", None)
+    if softcap is None:
+        out = inductor_conv.attention(q, k, v, **kwargs)
+    else:
+        out = inductor_conv.softcapped_attention(q, k, v, softcap, **kwargs)
+    return out, torch.autograd.grad(out, (q, k, v), do), out.grad_fn.name()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("B,Hq,Hkv,S,D,kwargs", [
+    (2, 4, 2, 300, 64, dict(is_causal=True, dropout_p=0.1)),
+    (1, 4, 4, 257, 128, dict(dropout_p=0.0, softcap=30.0)),
+    (2, 8, 2, 130, 32, dict(is_causal=True, dropout_p=0.0)),
+])
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, Hq, Hkv, S, D, kwargs, layout):
+    """Attention without a mask: the C++ node's gradients are the Python backward's bits (GQA, dropout replayed
+    from the same seed, soft-capping, q / k / v as (B, H, S, D) or the (B, S, H, D) view); the output is the same."""
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # p 0 without a cap: our kernels, not cuDNN's
+    g = torch.Generator().manual_seed(S)
+
+    def make(H):
+        shape = (B, S, H, D) if layout == "bshd" else (B, H, S, D)
+        t = torch.randn(shape, generator=g).to("cuda", torch.bfloat16)
+        return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
+
+    q, k, v = make(Hq), make(Hkv), make(Hkv)
+    do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16).transpose(-1, -2).contiguous().transpose(-1, -2)
+    o0, want, name0 = _attention_grads(False, monkeypatch, q, k, v, do, **kwargs)
+    o1, got, name1 = _attention_grads(True, monkeypatch, q, k, v, do, **kwargs)
+    assert name0 == "_EagerAttentionBackward" and name1 == "AttentionBackward", (name0, name1)
+    assert torch.equal(o0, o1)
+    for name, a, c in zip(("dq", "dk", "dv"), want, got):
+        assert torch.equal(a, c), f"{name}: max diff {(a.double() - c.double()).abs().max().item()}"
+
+
+@pytest.mark.gpu
+def test_native_attention_backward_leaves_masks_to_python(ext, monkeypatch):
+    """A mask tensor, and few queries (flash-decoding's forward), take the Python backward."""
+    monkeypatch.setattr(inductor_conv.config, "native_backward", True)
+    q, k, v = (torch.randn(1, 2, 64, 32, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    mask = torch.ones(64, 64, device="cuda", dtype=torch.bool).tril()
+    out = inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+    assert out.grad_fn.name() == "_EagerAttentionBackward"
+    out = inductor_conv.softcapped_attention(q[:, :, :1], k, v, 20.0)
+    assert out.grad_fn.name() == "_EagerAttentionBackward"

@@ -9,7 +9,7 @@ thread), and after ``grad`` returns.  The means of the differences split a call'
 Python before forward, forward's launch work, the Function's return path (autograd's graph recording), the engine's
 start (handing the work to the device thread), backward's launch work, and the engine's finish.  The same with
 autograd's device threads off, and the totals of SDPA and of the autograd floor (an identity Function) beside them;
-the conv's totals also with its C++ backward node (config.native_backward, Note [native backward]).
+both ops' totals also with their C++ backward nodes (config.native_backward, Note [native backward]).
 Each row is the mean over --calls back-to-back calls (no synchronisation inside a run), after a warm-up.
 """
 from __future__ import annotations
@@ -158,7 +158,8 @@ def main():
             with torch.no_grad():
                 nograd = plain(call, args.calls)
             print(f"| {name}: forward+backward {fwd_bwd:.1f}, forward with grad {fwd:.1f}, no grad {nograd:.1f} |")
-        for (name, cls, call, inputs, grad_out), on in ((cases[0], native), (cases[1], False), (cases[1], True)):
+        for (name, cls, call, inputs, grad_out), on in ((cases[0], False), (cases[0], native), (cases[1], False),
+                                                           (cases[1], native)):
             inductor_conv.config.native_backward = on
             fwd_bwd = plain(lambda: torch.autograd.grad(call(), inputs, grad_out), args.calls)
             fwd = plain(call, args.calls)

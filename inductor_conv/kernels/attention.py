@@ -543,7 +543,7 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     None); dS is not yet summed over the mask's broadcast dims (reduce_dmask).  rows, flags: launch_fwd_rows' summary
     and flags of this mask (not made again)."""
     B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
+    Sk = k.shape[2]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     ds_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32
     ds = torch.zeros((B, Hq, Sq, Sk), device=q.device, dtype=ds_dtype) if mask_grad else None
@@ -552,12 +552,25 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
         return dq, dk, dv, ds
     lse = lse.contiguous()  # (B, Hq, Sq) fp32 rows, written contiguous by attention_fwd
     plan = _plan_for("bwd", q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config)
-    qk_scale2, softcap_scale = score_scales(scale, softcap)
     delta = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
-    _DELTA((cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
-           (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs)
-    grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
     rows, cols, _ = _summaries(plan, mask4d, True, rows, flags)
+    for launcher, grid, meta, ptrs, ints, floats, constexprs, options in _bwd_launches(
+            dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softcap, plan, delta, dq, dk, dv, ds, rows, cols):
+        launcher(grid, meta, ptrs, ints, floats, constexprs, **options)
+    return dq, dk, dv, ds
+
+
+def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softcap, plan, delta, dq, dk, dv, ds, rows,
+                  cols):
+    """The backward's launches, (launcher, grid, meta, ptrs, ints, floats, constexprs, options) each: Δ, then the
+    dK/dV and dQ programs.  dout, delta, dq, dk and dv may be Phantoms (kernels/native.py: the forward planning a
+    native backward)."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
+    qk_scale2, softcap_scale = score_scales(scale, softcap)
+    launches = [(_DELTA, (cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
+                 (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs, {})]
+    grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds, rows, cols)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
                *dk.stride(), *dv.stride(), *_summary_strides(rows), *_summary_strides(cols))
@@ -566,9 +579,72 @@ def launch_bwd(dout, q, k, v, mask4d, out, lse, dropout_p, is_causal, scale, see
     # key blocks of BLOCK_N are whole (Note [even lengths])
     even = Sq % plan.block_m == 0 and Sk % plan.block_m == 0 and Sk % plan.block_n == 0
     meta, constexprs = plan.variant(Hq // Hkv, even)
-    _BWD(grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
-         num_stages=plan.num_stages)
-    return dq, dk, dv, ds
+    launches.append((_BWD, grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs,
+                     dict(num_warps=plan.num_warps, num_stages=plan.num_stages)))
+    return launches
+
+
+# Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op without a mask,
+# per configuration and shape (bounded).
+_NATIVE_PROGRAMS: dict = {}
+_MAX_NATIVE_PROGRAMS = 256
+
+
+def native_backward(q, k, v, dropout_p, is_causal, scale, softcap):
+    """The Program of the backward launch_bwd would run for attention without a mask, for the C++ node
+    (kernels/native.py), planned before the forward runs; None where that path does not apply: not on a GPU, the
+    extension not built (yet), empty inputs, q, k or v not dense or not 16-byte aligned, a value head dim of its own.
+    Slots: q, k, v, out, lse (, seed), then dO (given out's strides and dtype by the node), then dq, dk, dv, Δ."""
+    from inductor_conv.kernels import native
+
+    if not q.is_cuda:
+        return None
+    ext = native.extension()
+    if ext is None:
+        return None
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale, softcap,
+           q.device.index)
+    if key not in _NATIVE_PROGRAMS:
+        if len(_NATIVE_PROGRAMS) >= _MAX_NATIVE_PROGRAMS:
+            _NATIVE_PROGRAMS.clear()
+        _NATIVE_PROGRAMS[key] = _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap)
+    program = _NATIVE_PROGRAMS[key]
+    return program if all(t.data_ptr() % 16 == 0 for t in (q, k, v)) else None
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """empty_like(t) has t's strides: contiguous, or the (B, S, H, D) layout viewed as (B, H, S, D)."""
+    return t.is_contiguous() or t.transpose(1, 2).is_contiguous()
+
+
+def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap):
+    from inductor_conv.kernels.native import Phantom, program_launch
+
+    B, Hq, Sq, D = q.shape
+    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(_dense(t) for t in (q, k, v))
+            or Sq <= attention_decode.MAX_QUERIES):  # few queries: launch_fwd_rows's flash-decoding outputs
+        return None
+    plan = _plan_for("bwd", q, v, None, is_causal, dropout_p, softcap, False, None)
+    out, dout = (Phantom(q.shape, q.stride(), q.dtype) for _ in range(2))  # out: empty_like(q), launch_fwd's
+    lse = Phantom((B, Hq, Sq), (Hq * Sq, Sq, 1), torch.float32)
+    seed = Phantom((1,), (1,), torch.int64) if dropout_p > 0 else None
+    dq, dk, dv = (Phantom(t.shape, t.stride(), t.dtype) for t in (q, k, v))
+    delta = Phantom((B, Hq, Sq), (Hq * Sq, Sq, 1), torch.float32)
+    order = [q, k, v, out, lse, *([seed] if seed is not None else []), dout, dq, dk, dv, delta]
+    slots = {id(t): i for i, t in enumerate(order)}
+    program = ext.Program()
+    program.name = "AttentionBackward"
+    program.dy_like = 3  # dO in out's strides and dtype
+    for like in (0, 1, 2):
+        program.add_alloc(like, [], "float32", False)  # dq, dk, dv: empty_like(q), (k), (v)
+    program.add_alloc(-1, [B, Hq, Sq], "float32", False)  # delta
+    for launcher, grid, meta, ptrs, ints, floats, constexprs, options in _bwd_launches(
+            dout, q, k, v, None, out, lse, dropout_p, scale, seed, softcap, plan, delta, dq, dk, dv, None, None,
+            None):
+        if not program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots):
+            return None
+    program.outputs = [slots[id(dq)], slots[id(dk)], slots[id(dv)]]
+    return program
 
 
 def reduce_dmask(ds, attn_mask):

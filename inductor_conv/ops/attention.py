@@ -406,7 +406,8 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
         attn_mask = _aligned_rows(attn_mask, D)
         args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
         if needs_grad(q, k, v, attn_mask):
-            return _eager_attention(*args)
+            out = _native_attention(*args) if attn_mask is None else None
+            return out if out is not None else _eager_attention(*args)
         from inductor_conv.kernels.attention import launch_fwd
 
         return launch_fwd(*args)[0]
@@ -464,6 +465,25 @@ class _EagerAttention(torch.autograd.Function):
 
 
 _eager_attention = raw_function_apply(_EagerAttention)
+
+
+def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
+    """O with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the launches of
+    _EagerAttention's backward, planned here on the calling thread; None where that path does not apply
+    (kernels/attention.py's native_backward), and then the Function runs.  Without a mask."""
+    from inductor_conv.kernels.attention import launch_fwd_rows, native_backward
+
+    program = native_backward(q, k, v, dropout_p, is_causal, scale, softcap)
+    if program is None:
+        return None
+    from inductor_conv.kernels.native import extension
+
+    out, lse, _, _ = launch_fwd_rows(q, k, v, None, dropout_p, is_causal, scale, seed, softcap)
+    if out.stride() != q.stride() or not lse.is_contiguous():  # not as planned (empty_like(q), a fresh lse)
+        return None
+    saved = [q, k, v, out.detach(), lse] + ([seed] if dropout_p > 0 else [])  # out detached: no reference cycle
+    extension().attach(out, [q, k, v], saved, program)
+    return out
 
 
 # Note [attention sinks]: gpt-oss gives each query head h a learned logit s_h that joins every row's softmax as

@@ -3,6 +3,8 @@ launches as the Python backward, so the same bits, for every layout, dtype, bias
 other strides; the cases it leaves to the Python backward; autograd's checks on saved tensors."""
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -42,6 +44,20 @@ def test_program_node_mechanics(ext):
     assert torch.equal(dx, torch.zeros_like(x)) and torch.equal(db, torch.zeros(3))
     with pytest.raises(RuntimeError, match="does not require grad|One of the differentiated Tensors"):
         torch.autograd.grad(ext_output(ext, program, x, w, b), (w,), torch.ones(2, 3, 5))
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_programs_make_the_python_backwards_launches(ext):
+    """Without a GPU: the conv's and the attention's Programs (channel-first and channel-last or (B, S, H, D) inputs,
+    with and without bias, both reduction modes, GQA with dropout, soft-capping) launch what the Python backward
+    launches, parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
+    from tools.compile_sm90 import run_script
+
+    lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
+             if line.startswith("{")]
+    assert len(lines) == 5, lines
+    for line in lines:
+        assert line["problems"] == [], line
 
 
 def ext_output(ext, program, x, w, b):

@@ -205,6 +205,21 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_readwrite("dy_like", &Program::dy_like)
       .def_readwrite("outputs", &Program::outputs)
       .def("add_alloc", &Program::add_alloc)
-      .def("add_launch", &Program::add_launch);
+      .def("add_launch", &Program::add_launch)
+      // (tests) the allocations as (like, shape, dtype name, zero) and the launches as (function, grid, threads,
+      // shared, kinds, values)
+      .def("allocs", [](const Program& p) {
+        pybind11::list out;
+        for (const auto& a : p.allocs)
+          out.append(pybind11::make_tuple(a.like, a.shape, std::string(c10::toString(a.dtype)), a.zero));
+        return out;
+      })
+      .def("launches", [](const Program& p) {
+        pybind11::list out;
+        for (const auto& l : p.launches)
+          out.append(pybind11::make_tuple(l.function, std::vector<unsigned>(l.grid, l.grid + 3), l.threads, l.shared,
+                                          l.kinds, l.values));
+        return out;
+      });
   m.def("attach", &attach, "record out as the output of a node whose backward runs a Program");
 }

@@ -617,7 +617,7 @@ def _dense(t: torch.Tensor) -> bool:
     return t.is_contiguous() or t.transpose(1, 2).is_contiguous()
 
 
-def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap):
+def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap, order_out=None):
     from inductor_conv.kernels.native import Phantom, program_launch
 
     B, Hq, Sq, D = q.shape
@@ -644,6 +644,8 @@ def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap):
         if not program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots):
             return None
     program.outputs = [slots[id(dq)], slots[id(dk)], slots[id(dv)]]
+    if order_out is not None:  # (tests) what each slot stands for
+        order_out.extend(order)
     return program
 
 

@@ -456,7 +456,7 @@ def _aligned(*tensors) -> bool:
     return all(t is None or t.data_ptr() % 16 == 0 for t in tensors)
 
 
-def _native_program(ext, x, weight, bias, activation, deterministic):
+def _native_program(ext, x, weight, bias, activation, deterministic, order_out=None):
     from inductor_conv.kernels.native import Phantom, program_launch
 
     B, C, L = x.shape
@@ -489,4 +489,6 @@ def _native_program(ext, x, weight, bias, activation, deterministic):
         if not program_launch(program, launcher, grid, ptrs, ints, (), constexprs, options, slots):
             return None
     program.outputs = [slots[id(dx)], slots[id(dw)], slots[id(db)] if bias is not None else -1]
+    if order_out is not None:  # (tests) what each slot stands for
+        order_out.extend(order)
     return program

@@ -1,0 +1,145 @@
+"""The native backward's Programs (Note [native backward] in inductor_conv/csrc/backward_node.cpp) checked against the
+Python backward's own launches, on a machine without a GPU.
+
+    python tests/tools/native_programs.py        # prints one JSON line per case: its mismatches (none: [])
+
+For each case the eager launcher's backward (launch_bwd) is called with CPU tensors and its launches recorded, not
+run (compile_sm90.record); the Program for the same call is built with Triton's `warmup` answered by a compile for
+sm_90 (compile_sm90.source / compile_sm90: the binder and specialisation Triton's launcher uses on the GPU) and no
+kernel loaded.  Then, launch by launch, every parameter the compiled kernel keeps (Triton drops constexprs and ints
+equal to 1) must agree: an int or float the same value, a pointer the same tensor where the Python path passes one of
+the call's inputs, else a buffer of the same shape, strides and dtype as the Program's slot -- and a slot the node
+allocates must be what its allocation gives (empty_like of the slot it copies, or a contiguous buffer).  The count
+of kept parameters plus Triton's two scratch pointers must be the Program's argument count.  Run without
+TRITON_INTERPRET (tests/test_native_backward.py starts it through compile_sm90.run_script).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import torch
+from triton.runtime.jit import JITFunction, MockTensor
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tools.compile_sm90 import compile_sm90, record, source  # noqa: E402
+
+from inductor_conv.kernels import native  # noqa: E402
+
+_DTYPES = {"Float": torch.float32, "BFloat16": torch.bfloat16, "Half": torch.float16, "Int": torch.int32}
+
+
+def _warmup(self, *args, grid, **kwargs):
+    """JITFunction.warmup answered by a compile for sm_90 (no GPU, no kernel loaded)."""
+    src, options, _ = source(self, [MockTensor.wrap_dtype(a) for a in args], dict(kwargs))
+    compiled = compile_sm90(src, options)
+    compiled._init_handles = lambda: setattr(compiled, "function", 1)
+    return compiled
+
+
+def _layout(t):
+    return (tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def check(program, order, recorded, inputs) -> list[str]:
+    """Mismatches between the Program (slots standing for `order`) and the recorded launches of the Python path."""
+    problems = []
+    launches = program.launches()
+    if len(launches) != len(recorded):
+        return [f"{len(launches)} launches, the Python path makes {len(recorded)}"]
+    allocs = program.allocs()  # the buffers the node allocates: the last slots, in order
+    for n, (like, shape, dtype, zero) in enumerate(allocs):
+        slot = len(order) - len(allocs) + n
+        if like >= 0:
+            src = order[like]
+            made = _layout(torch.empty_like(torch.empty_strided(src.shape, src.stride(), dtype=src.dtype)))
+        else:
+            made = (tuple(shape), tuple(torch.empty(shape).stride()), _DTYPES[dtype])
+        if made != _layout(order[slot]):
+            problems.append(f"slot {slot}: allocated as {made}, planned as {_layout(order[slot])}")
+    for i, ((kernel, args, kwargs), (_, grid, threads, shared, kinds, values)) in enumerate(zip(recorded, launches)):
+        src, options, bound = source(kernel, list(args), dict(kwargs))
+        compiled = compile_sm90(src, options)
+        kept = [name for name in kernel.arg_names if src.signature[name] != "constexpr"]
+        if len(kinds) != len(kept) + 2 or kinds[-2:] != [native.NULL, native.NULL]:
+            problems.append(f"launch {i}: {len(kinds)} arguments, the kernel keeps {len(kept)} + 2 scratch")
+            continue
+        if threads != 32 * compiled.metadata.num_warps or shared != compiled.metadata.shared:
+            problems.append(f"launch {i}: {threads} threads / {shared} B shared, compiled for "
+                            f"{32 * compiled.metadata.num_warps} / {compiled.metadata.shared}")
+        for name, kind, value in zip(kept, kinds, values):
+            arg = bound[name]
+            if kind == native.SLOT:
+                planned = order[int(value)]
+                if any(arg is t for t in inputs):
+                    if arg is not planned:
+                        problems.append(f"launch {i} {name}: slot {int(value)} is not the input the path passes")
+                elif _layout(arg) != _layout(planned):
+                    problems.append(f"launch {i} {name}: the path passes {_layout(arg)}, slot {int(value)} holds "
+                                    f"{_layout(planned)}")
+            elif not isinstance(arg, (int, float)) or float(arg) != value:
+                problems.append(f"launch {i} {name}: the path passes {arg!r}, the Program {value}")
+    return problems
+
+
+def conv_cases():
+    from inductor_conv.kernels import causal_conv1d as kc
+
+    for layout, bias, deterministic, dtype in (("bcl", True, True, torch.bfloat16), ("blc", False, True, torch.float32),
+                                               ("blc", True, False, torch.bfloat16)):
+        B, C, L, K = 2, 96, 300, 4
+        x = torch.randn(B, L, C, dtype=dtype).transpose(1, 2) if layout == "blc" else torch.randn(B, C, L, dtype=dtype)
+        w, b = torch.randn(C, K, dtype=dtype), torch.randn(C, dtype=dtype) if bias else None
+        dy = torch.empty_like(x).normal_()
+        order = []
+        program = kc._native_program(native.build(wait=True), x, w, b, "silu", deterministic, order_out=order)
+        recorded = record(lambda: kc.launch_bwd(x, w, b, None, None, dy, "silu", deterministic))
+        n_saved = 2 if b is None else 3
+        order[n_saved] = dy  # the dy the Python path is given stands where the node's dy stands
+        name = f"conv {layout} bias={bias} deterministic={deterministic} {dtype}"
+        yield name, program, order, recorded, [x, w, b, dy]
+
+
+def attention_cases():
+    from inductor_conv.kernels import attention as ka
+
+    for Hq, Hkv, D, p, causal, softcap, layout in ((4, 2, 64, 0.1, True, 0.0, "bhsd"),
+                                                  (4, 4, 128, 0.0, False, 30.0, "bshd")):
+        B, S = 2, 300
+
+        def make(H):
+            t = torch.randn(B, S, H, D, dtype=torch.bfloat16) if layout == "bshd" else \
+                torch.randn(B, H, S, D, dtype=torch.bfloat16)
+            return t.transpose(1, 2) if layout == "bshd" else t
+
+        q, k, v = make(Hq), make(Hkv), make(Hkv)
+        seed = torch.zeros(1, dtype=torch.int64) if p else None
+        out, lse = torch.empty_like(q), torch.zeros(B, Hq, S)
+        dout = torch.empty_like(q).normal_()
+        order = []
+        program = ka._native_program(native.build(wait=True), q, k, v, p, causal, D ** -0.5, softcap, order_out=order)
+        recorded = record(lambda: ka.launch_bwd(dout, q, k, v, None, out, lse, p, causal, D ** -0.5, seed, False,
+                                                softcap))
+        # the Python path's out, lse, seed and dout stand where the node's saved tensors and dO stand
+        given = [out, lse, *([seed] if seed is not None else []), dout]
+        order[3:3 + len(given)] = given
+        yield (f"attention {Hq}/{Hkv} D{D} p={p} causal={causal} softcap={softcap} {layout}", program, order, recorded,
+               [q, k, v, out, lse, dout] + ([seed] if seed is not None else []))
+
+
+def main():
+    saved = JITFunction.warmup
+    JITFunction.warmup = _warmup
+    try:
+        for name, program, order, recorded, inputs in [*conv_cases(), *attention_cases()]:
+            problems = ["no Program"] if program is None else check(program, order, recorded, inputs)
+            print(json.dumps({"case": name, "problems": problems}), flush=True)
+    finally:
+        JITFunction.warmup = saved
+
+
+if __name__ == "__main__":
+    main()

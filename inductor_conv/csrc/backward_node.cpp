@@ -42,16 +42,41 @@ struct MakeNode<T, std::shared_ptr<Node>> {
 using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
                          void**);
 
-LaunchFn driver_launch() {
-  static LaunchFn fn = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (lib == nullptr) throw std::runtime_error("inductor_conv native backward: libcuda.so.1 not found");
-    auto f = reinterpret_cast<LaunchFn>(dlsym(lib, "cuLaunchKernel"));
-    if (f == nullptr) throw std::runtime_error("inductor_conv native backward: cuLaunchKernel not found");
-    return f;
+void* driver_symbol(const char* name) {
+  static void* lib = [] {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (h == nullptr) throw std::runtime_error("inductor_conv native backward: libcuda.so.1 not found");
+    return h;
   }();
+  void* f = dlsym(lib, name);
+  if (f == nullptr) throw std::runtime_error(std::string("inductor_conv native backward: ") + name + " not found");
+  return f;
+}
+
+LaunchFn driver_launch() {
+  static LaunchFn fn = reinterpret_cast<LaunchFn>(driver_symbol("cuLaunchKernel"));
   return fn;
+}
+
+// The device's primary context current on this thread (what Triton loaded the kernels into), as Triton's own
+// launcher makes sure of: autograd's device thread has it once the runtime has run there, this covers the case
+// where it has not.
+void ensure_context(int device_index) {
+  using GetCurrent = int (*)(void**);
+  using DeviceGet = int (*)(int*, int);
+  using Retain = int (*)(void**, int);
+  using SetCurrent = int (*)(void*);
+  static auto get_current = reinterpret_cast<GetCurrent>(driver_symbol("cuCtxGetCurrent"));
+  void* ctx = nullptr;
+  if (get_current(&ctx) == 0 && ctx != nullptr) return;
+  static auto device_get = reinterpret_cast<DeviceGet>(driver_symbol("cuDeviceGet"));
+  static auto retain = reinterpret_cast<Retain>(driver_symbol("cuDevicePrimaryCtxRetain"));
+  static auto set_current = reinterpret_cast<SetCurrent>(driver_symbol("cuCtxSetCurrent"));
+  int dev = 0;
+  if (device_get(&dev, device_index) != 0 || retain(&ctx, dev) != 0 || set_current(ctx) != 0)
+    throw std::runtime_error("inductor_conv native backward: no CUDA context for device " +
+                             std::to_string(device_index));
 }
 
 // A buffer the backward allocates: empty_like(slot `like`), or empty / zeros of `shape` in `dtype` (its name:
@@ -149,6 +174,7 @@ struct ProgramBackward final : public Node {
     if (!program->launches.empty()) {
       stream = c10::impl::getDeviceGuardImpl(device.type())->getStream(device).native_handle();
       launch = driver_launch();
+      ensure_context(device.index());
     }
     std::vector<ArgValue> storage;
     std::vector<void*> params;

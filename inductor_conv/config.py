@@ -56,11 +56,13 @@ attention_mask_ranges: bool = True
 # lowerings/attention.py); False calls the summary op as a fallback kernel (the same kernels behind a custom-op
 # dispatch).
 attention_summary_in_graph: bool = True
-# The eager conv op's backward runs as a C++ autograd node that launches the kernels without Python (Note [native
-# backward] in inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it
-# cost several times its own time (docs/benchmarks.md, host time by phase).  Built in the background on first use
-# (a C++ compiler and ninja are needed); until it is ready, or where it cannot be built, and with False, the Python
-# backward runs.  The same kernels and arguments either way, so the same bits.
+# The eager ops' backward (the conv op's; the attention op's without a mask) as a C++ autograd node that launches
+# the same Triton kernels with the same arguments without Python (Note [native backward] in
+# inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it costs several
+# times its own time (docs/benchmarks.md, host time by phase).  The extension builds in the background on first use
+# (a C++ compiler and ninja are needed); until it is ready, or where it cannot be built, the Python backward runs.
+# Off by default: its Programs are checked against the Python backward's launches without a GPU
+# (tests/tools/native_programs.py), but it has not yet run on one (tests/test_native_backward.py's GPU tests).
 native_backward: bool = False
 
 # Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249

@@ -4,7 +4,7 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles when named. Every step's output
+# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles and native when named. Every step's output
 # goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it to
 # $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
@@ -14,6 +14,7 @@ LOG="$OUT/steps.log"
 export PYTHONUNBUFFERED=1
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  export PATH="/tmp/site/bin:$PATH"  # ninja, for the native backward's extension (kernels/native.py)
 fi
 # The package is not installed there: map patterns/ and lowerings/ as pyproject does.
 ln -sfn ../lowerings inductor_conv/lowerings
@@ -36,7 +37,7 @@ GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py test
   tests/test_attention_decode.py tests/test_causal_conv1d_update.py tests/test_gpu_cudagraphs.py
   tests/test_inductor_guard.py tests/test_lowerings_causal_conv1d.py tests/test_lowerings_attention.py
   tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py
-  tests/test_attention_sinks.py tests/test_table_grad.py tests/test_ops_attention.py"
+  tests/test_attention_sinks.py tests/test_table_grad.py tests/test_ops_attention.py tests/test_native_backward.py"
 want tests && TAIL=30 step tests "${TESTS_LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
   --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
@@ -70,6 +71,10 @@ want conv_update && TAIL=40 step conv_update "${CONV_UPDATE_LIMIT:-90}" python3 
 want distributed && TAIL=30 step distributed "${DISTRIBUTED_LIMIT:-180}" torchrun --standalone --nproc-per-node 1 \
   benchmarks/distributed.py --out "$OUT/distributed.md" ${DISTRIBUTED_ARGS:-}
 want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
+# The eager ops' C++ backward node (Note [native backward]; not in the default list): its GPU tests, then the host
+# time of both eager ops by phase and with the node on and off.
+want native && TAIL=40 step native "${NATIVE_LIMIT:-240}" bash -c \
+  "python3 -m pytest -q -p no:cacheprovider tests/test_native_backward.py && python3 benchmarks/diagnostics/host_phases.py"
 # The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
 want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \

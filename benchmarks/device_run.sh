@@ -4,9 +4,9 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles and native when named. Every step's output
-# goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it to
-# $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
+# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles and native when named. Every
+# step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table
+# write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
@@ -73,8 +73,8 @@ want distributed && TAIL=30 step distributed "${DISTRIBUTED_LIMIT:-180}" torchru
 want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
 # The eager ops' C++ backward node (Note [native backward]; not in the default list): its GPU tests, then the host
 # time of both eager ops by phase and with the node on and off.
-want native && TAIL=40 step native "${NATIVE_LIMIT:-240}" bash -c \
-  "python3 -m pytest -q -p no:cacheprovider tests/test_native_backward.py && python3 benchmarks/diagnostics/host_phases.py"
+want native && TAIL=40 step native "${NATIVE_LIMIT:-240}" bash -c "python3 -m pytest -q -p no:cacheprovider \
+  tests/test_native_backward.py && python3 benchmarks/diagnostics/host_phases.py"
 # The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
 want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \

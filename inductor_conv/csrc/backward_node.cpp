@@ -183,7 +183,9 @@ struct ProgramBackward final : public Node {
       params.resize(l.kinds.size());
       for (size_t i = 0; i < l.kinds.size(); ++i) {
         switch (l.kinds[i]) {
-          case kSlot: storage[i].ptr = reinterpret_cast<uint64_t>(slots.at(static_cast<size_t>(l.values[i])).data_ptr()); break;
+          case kSlot:
+            storage[i].ptr = reinterpret_cast<uint64_t>(slots.at(static_cast<size_t>(l.values[i])).data_ptr());
+            break;
           case kI32: storage[i].i32 = static_cast<int32_t>(l.values[i]); break;
           case kI64: storage[i].i64 = static_cast<int64_t>(l.values[i]); break;
           case kF32: storage[i].f32 = static_cast<float>(l.values[i]); break;
@@ -193,7 +195,8 @@ struct ProgramBackward final : public Node {
       }
       int err = launch(reinterpret_cast<void*>(l.function), l.grid[0], l.grid[1], l.grid[2], l.threads, 1, 1,
                        l.shared, stream, params.data(), nullptr);
-      if (err != 0) throw std::runtime_error(program->name + ": cuLaunchKernel failed with CUresult " + std::to_string(err));
+      if (err != 0)
+        throw std::runtime_error(program->name + ": cuLaunchKernel failed with CUresult " + std::to_string(err));
     }
     for (size_t i = 0; i < num_inputs && i < program->outputs.size(); ++i) {
       int64_t s = program->outputs[i];

@@ -406,7 +406,8 @@ def _bwd_launches(x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dini
         part_s = part if whole or not deterministic else part[b0 * n_chunks:b1 * n_chunks]  # the slice's rows
         dinit_s = _rows(dinit, b0, b1, B) if dinit is not None else x_s
         dy_s, dx_s = (dy, dx) if whole else (dy[b0:b1], dx[b0:b1])
-        launches.append((_BWD, (n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, dy_s, dx_s, part_s, dinit_s),
+        launches.append((_BWD, (n_c, n_chunks, b1 - b0), plan,
+                         (x_s, weight, p_b, p_s, p_i, dy_s, dx_s, part_s, dinit_s),
                          (C, L, tiles_per_prog, n_chunks, *x_s.stride(), *weight.stride(), *strides, *dy.stride(),
                           *dx.stride(), part.stride(0), part.stride(1), *s_di), plan.constexprs,
                          dict(num_warps=g.num_warps)))

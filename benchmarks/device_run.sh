@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call that checks and measures everything GPU-side: the GPU tests, then the benchmarks, each step with
 # its own time limit so one slow step cannot hide the others. Run by the device tool from the repository root with
-# `carry: [".whl"]` (expecttest, pytest-xdist and execnet wheels):
+# `carry: [".whl"]` (expecttest, pytest-xdist, execnet and ninja wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
 # sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles and native when named. Every step's

@@ -103,6 +103,8 @@ def program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, opti
     kernel = launcher.kernel
     args = [p.dtype if isinstance(p, Phantom) else p for p in ptrs]
     compiled = kernel.warmup(*args, *ints, *floats, grid=grid, **constexprs, **options)
+    if hasattr(compiled, "result"):  # Triton's asynchronous compile mode hands back a future
+        compiled = compiled.result()
     meta = compiled.metadata
     if (getattr(meta, "num_ctas", 1) != 1 or getattr(meta, "launch_cooperative_grid", False)
             or getattr(meta, "launch_pdl", False) or getattr(meta, "global_scratch_size", 0)

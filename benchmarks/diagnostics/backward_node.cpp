@@ -6,23 +6,16 @@
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include "node_compat.h"  // inductor_conv/csrc, on the include path (cpp_node_host.py)
+
 namespace {
 
 using torch::autograd::Node;
 using torch::autograd::SavedVariable;
 using torch::autograd::variable_list;
 
-using NodePtr = decltype(torch::autograd::Edge().function);
-
-// torch 2.11's nodes are std::shared_ptr, later ones c10::intrusive_ptr (pytorch#181782).
-template <class T, class P>
-struct MakeNode {
-  static P make() { return c10::make_intrusive<T>(); }
-};
-template <class T>
-struct MakeNode<T, std::shared_ptr<Node>> {
-  static std::shared_ptr<Node> make() { return std::make_shared<T>(); }
-};
+using inductor_conv::MakeNode;
+using inductor_conv::NodePtr;
 
 struct PyBackward final : public Node {
   // backward(grad_out, saved...) -> tuple of one gradient (or None) per input

@@ -33,8 +33,8 @@ def line(name, fn):
 
 def main():
     t = time.perf_counter()
-    node = load(name="ic_backward_node", sources=[SOURCE],
-                extra_cflags=["-O2"])
+    node = load(name="ic_backward_node", sources=[SOURCE], extra_cflags=["-O2"],
+                extra_include_paths=[os.path.join(os.path.dirname(SOURCE), "..", "..", "inductor_conv", "csrc")])
     print(f"# build {time.perf_counter() - t:.1f} s; {torch.cuda.get_device_name()}, torch {torch.__version__}")
     dev, bf16 = "cuda", torch.bfloat16
     x8 = torch.randn(8, device=dev, requires_grad=True)

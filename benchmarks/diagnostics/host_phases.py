@@ -15,15 +15,21 @@ Each row is the mean over --calls back-to-back calls (no synchronisation inside 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-import inductor_conv
-from inductor_conv.ops import attention as ops_attention
-from inductor_conv.ops import causal_conv1d as ops_conv
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import inductor_conv  # noqa: E402
+from inductor_conv.ops import attention as ops_attention  # noqa: E402
+from inductor_conv.ops import causal_conv1d as ops_conv  # noqa: E402
+
+from overhead import _Identity  # noqa: E402
 
 _NOW = time.perf_counter
 
@@ -94,16 +100,6 @@ def plain(call, calls: int) -> float:
     elapsed = _NOW() - start
     torch.cuda.synchronize()
     return 1e6 * elapsed / calls
-
-
-class _Identity(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
 
 
 def main():

@@ -16,6 +16,8 @@
 #include <torch/csrc/autograd/saved_variable.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "node_compat.h"
+
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -27,17 +29,8 @@ namespace {
 using torch::autograd::Node;
 using torch::autograd::SavedVariable;
 using torch::autograd::variable_list;
-using NodePtr = decltype(torch::autograd::Edge().function);
-
-// torch 2.11's nodes are std::shared_ptr, later ones c10::intrusive_ptr.
-template <class T, class P>
-struct MakeNode {
-  static P make() { return c10::make_intrusive<T>(); }
-};
-template <class T>
-struct MakeNode<T, std::shared_ptr<Node>> {
-  static std::shared_ptr<Node> make() { return std::make_shared<T>(); }
-};
+using inductor_conv::MakeNode;
+using inductor_conv::NodePtr;
 
 using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
                          void**);

@@ -88,18 +88,21 @@ def check(program, order, recorded, inputs) -> list[str]:
 def conv_cases():
     from inductor_conv.kernels import causal_conv1d as kc
 
-    for layout, bias, deterministic, dtype in (("bcl", True, True, torch.bfloat16), ("blc", False, True, torch.float32),
-                                               ("blc", True, False, torch.bfloat16)):
-        B, C, L, K = 2, 96, 300, 4
+    for layout, bias, deterministic, dtype, w_dtype, K in (
+            ("bcl", True, True, torch.bfloat16, torch.bfloat16, 4),
+            ("blc", False, True, torch.float32, torch.float32, 3),
+            ("blc", True, False, torch.bfloat16, torch.bfloat16, 4),
+            ("bcl", True, True, torch.bfloat16, torch.float32, 2)):  # fp32 parameters with bf16 x, as Dao's op allows
+        B, C, L = 2, 96, 300
         x = torch.randn(B, L, C, dtype=dtype).transpose(1, 2) if layout == "blc" else torch.randn(B, C, L, dtype=dtype)
-        w, b = torch.randn(C, K, dtype=dtype), torch.randn(C, dtype=dtype) if bias else None
+        w, b = torch.randn(C, K, dtype=w_dtype), torch.randn(C, dtype=w_dtype) if bias else None
         dy = torch.empty_like(x).normal_()
         order = []
         program = kc._native_program(native.build(wait=True), x, w, b, "silu", deterministic, order_out=order)
         recorded = record(lambda: kc.launch_bwd(x, w, b, None, None, dy, "silu", deterministic))
         n_saved = 2 if b is None else 3
         order[n_saved] = dy  # the dy the Python path is given stands where the node's dy stands
-        name = f"conv {layout} bias={bias} deterministic={deterministic} {dtype}"
+        name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype}"
         yield name, program, order, recorded, [x, w, b, dy]
 
 
@@ -107,7 +110,8 @@ def attention_cases():
     from inductor_conv.kernels import attention as ka
 
     for Hq, Hkv, D, p, causal, softcap, layout in ((4, 2, 64, 0.1, True, 0.0, "bhsd"),
-                                                  (4, 4, 128, 0.0, False, 30.0, "bshd")):
+                                                  (4, 4, 128, 0.0, False, 30.0, "bshd"),
+                                                  (4, 2, 256, 0.1, True, 50.0, "bhsd")):  # Gemma 2's heads
         B, S = 2, 300
 
         def make(H):

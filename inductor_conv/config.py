@@ -61,7 +61,8 @@ attention_summary_in_graph: bool = True
 # inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it costs several
 # times its own time (docs/benchmarks.md, host time by phase).  The extension builds in the background on first use
 # (a C++ compiler and ninja are needed); until it is ready, or where it cannot be built, the Python backward runs.
-# Off by default: its Programs are checked against the Python backward's launches without a GPU
+# The node plans its backward when the forward runs, so it reads ``deterministic`` then (the Python backward reads it
+# when it runs).  Off by default: its Programs are checked against the Python backward's launches without a GPU
 # (tests/tools/native_programs.py), but it has not yet run on one (tests/test_native_backward.py's GPU tests).
 native_backward: bool = False
 

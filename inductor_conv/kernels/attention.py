@@ -585,43 +585,32 @@ def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softc
 
 
 # Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op without a mask,
-# per configuration and shape (bounded).
+# per configuration and shape (native.cached_program).
 _NATIVE_PROGRAMS: dict = {}
-_MAX_NATIVE_PROGRAMS = 256
 
 
 def native_backward(q, k, v, dropout_p, is_causal, scale, softcap):
     """The Program of the backward launch_bwd would run for attention without a mask, for the C++ node
     (kernels/native.py), planned before the forward runs; None where that path does not apply: not on a GPU, the
-    extension not built (yet), empty inputs, q, k or v not dense or not 16-byte aligned, a value head dim of its own.
-    Slots: q, k, v, out, lse (, seed), then dO (given out's strides and dtype by the node), then dq, dk, dv, Δ."""
+    extension not built (yet), empty inputs, q, k or v not dense or not 16-byte aligned, a value head dim of its own,
+    few queries.  Slots: q, k, v, out, lse (, seed), then dO (given out's strides and dtype by the node), then dq, dk,
+    dv, Δ.  The forward's out is empty_like(q), so it has q's strides (q dense), and its lse is a fresh contiguous
+    buffer: the Program plans both so."""
     from inductor_conv.kernels import native
 
     if not q.is_cuda:
         return None
-    ext = native.extension()
-    if ext is None:
-        return None
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale, softcap,
            q.device.index)
-    if key not in _NATIVE_PROGRAMS:
-        if len(_NATIVE_PROGRAMS) >= _MAX_NATIVE_PROGRAMS:
-            _NATIVE_PROGRAMS.clear()
-        _NATIVE_PROGRAMS[key] = _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap)
-    program = _NATIVE_PROGRAMS[key]
-    return program if all(t.data_ptr() % 16 == 0 for t in (q, k, v)) else None
-
-
-def _dense(t: torch.Tensor) -> bool:
-    """empty_like(t) has t's strides: contiguous, or the (B, S, H, D) layout viewed as (B, H, S, D)."""
-    return t.is_contiguous() or t.transpose(1, 2).is_contiguous()
+    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v), q, k, v, dropout_p, is_causal,
+                                 scale, softcap)
 
 
 def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap, order_out=None):
-    from inductor_conv.kernels.native import Phantom, program_launch
+    from inductor_conv.kernels.native import Phantom, dense, program_launch
 
     B, Hq, Sq, D = q.shape
-    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(_dense(t) for t in (q, k, v))
+    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(dense(t) for t in (q, k, v))
             or Sq <= attention_decode.MAX_QUERIES):  # few queries: launch_fwd_rows's flash-decoding outputs
         return None
     plan = _plan_for("bwd", q, v, None, is_causal, dropout_p, softcap, False, None)

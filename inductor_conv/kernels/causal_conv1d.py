@@ -419,14 +419,8 @@ def _bwd_launches(x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dini
 
 
 # Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op's common case,
-# per configuration and shape (bounded, as FastLaunch's signatures).
+# per configuration and shape (native.cached_program).
 _NATIVE_PROGRAMS: dict = {}
-_MAX_NATIVE_PROGRAMS = 256
-
-
-def _dense(t: torch.Tensor) -> bool:
-    """t's strides are those empty_like(t) gives (contiguous, or the channel-last view of a contiguous [B, L, C])."""
-    return t.is_contiguous() or (t.dim() == 3 and t.transpose(1, 2).is_contiguous())
 
 
 def native_backward(x, weight, bias, activation: str, deterministic: bool):
@@ -438,33 +432,19 @@ def native_backward(x, weight, bias, activation: str, deterministic: bool):
 
     if not x.is_cuda:
         return None
-    ext = native.extension()
-    if ext is None:
-        return None
     key = (x.shape, x.stride(), x.dtype, weight.shape, weight.stride(), weight.dtype,
            None if bias is None else (bias.dtype, bias.stride()), activation, deterministic, x.device.index)
-    program = _NATIVE_PROGRAMS.get(key)
-    if program is not None or key in _NATIVE_PROGRAMS:
-        return program if _aligned(x, weight, bias) else None
-    program = _native_program(ext, x, weight, bias, activation, deterministic)
-    if len(_NATIVE_PROGRAMS) >= _MAX_NATIVE_PROGRAMS:
-        _NATIVE_PROGRAMS.clear()
-    _NATIVE_PROGRAMS[key] = program
-    return program if _aligned(x, weight, bias) else None
-
-
-def _aligned(*tensors) -> bool:
-    return all(t is None or t.data_ptr() % 16 == 0 for t in tensors)
+    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (x, weight, bias), x, weight, bias,
+                                 activation, deterministic)
 
 
 def _native_program(ext, x, weight, bias, activation, deterministic, order_out=None):
-    from inductor_conv.kernels.native import Phantom, program_launch
+    from inductor_conv.kernels.native import Phantom, dense, program_launch
 
     B, C, L = x.shape
     K = weight.shape[1]
-    if (x.numel() == 0 or B > MAX_GRID_BATCH or not _dense(x) or not weight.is_contiguous()
-            or (bias is not None and bias.stride(0) != 1) or not _aligned(x, weight, bias)
-            or _index_dtype(x) is not tl.int32):
+    if (x.numel() == 0 or B > MAX_GRID_BATCH or not dense(x) or not weight.is_contiguous()
+            or (bias is not None and bias.stride(0) != 1) or _index_dtype(x) is not tl.int32):
         return None
     plan = _plan_for("bwd", x, weight, bias, None, None, activation, tl.int32, deterministic, None)
     n_rows, n_chunks, tiles_per_prog = _bwd_partials(x, plan, deterministic)

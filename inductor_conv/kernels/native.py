@@ -84,6 +84,33 @@ def build(wait: bool = False):
     return _STATE["ext"]
 
 
+# Programs kept per op (by configuration and shape, as FastLaunch keeps signatures); past it the cache starts afresh.
+_MAX_PROGRAMS = 256
+
+
+def cached_program(cache: dict, key, plan, tensors, *args):
+    """The Program under `key` in an op's `cache`, made by ``plan(ext, *args)`` the first time (a Program, or None
+    where the node does not take that call); None while the extension is not built or config.native_backward is
+    off, and for a call whose `tensors` are not all 16-byte aligned (the Programs are planned for aligned
+    pointers, as Triton specialises them)."""
+    if not all(t is None or t.data_ptr() % 16 == 0 for t in tensors):
+        return None
+    ext = extension()
+    if ext is None:
+        return None
+    if key not in cache:
+        if len(cache) >= _MAX_PROGRAMS:
+            cache.clear()
+        cache[key] = plan(ext, *args)
+    return cache[key]
+
+
+def dense(t) -> bool:
+    """empty_like(t) gives t's strides (what the node allocates t's gradient with): t contiguous, or the transpose of
+    dims 1 and 2 of a contiguous tensor (the conv's channel-last [B, L, C] view, attention's (B, S, H, D) one)."""
+    return t.is_contiguous() or t.transpose(1, 2).is_contiguous()
+
+
 class Phantom:
     """What a launch description needs of a tensor the backward allocates later (its shape, strides and dtype),
     standing in for it when the forward plans the backward; Triton specialises it as an aligned pointer."""

@@ -12,8 +12,8 @@ Columns (milliseconds):
 A call is host-bound when wall ≈ host > GPU.  Rows:
   attention (causal, at each --dropout p): inductor_conv.attention eagerly (ours-op; at p = 0 it hands the call to
     cuDNN, Note [cuDNN route], and ours-op-kernels is the same call on our kernels), F.scaled_dot_product_attention
-    eagerly (sdpa), the hand-written form of benchmarks/attention.py compiled with the plugin (ours-compiled) and
-    by default Inductor;
+    eagerly (sdpa), the op with its backward as the C++ node (ours-op-native, config.native_backward), the
+    hand-written form of benchmarks/attention.py compiled with the plugin (ours-compiled) and by default Inductor;
   conv: inductor_conv.causal_conv1d eagerly (ours-op), benchmarks/conv.py's F.pad + conv1d + SiLU compiled with
     the plugin (ours-compiled) and by default Inductor (also what the eager op is held to).
 Then a stack of 1 and of 8 identical residual blocks (conv + attention) compiled into one graph: the host time of
@@ -107,6 +107,8 @@ def attention_impls():
         "ours-op": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
         # the eager op with config.attention_cudnn off: our kernels where a p = 0 call would go to cuDNN
         "ours-op-kernels": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
+        # the eager op with config.native_backward on: its backward as the C++ node (Note [native backward])
+        "ours-op-native": lambda q, k, v, causal, p: inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal),
         "sdpa": lambda q, k, v, causal, p: F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal),
         "ours-compiled": "on",
         "inductor": "off",
@@ -116,6 +118,7 @@ def attention_impls():
 def conv_impls():
     return {
         "ours-op": lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation="silu"),
+        "ours-op-native": lambda x, w, b: inductor_conv.causal_conv1d(x, w, b, activation="silu"),
         "ours-compiled": "on",
         "inductor": "off",
     }
@@ -154,13 +157,15 @@ def run_cases(lines, cases, impls, eager_form, make, label_of, rounds: int = 1, 
             for name, fn in impls.items():
                 if skip(name, case):
                     continue
-                kernels = name == "ours-op-kernels"
+                settings = {"attention_cudnn": False} if name == "ours-op-kernels" else {}
+                if name == "ours-op-native":
+                    settings = {"native_backward": native_extension()}
                 if isinstance(fn, str):
                     if r:
                         continue  # compiled rows: one round
                     fn = compile_with_plugin(eager_form, plugin=fn == "on")
                 try:
-                    with config_patch({"attention_cudnn": False} if kernels else {}):
+                    with config_patch(settings):
                         runs.setdefault(name, []).append(fwd_and_fwd_bwd(fn, lambda grad: make(case, grad)))
                 except Exception as e:  # one failing implementation must not hide the others
                     print(f"| {label_of(case)} | {name} | failed: {type(e).__name__}: {e} |", flush=True)
@@ -170,6 +175,13 @@ def run_cases(lines, cases, impls, eager_form, make, label_of, rounds: int = 1, 
         for name, measured in runs.items():
             fwd, fb = ([sorted(col)[len(col) // 2] for col in zip(*(m[i] for m in measured))] for i in (0, 1))
             row(lines, label_of(case), name, fwd, fb)
+
+
+def native_extension() -> bool:
+    """Builds the native backward's extension (once; a minute on first use) and says whether it is there."""
+    from inductor_conv.kernels.native import build
+
+    return build(wait=True) is not None
 
 
 class Block(nn.Module):

@@ -56,10 +56,10 @@ attention_mask_ranges: bool = True
 # lowerings/attention.py); False calls the summary op as a fallback kernel (the same kernels behind a custom-op
 # dispatch).
 attention_summary_in_graph: bool = True
-# The eager ops' backward (the conv op's; the attention op's without a mask) as a C++ autograd node that launches
-# the same Triton kernels with the same arguments without Python (Note [native backward] in
-# inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it costs several
-# times its own time (docs/benchmarks.md, host time by phase).  The extension builds in the background on first use
+# The eager ops' backward (the conv op's; the attention op's, without a mask or with one that needs no gradient) as
+# a C++ autograd node that launches the same Triton kernels with the same arguments without Python (Note [native
+# backward] in inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it
+# costs several times its own time (docs/benchmarks.md, host time by phase).  The extension builds in the background on first use
 # (a C++ compiler and ninja are needed); until it is ready, or where it cannot be built, the Python backward runs.
 # The node plans its backward when the forward runs, so it reads ``deterministic`` then (the Python backward reads it
 # when it runs).  Off by default: its Programs are checked against the Python backward's launches without a GPU

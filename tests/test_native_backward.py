@@ -50,15 +50,18 @@ def test_program_node_mechanics(ext):
 def test_programs_make_the_python_backwards_launches(ext):
     """Without a GPU: the conv's and the attention's Programs (channel-first and channel-last or (B, S, H, D) inputs,
     with and without bias, both reduction modes, fp32 parameters with bf16 x, GQA with dropout, soft-capping, head
-    dims 64-256) launch what the Python backward launches, parameter by parameter, as Triton specialises them for
-    sm_90 (tests/tools/native_programs.py)."""
+    dims 64-256, bool and additive mask tensors with their summaries) launch what the Python backward launches,
+    parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
     from tools.compile_sm90 import run_script
 
     lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
              if line.startswith("{")]
-    assert len(lines) == 7, lines
+    assert len(lines) == 10, lines
     for line in lines:
         assert line["problems"] == [], line
+    # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
+    masked = [line["launches"] for line in lines if "mask=" in line["case"] and "mask=None" not in line["case"]]
+    assert masked == [3, 3, 3], lines
 
 
 def ext_output(ext, program, x, w, b):
@@ -172,16 +175,33 @@ def _attention_grads(native_on, monkeypatch, q, k, v, do, **kwargs):
     return out, torch.autograd.grad(out, (q, k, v), do), out.grad_fn.name()
 
 
+def _attention_mask(kind, B, S, g):
+    """A mask for a (B, S, S) attention: a bool causal (B, 1, S, S) tensor, or HF's additive padding mask (B, 1, 1,
+    S) in bf16 with the first keys of batch 0 masked."""
+    if kind is None:
+        return None
+    if kind == "bool":
+        return torch.ones(S, S, dtype=torch.bool).tril().expand(B, 1, S, S).contiguous().cuda()
+    mask = torch.zeros(B, 1, 1, S)
+    mask[0, ..., : int(torch.randint(1, S // 2, (1,), generator=g))] = torch.finfo(torch.bfloat16).min
+    return mask.to("cuda", torch.bfloat16)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("B,Hq,Hkv,S,D,kwargs", [
     (2, 4, 2, 300, 64, dict(is_causal=True, dropout_p=0.1)),
     (1, 4, 4, 257, 128, dict(dropout_p=0.0, softcap=30.0)),
     (2, 8, 2, 130, 32, dict(is_causal=True, dropout_p=0.0)),
+    (2, 4, 2, 300, 64, dict(dropout_p=0.1, mask="bool")),  # summarised: the cols launch reads the forward's rows
+    (2, 4, 4, 257, 128, dict(dropout_p=0.0, mask="additive")),
+    (2, 4, 2, 200, 256, dict(dropout_p=0.0, softcap=50.0, mask="additive")),  # Gemma 2's heads with its mask
+    (2, 4, 2, 48, 64, dict(dropout_p=0.1, mask="bool")),  # a short mask: not summarised
 ])
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
 def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, Hq, Hkv, S, D, kwargs, layout):
-    """Attention without a mask: the C++ node's gradients are the Python backward's bits (GQA, dropout replayed
-    from the same seed, soft-capping, q / k / v as (B, H, S, D) or the (B, S, H, D) view); the output is the same."""
+    """Attention without a mask or with one that needs no gradient: the C++ node's gradients are the Python
+    backward's bits (GQA, dropout replayed from the same seed, soft-capping, bool and additive masks with and without
+    their summaries, q / k / v as (B, H, S, D) or the (B, S, H, D) view); the output is the same."""
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # p 0 without a cap: our kernels, not cuDNN's
     g = torch.Generator().manual_seed(S)
 
@@ -191,6 +211,10 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
         return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
 
     q, k, v = make(Hq), make(Hkv), make(Hkv)
+    kwargs = dict(kwargs)
+    mask = _attention_mask(kwargs.pop("mask", None), B, S, g)
+    if mask is not None:
+        kwargs["attn_mask"] = mask
     do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16).transpose(-1, -2).contiguous().transpose(-1, -2)
     o0, want, name0 = _attention_grads(False, monkeypatch, q, k, v, do, **kwargs)
     o1, got, name1 = _attention_grads(True, monkeypatch, q, k, v, do, **kwargs)
@@ -201,12 +225,19 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
 
 
 @pytest.mark.gpu
-def test_native_attention_backward_leaves_masks_to_python(ext, monkeypatch):
-    """A mask tensor, and few queries (flash-decoding's forward), take the Python backward."""
+def test_native_attention_backward_leaves_other_calls_to_python(ext, monkeypatch):
+    """A mask that needs a gradient (a learned bias), and few queries (flash-decoding's forward), take the Python
+    backward; a mask changed in place after the forward is refused at the backward, as the Function refuses it."""
     monkeypatch.setattr(inductor_conv.config, "native_backward", True)
     q, k, v = (torch.randn(1, 2, 64, 32, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-    mask = torch.ones(64, 64, device="cuda", dtype=torch.bool).tril()
-    out = inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+    bias = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = inductor_conv.attention(q, k, v, attn_mask=bias, dropout_p=0.1)
     assert out.grad_fn.name() == "_EagerAttentionBackward"
     out = inductor_conv.softcapped_attention(q[:, :, :1], k, v, 20.0)
     assert out.grad_fn.name() == "_EagerAttentionBackward"
+    mask = torch.ones(64, 64, device="cuda", dtype=torch.bool).tril()
+    out = inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+    assert out.grad_fn.name() == "AttentionBackward"
+    mask[0, 0] = False
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -95,10 +95,11 @@ struct Launch {
 
 // Slots: the saved tensors, then dy, then the allocations.  dy is given the strides and dtype of slot dy_like (a
 // copy where it has others, or is not 16-byte aligned, as the kernels were compiled for); outputs[i] is the slot
-// holding input i's gradient, or -1.
+// holding input i's gradient, or -1.  n_saved: how many tensors attach must be given to save (-1: any number).
 struct Program {
   std::string name;
   int64_t dy_like = 0;
+  int64_t n_saved = -1;
   std::vector<Alloc> allocs;
   std::vector<Launch> launches;
   std::vector<int64_t> outputs;
@@ -205,6 +206,9 @@ struct ProgramBackward final : public Node {
 // order), saving `saved` (slot order).
 void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>& inputs,
             const std::vector<at::Tensor>& saved, std::shared_ptr<Program> program) {
+  if (program->n_saved >= 0 && static_cast<int64_t>(saved.size()) != program->n_saved)
+    throw std::invalid_argument(program->name + ": attach was given " + std::to_string(saved.size()) +
+                                " tensors to save, its Program's slots need " + std::to_string(program->n_saved));
   std::vector<at::Tensor> ins;
   ins.reserve(inputs.size());
   for (auto& t : inputs) ins.push_back(t.has_value() ? *t : at::Tensor());
@@ -225,6 +229,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def(pybind11::init<>())
       .def_readwrite("name", &Program::name)
       .def_readwrite("dy_like", &Program::dy_like)
+      .def_readwrite("n_saved", &Program::n_saved)
       .def_readwrite("outputs", &Program::outputs)
       .def("add_alloc", &Program::add_alloc)
       .def("add_launch", &Program::add_launch)

@@ -584,52 +584,80 @@ def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softc
     return launches
 
 
-# Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op without a mask,
-# per configuration and shape (native.cached_program).
+# Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op (without a mask,
+# or with one that needs no gradient), per configuration and shape (native.cached_program).
 _NATIVE_PROGRAMS: dict = {}
 
 
-def native_backward(q, k, v, dropout_p, is_causal, scale, softcap):
-    """The Program of the backward launch_bwd would run for attention without a mask, for the C++ node
-    (kernels/native.py), planned before the forward runs; None where that path does not apply: not on a GPU, the
-    extension not built (yet), empty inputs, q, k or v not dense or not 16-byte aligned, a value head dim of its own,
-    few queries.  Slots: q, k, v, out, lse (, seed), then dO (given out's strides and dtype by the node), then dq, dk,
-    dv, Δ.  The forward's out is empty_like(q), so it has q's strides (q dense), and its lse is a fresh contiguous
-    buffer: the Program plans both so."""
+def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
+    """The Program of the backward launch_bwd would run, for the C++ node (kernels/native.py), planned before the
+    forward runs; None where that path does not apply: not on a GPU, the extension not built (yet), empty inputs,
+    q, k or v not dense or not 16-byte aligned (the mask too), a value head dim of its own, few queries, a mask the
+    forward and the backward would not both summarise (or both not).  mask4d: the mask expanded to [B, Hq, Sq, Sk]
+    (as launch_fwd_rows takes it), one that needs no gradient.  Slots: q, k, v, out, lse (, seed) (, the mask (, its
+    rows summary and flags, which launch_fwd_rows returns)), then dO (given out's strides and dtype by the node), then
+    dq, dk, dv, Δ (, the cols summary).  The forward's out is empty_like(q), so it has q's strides (q dense), and its
+    lse, rows and flags are fresh contiguous buffers: the Program plans them so."""
     from inductor_conv.kernels import native
 
     if not q.is_cuda:
         return None
-    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale, softcap,
-           q.device.index)
-    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v), q, k, v, dropout_p, is_causal,
-                                 scale, softcap)
+    mask_key = None if mask4d is None else (mask4d.shape, mask4d.stride(), mask4d.dtype)
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, mask_key, dropout_p, is_causal,
+           scale, softcap, q.device.index)
+    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v, mask4d), q, k, v, mask4d,
+                                 dropout_p, is_causal, scale, softcap)
 
 
-def _native_program(ext, q, k, v, dropout_p, is_causal, scale, softcap, order_out=None):
+def native_saved(q, k, v, mask4d, out, lse, seed, rows, flags) -> list:
+    """The tensors the node saves for a Program of native_backward, in its slot order."""
+    saved = [q, k, v, out, lse] + ([seed] if seed is not None else [])
+    if mask4d is not None:
+        saved += [mask4d] + ([rows, flags] if rows is not None else [])
+    return saved
+
+
+def _native_program(ext, q, k, v, mask4d, dropout_p, is_causal, scale, softcap, order_out=None):
+    from inductor_conv.kernels.attn_mask_summary import cols_launch, summary_layout
     from inductor_conv.kernels.native import Phantom, dense, program_launch
 
     B, Hq, Sq, D = q.shape
     if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(dense(t) for t in (q, k, v))
             or Sq <= attention_decode.MAX_QUERIES):  # few queries: launch_fwd_rows's flash-decoding outputs
         return None
-    plan = _plan_for("bwd", q, v, None, is_causal, dropout_p, softcap, False, None)
+    plan = _plan_for("bwd", q, v, mask4d, is_causal, dropout_p, softcap, False, None)
+    ranges = bool(plan.constexprs["MASK_RANGES"])
+    if mask4d is not None and ranges != bool(
+            _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, None).constexprs["MASK_RANGES"]):
+        return None  # the backward would summarise the mask itself: left to the Python backward
+
+    def contiguous(shape, dtype):
+        return Phantom(shape, torch.empty(shape, device="meta").stride(), dtype)
+
     out, dout = (Phantom(q.shape, q.stride(), q.dtype) for _ in range(2))  # out: empty_like(q), launch_fwd's
-    lse = Phantom((B, Hq, Sq), (Hq * Sq, Sq, 1), torch.float32)
-    seed = Phantom((1,), (1,), torch.int64) if dropout_p > 0 else None
+    lse, delta = (contiguous((B, Hq, Sq), torch.float32) for _ in range(2))
+    seed = contiguous((1,), torch.int64) if dropout_p > 0 else None
+    rows = flags = cols = None
+    if mask4d is not None and ranges:
+        row_shape, col_shape, flag_shape = summary_layout(mask4d)
+        rows, cols, flags = (contiguous(shape, torch.int32) for shape in (row_shape, col_shape, flag_shape))
     dq, dk, dv = (Phantom(t.shape, t.stride(), t.dtype) for t in (q, k, v))
-    delta = Phantom((B, Hq, Sq), (Hq * Sq, Sq, 1), torch.float32)
-    order = [q, k, v, out, lse, *([seed] if seed is not None else []), dout, dq, dk, dv, delta]
+    saved = native_saved(q, k, v, mask4d, out, lse, seed, rows, flags)
+    order = [*saved, dout, dq, dk, dv, delta] + ([cols] if cols is not None else [])
     slots = {id(t): i for i, t in enumerate(order)}
     program = ext.Program()
     program.name = "AttentionBackward"
     program.dy_like = 3  # dO in out's strides and dtype
+    program.n_saved = len(saved)
     for like in (0, 1, 2):
         program.add_alloc(like, [], "float32", False)  # dq, dk, dv: empty_like(q), (k), (v)
     program.add_alloc(-1, [B, Hq, Sq], "float32", False)  # delta
-    for launcher, grid, meta, ptrs, ints, floats, constexprs, options in _bwd_launches(
-            dout, q, k, v, None, out, lse, dropout_p, scale, seed, softcap, plan, delta, dq, dk, dv, None, None,
-            None):
+    launches = _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softcap, plan, delta, dq, dk, dv,
+                             None, rows, cols)
+    if cols is not None:
+        program.add_alloc(-1, list(cols.shape), "int32", False)
+        launches.insert(0, cols_launch(mask4d, flags, rows, cols))  # as launch_bwd's _summaries makes them
+    for launcher, grid, meta, ptrs, ints, floats, constexprs, options in launches:
         if not program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots):
             return None
     program.outputs = [slots[id(dq)], slots[id(dk)], slots[id(dv)]]

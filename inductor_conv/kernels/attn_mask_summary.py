@@ -349,5 +349,20 @@ def summarise(mask4d: torch.Tensor, cols: bool, rows: torch.Tensor | None = None
     if not cols:
         return rows, None, flags
     col_sum = torch.empty(plan.col_shape, device=device, dtype=torch.int32)
-    _launch(_COLS, plan.cols, (flags, rows, col_sum))
+    launcher, *args, options = cols_launch(mask4d, flags, rows, col_sum)
+    launcher(*args, **options)
     return rows, col_sum, flags
+
+
+def summary_layout(mask4d: torch.Tensor) -> tuple[tuple, tuple, tuple]:
+    """The (rows, cols, flags) shapes summarise gives this mask (each a contiguous int32 buffer)."""
+    plan = _plan_for(mask4d)
+    return plan.row_shape, plan.col_shape, plan.flag_shape
+
+
+def cols_launch(mask4d: torch.Tensor, flags, rows, col_sum) -> tuple:
+    """The cols kernel's launch for this mask from its flags and rows, as the attention backward describes its own
+    launches: (launcher, grid, meta, ptrs, ints, floats, constexprs, options).  flags, rows and col_sum may be
+    Phantoms (kernels/native.py: the forward planning a native backward)."""
+    grid, meta, ints, constexprs, warps = _plan_for(mask4d).cols
+    return _COLS, grid, meta, (flags, rows, col_sum), ints, (), constexprs, dict(num_warps=warps)

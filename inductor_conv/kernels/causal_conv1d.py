@@ -459,6 +459,7 @@ def _native_program(ext, x, weight, bias, activation, deterministic, order_out=N
     program = ext.Program()
     program.name = "CausalConv1dBackward"
     program.dy_like = 0
+    program.n_saved = len(saved)
     program.add_alloc(0, [], "float32", False)  # dx: empty_like(x)
     program.add_alloc(1, [], "float32", False)  # dw: empty_like(weight)
     if bias is not None:

@@ -406,7 +406,8 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
         attn_mask = _aligned_rows(attn_mask, D)
         args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
         if needs_grad(q, k, v, attn_mask):
-            out = _native_attention(*args) if attn_mask is None else None
+            native = attn_mask is None or not attn_mask.requires_grad
+            out = _native_attention(*args) if native else None
             return out if out is not None else _eager_attention(*args)
         from inductor_conv.kernels.attention import launch_fwd
 
@@ -470,16 +471,18 @@ _eager_attention = raw_function_apply(_EagerAttention)
 def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
     """O with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the launches of
     _EagerAttention's backward, planned here on the calling thread; None where that path does not apply
-    (kernels/attention.py's native_backward), and then the Function runs.  Without a mask."""
-    from inductor_conv.kernels.attention import launch_fwd_rows, native_backward
+    (kernels/attention.py's native_backward), and then the Function runs.  attn_mask: None or one that needs no
+    gradient; it is saved with its summaries, as the Function saves them."""
+    from inductor_conv.kernels.attention import launch_fwd_rows, native_backward, native_saved
 
-    program = native_backward(q, k, v, dropout_p, is_causal, scale, softcap)
+    program = native_backward(q, k, v, attn_mask, dropout_p, is_causal, scale, softcap)
     if program is None:
         return None
     from inductor_conv.kernels.native import extension
 
-    out, lse, _, _ = launch_fwd_rows(q, k, v, None, dropout_p, is_causal, scale, seed, softcap)  # as planned
-    saved = [q, k, v, out.detach(), lse] + ([seed] if dropout_p > 0 else [])  # out detached: no reference cycle
+    out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
+    # out detached: no reference cycle through the node
+    saved = native_saved(q, k, v, attn_mask, out.detach(), lse, seed if dropout_p > 0 else None, rows, flags)
     extension().attach(out, [q, k, v], saved, program)
     return out
 

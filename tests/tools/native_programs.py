@@ -108,10 +108,15 @@ def conv_cases():
 
 def attention_cases():
     from inductor_conv.kernels import attention as ka
+    from inductor_conv.kernels.attn_mask_summary import summary_layout
 
-    for Hq, Hkv, D, p, causal, softcap, layout in ((4, 2, 64, 0.1, True, 0.0, "bhsd"),
-                                                  (4, 4, 128, 0.0, False, 30.0, "bshd"),
-                                                  (4, 2, 256, 0.1, True, 50.0, "bhsd")):  # Gemma 2's heads
+    for Hq, Hkv, D, p, causal, softcap, layout, mask in (
+            (4, 2, 64, 0.1, True, 0.0, "bhsd", None),
+            (4, 4, 128, 0.0, False, 30.0, "bshd", None),
+            (4, 2, 256, 0.1, True, 50.0, "bhsd", None),  # Gemma 2's heads
+            (4, 2, 64, 0.1, False, 0.0, "bhsd", "bool"),  # a (B, 1, S, S) causal mask tensor, summarised
+            (4, 4, 128, 0.0, False, 0.0, "bshd", "additive"),  # an HF padding mask (B, 1, 1, S), bf16
+            (4, 2, 256, 0.0, False, 50.0, "bhsd", "additive")):  # Gemma 2 with its mask as a tensor
         B, S = 2, 300
 
         def make(H):
@@ -121,17 +126,29 @@ def attention_cases():
 
         q, k, v = make(Hq), make(Hkv), make(Hkv)
         seed = torch.zeros(1, dtype=torch.int64) if p else None
+        mask4d = rows = flags = None
+        if mask == "bool":
+            mask4d = torch.ones(S, S, dtype=torch.bool).tril().expand(B, 1, S, S).expand(B, Hq, S, S)
+        elif mask == "additive":
+            mask4d = torch.zeros(B, 1, 1, S, dtype=torch.bfloat16)
+            mask4d[0, ..., :17] = torch.finfo(torch.bfloat16).min
+            mask4d = mask4d.expand(B, Hq, S, S)
         out, lse = torch.empty_like(q), torch.zeros(B, Hq, S)
         dout = torch.empty_like(q).normal_()
         order = []
-        program = ka._native_program(native.build(wait=True), q, k, v, p, causal, D ** -0.5, softcap, order_out=order)
-        recorded = record(lambda: ka.launch_bwd(dout, q, k, v, None, out, lse, p, causal, D ** -0.5, seed, False,
-                                                softcap))
-        # the Python path's out, lse, seed and dout stand where the node's saved tensors and dO stand
-        given = [out, lse, *([seed] if seed is not None else []), dout]
+        program = ka._native_program(native.build(wait=True), q, k, v, mask4d, p, causal, D ** -0.5, softcap,
+                                     order_out=order)
+        if mask4d is not None and program is not None and program.n_saved == 8 + (seed is not None):
+            row_shape, _, flag_shape = summary_layout(mask4d)  # the forward's summaries, which the backward reads
+            rows, flags = (torch.zeros(shape, dtype=torch.int32) for shape in (row_shape, flag_shape))
+        recorded = record(lambda: ka.launch_bwd(dout, q, k, v, mask4d, out, lse, p, causal, D ** -0.5, seed, False,
+                                                softcap, rows=rows, flags=flags))
+        # the Python path's out, lse, seed, mask, rows, flags and dout stand where the node's saved tensors and dO
+        # stand
+        given = [*ka.native_saved(q, k, v, mask4d, out, lse, seed, rows, flags)[3:], dout]
         order[3:3 + len(given)] = given
-        yield (f"attention {Hq}/{Hkv} D{D} p={p} causal={causal} softcap={softcap} {layout}", program, order, recorded,
-               [q, k, v, out, lse, dout] + ([seed] if seed is not None else []))
+        yield (f"attention {Hq}/{Hkv} D{D} p={p} causal={causal} softcap={softcap} {layout} mask={mask}", program,
+               order, recorded, [q, k, v, *given])
 
 
 def main():
@@ -140,7 +157,8 @@ def main():
     try:
         for name, program, order, recorded, inputs in [*conv_cases(), *attention_cases()]:
             problems = ["no Program"] if program is None else check(program, order, recorded, inputs)
-            print(json.dumps({"case": name, "problems": problems}), flush=True)
+            launches = 0 if program is None else len(program.launches())
+            print(json.dumps({"case": name, "problems": problems, "launches": launches}), flush=True)
     finally:
         JITFunction.warmup = saved
 

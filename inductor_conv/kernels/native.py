@@ -28,7 +28,17 @@ SLOT, I32, I64, F32, NULL = 0, 1, 2, 3, 4
 _INT_KINDS = {"i32": I32, "i64": I64, "fp32": F32}
 
 
-_NAME = "inductor_conv_native"
+def _extension_name() -> str:
+    """The extension's name, which names its build directory in torch's extension cache: one per torch version, so a
+    process of another torch (a venv beside this one, an upgrade) neither loads this build nor waits on its lock."""
+    import re
+
+    import torch
+
+    return "inductor_conv_native_" + re.sub(r"\W", "_", torch.__version__)
+
+
+_NAME = _extension_name()
 # torch's build lock (a file in the extension's build directory) is left behind by a process that exits while its
 # build thread is still running (the thread is a daemon: a short script does not wait for it); a later build waits on
 # such a lock forever, so one older than this many seconds is taken for stale and removed.

@@ -49,14 +49,14 @@ def test_program_node_mechanics(ext):
 @pytest.mark.xdist_group("native_extension")
 def test_programs_make_the_python_backwards_launches(ext):
     """Without a GPU: the conv's and the attention's Programs (channel-first and channel-last or (B, S, H, D) inputs,
-    with and without bias, both reduction modes, fp32 parameters with bf16 x, GQA with dropout, soft-capping, head
-    dims 64-256, bool and additive mask tensors with their summaries) launch what the Python backward launches,
-    parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
+    with and without bias, both reduction modes, fp32 parameters with bf16 x, seq_idx, GQA with dropout,
+    soft-capping, head dims 64-256, bool and additive mask tensors with their summaries) launch what the Python
+    backward launches, parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
     from tools.compile_sm90 import run_script
 
     lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
              if line.startswith("{")]
-    assert len(lines) == 10, lines
+    assert len(lines) == 11, lines
     for line in lines:
         assert line["problems"] == [], line
     # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
@@ -79,24 +79,34 @@ def _inputs(B, C, L, K, dtype, layout, bias, seed):
     return [t.requires_grad_() if t is not None else None for t in (x, w, b)]
 
 
-def _grads(native_on, monkeypatch, x, w, b, dy, activation):
+def _grads(native_on, monkeypatch, x, w, b, dy, activation, seq_idx=None):
     monkeypatch.setattr(inductor_conv.config, "native_backward", native_on)
     leaves = [t for t in (x, w, b) if t is not None]
-    y = inductor_conv.causal_conv1d(x, w, b, activation=activation)
+    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation=activation)
     return y, torch.autograd.grad(y, leaves, dy), y.grad_fn.name()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["bcl", "blc"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
-@pytest.mark.parametrize("bias,activation,K,deterministic", [
-    (True, "silu", 4, True), (False, None, 3, True), (True, "silu", 2, False)])
-def test_native_backward_equals_python_backward(ext, monkeypatch, layout, dtype, bias, activation, K, deterministic):
+@pytest.mark.parametrize("bias,activation,K,deterministic,packed", [
+    (True, "silu", 4, True, False), (False, None, 3, True, False), (True, "silu", 2, False, False),
+    (True, "silu", 4, True, True)])
+def test_native_backward_equals_python_backward(ext, monkeypatch, layout, dtype, bias, activation, K, deterministic,
+                                                packed):
+    """The conv's C++ node gives the Python backward's bits (deterministic) or its values to rounding (atomics), for
+    both layouts and dtypes, with and without bias, and for packed sequences (seq_idx with padding slots)."""
     monkeypatch.setattr(inductor_conv.config, "deterministic", deterministic)
     x, w, b = _inputs(2, 96, 300, K, dtype, layout, bias, seed=K)
+    seq_idx = None
+    if packed:  # documents of random lengths, the last 20 positions padding (-1)
+        cuts = torch.randint(1, 300, (2, 3)).sort(1).values
+        seq_idx = (torch.arange(300)[None, :, None] >= cuts[:, None, :]).sum(-1).to(torch.int32)
+        seq_idx[:, -20:] = -1
+        seq_idx = seq_idx.cuda()
     dy = torch.randn(x.shape, device="cuda", dtype=dtype)
-    y0, want, name0 = _grads(False, monkeypatch, x, w, b, dy, activation)
-    y1, got, name1 = _grads(True, monkeypatch, x, w, b, dy, activation)
+    y0, want, name0 = _grads(False, monkeypatch, x, w, b, dy, activation, seq_idx)
+    y1, got, name1 = _grads(True, monkeypatch, x, w, b, dy, activation, seq_idx)
     assert name0 == "_EagerCausalConv1dBackward" and name1 == "CausalConv1dBackward", (name0, name1)
     assert torch.equal(y0, y1)
     for i, (a, c) in enumerate(zip(want, got)):
@@ -127,11 +137,11 @@ def test_native_backward_takes_dy_in_any_strides(ext, monkeypatch, dy_kind):
 
 @pytest.mark.gpu
 def test_native_backward_leaves_other_calls_to_python(ext, monkeypatch):
-    """seq_idx, a misaligned x and a weight that is not contiguous take the Python backward."""
+    """initial_states, a misaligned x and a weight that is not contiguous take the Python backward."""
     monkeypatch.setattr(inductor_conv.config, "native_backward", True)
     x, w, b = _inputs(2, 64, 128, 4, torch.bfloat16, "bcl", True, seed=7)
-    seq_idx = torch.zeros(2, 128, dtype=torch.int32, device="cuda")
-    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation="silu")
+    init = torch.randn(2, 64, 3, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    y = inductor_conv.causal_conv1d(x, w, b, initial_states=init, activation="silu")
     assert y.grad_fn.name() == "_EagerCausalConv1dBackward"
     base = torch.randn(2 * 64 * 128 + 1, device="cuda", dtype=torch.bfloat16)
     x_odd = base[1:].view(2, 64, 128).requires_grad_()

@@ -88,22 +88,27 @@ def check(program, order, recorded, inputs) -> list[str]:
 def conv_cases():
     from inductor_conv.kernels import causal_conv1d as kc
 
-    for layout, bias, deterministic, dtype, w_dtype, K in (
-            ("bcl", True, True, torch.bfloat16, torch.bfloat16, 4),
-            ("blc", False, True, torch.float32, torch.float32, 3),
-            ("blc", True, False, torch.bfloat16, torch.bfloat16, 4),
-            ("bcl", True, True, torch.bfloat16, torch.float32, 2)):  # fp32 parameters with bf16 x, as Dao's op allows
+    for layout, bias, deterministic, dtype, w_dtype, K, packed in (
+            ("bcl", True, True, torch.bfloat16, torch.bfloat16, 4, False),
+            ("blc", False, True, torch.float32, torch.float32, 3, False),
+            ("blc", True, False, torch.bfloat16, torch.bfloat16, 4, False),
+            ("bcl", True, True, torch.bfloat16, torch.float32, 2, False),  # fp32 parameters with bf16 x (Dao's op)
+            ("blc", True, True, torch.bfloat16, torch.bfloat16, 4, True)):  # packed sequences (seq_idx)
         B, C, L = 2, 96, 300
         x = torch.randn(B, L, C, dtype=dtype).transpose(1, 2) if layout == "blc" else torch.randn(B, C, L, dtype=dtype)
         w, b = torch.randn(C, K, dtype=w_dtype), torch.randn(C, dtype=w_dtype) if bias else None
+        seq_idx = None
+        if packed:  # documents of 70 tokens, then padding (-1)
+            seq_idx = torch.arange(L, dtype=torch.int32).div(70, rounding_mode="floor").expand(B, L).contiguous()
+            seq_idx[:, -20:] = -1
         dy = torch.empty_like(x).normal_()
         order = []
-        program = kc._native_program(native.build(wait=True), x, w, b, "silu", deterministic, order_out=order)
-        recorded = record(lambda: kc.launch_bwd(x, w, b, None, None, dy, "silu", deterministic))
-        n_saved = 2 if b is None else 3
-        order[n_saved] = dy  # the dy the Python path is given stands where the node's dy stands
-        name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype}"
-        yield name, program, order, recorded, [x, w, b, dy]
+        program = kc._native_program(native.build(wait=True), x, w, b, seq_idx, "silu", deterministic,
+                                     order_out=order)
+        recorded = record(lambda: kc.launch_bwd(x, w, b, seq_idx, None, dy, "silu", deterministic))
+        order[len(kc.native_saved(x, w, b, seq_idx))] = dy  # the dy the Python path is given stands for the node's
+        name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype} packed={packed}"
+        yield name, program, order, recorded, [x, w, b, seq_idx, dy]
 
 
 def attention_cases():

@@ -211,7 +211,10 @@ def _attention_mask(kind, B, S, g):
 def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, Hq, Hkv, S, D, kwargs, layout):
     """Attention without a mask or with one that needs no gradient: the C++ node's gradients are the Python
     backward's bits (GQA, dropout replayed from the same seed, soft-capping, bool and additive masks with and without
-    their summaries, q / k / v as (B, H, S, D) or the (B, S, H, D) view); the output is the same."""
+    their summaries, q / k / v as (B, H, S, D) or the (B, S, H, D) view) for a dO in O's layout; the output is the
+    same.  A dO in other strides the node copies into O's layout first, where the Python backward reads it as it
+    is: kernels specialised for other strides, whose sums may round differently (an ulp of dq on the H100), so
+    those gradients agree to rounding."""
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # p 0 without a cap: our kernels, not cuDNN's
     g = torch.Generator().manual_seed(S)
 
@@ -225,13 +228,19 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
     mask = _attention_mask(kwargs.pop("mask", None), B, S, g)
     if mask is not None:
         kwargs["attn_mask"] = mask
-    do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16).transpose(-1, -2).contiguous().transpose(-1, -2)
+    do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16)
+    do = torch.empty_like(q).copy_(do)  # O's layout: O is empty_like(q)
     o0, want, name0 = _attention_grads(False, monkeypatch, q, k, v, do, **kwargs)
     o1, got, name1 = _attention_grads(True, monkeypatch, q, k, v, do, **kwargs)
     assert name0 == "_EagerAttentionBackward" and name1 == "AttentionBackward", (name0, name1)
     assert torch.equal(o0, o1)
     for name, a, c in zip(("dq", "dk", "dv"), want, got):
         assert torch.equal(a, c), f"{name}: max diff {(a.double() - c.double()).abs().max().item()}"
+    strided = do.transpose(-1, -2).contiguous().transpose(-1, -2)  # the head dim strided: copied by the node
+    _, want, _ = _attention_grads(False, monkeypatch, q, k, v, strided, **kwargs)
+    _, got, _ = _attention_grads(True, monkeypatch, q, k, v, strided, **kwargs)
+    for a, c in zip(want, got):
+        torch.testing.assert_close(c, a, rtol=1.6e-2, atol=1e-3)
 
 
 @pytest.mark.gpu

@@ -56,15 +56,19 @@ attention_mask_ranges: bool = True
 # lowerings/attention.py); False calls the summary op as a fallback kernel (the same kernels behind a custom-op
 # dispatch).
 attention_summary_in_graph: bool = True
-# The eager ops' backward (the conv op's; the attention op's, without a mask or with one that needs no gradient) as
-# a C++ autograd node that launches the same Triton kernels with the same arguments without Python (Note [native
+# The eager ops' backward (the conv op's without initial states; the attention op's unless its mask needs a gradient)
+# as a C++ autograd node that launches the same Triton kernels with the same arguments without Python (Note [native
 # backward] in inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it
-# costs several times its own time (docs/benchmarks.md, host time by phase).  The extension builds in the background on first use
-# (a C++ compiler and ninja are needed); until it is ready, or where it cannot be built, the Python backward runs.
-# The node plans its backward when the forward runs, so it reads ``deterministic`` then (the Python backward reads it
-# when it runs).  Off by default: its Programs are checked against the Python backward's launches without a GPU
-# (tests/tools/native_programs.py), but it has not yet run on one (tests/test_native_backward.py's GPU tests).
-native_backward: bool = False
+# costs several times its own time (docs/benchmarks.md, host time by phase).  H100, forward+backward wall ms, Python
+# backward -> this node (SDPA): attention causal p 0.1 B1 H8 S256 D64 0.728 -> 0.663 (0.461), B8 H16 S1024 D64
+# 0.408 -> 0.315 (0.582); conv + SiLU B1 C2048 L256 0.654 -> 0.340, B16 C1536 L1024 0.877 -> 0.171
+# (benchmarks/overhead.py).  The extension builds in the background on the first GPU call (a C++ compiler and ninja
+# are needed, ~30-60 s of one core, once per torch version: torch's extension cache keeps it); until it is ready, or
+# where it cannot be built, the Python backward runs.  The gradients are the Python backward's bits, except that a
+# dO not in O's layout is copied into it first, where the Python backward reads it as it is (kernels specialised for
+# other strides may round a sum differently).  The node plans its backward when the forward runs, so it reads
+# ``deterministic`` then (the Python backward reads it when it runs).  False: the Python backward everywhere.
+native_backward: bool = True
 
 # Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249
 # keys): the compiled templates read it from a copy with rows padded to it, or lay out a mask the graph computes that

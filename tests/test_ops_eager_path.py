@@ -16,6 +16,13 @@ from inductor_conv.ops import eager
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
+@pytest.fixture(autouse=True)
+def python_backward(monkeypatch):
+    """These tests are about the Python Functions and their launchers: on a GPU the C++ backward node (Note [native
+    backward], tests/test_native_backward.py) would take their backward, once its extension is built."""
+    monkeypatch.setattr(inductor_conv.config, "native_backward", False)
+
+
 def _attention_inputs(device, dtype=torch.bfloat16, gqa=False, mask=False, seq=21):
     B, Hq, Hkv, S, D = 1, 2, 1 if gqa else 2, seq, 16
     q = torch.randn(B, Hq, S, D, device=device, dtype=dtype, requires_grad=True)

@@ -603,8 +603,10 @@ def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
     if not q.is_cuda:
         return None
     mask_key = None if mask4d is None else (mask4d.shape, mask4d.stride(), mask4d.dtype)
+    # the switches _plan_for reads: a Program planned under others would not match the forward launch_fwd_rows runs
+    switches = (_config.attention_fast_tanh, _config.attention_mask_ranges, _config.attention_split_head_dim)
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, mask_key, dropout_p, is_causal,
-           scale, softcap, q.device.index)
+           scale, softcap, q.device.index, switches)
     return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v, mask4d), q, k, v, mask4d,
                                  dropout_p, is_causal, scale, softcap)
 

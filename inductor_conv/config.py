@@ -62,12 +62,13 @@ attention_summary_in_graph: bool = True
 # costs several times its own time (docs/benchmarks.md, host time by phase).  H100, forward+backward wall ms, Python
 # backward -> this node (SDPA): attention causal p 0.1 B1 H8 S256 D64 0.728 -> 0.663 (0.461), B8 H16 S1024 D64
 # 0.408 -> 0.315 (0.582); conv + SiLU B1 C2048 L256 0.654 -> 0.340, B16 C1536 L1024 0.877 -> 0.171
-# (benchmarks/overhead.py).  The extension builds in the background on the first GPU call (a C++ compiler and ninja
-# are needed, ~30-60 s of one core, once per torch version: torch's extension cache keeps it); until it is ready, or
-# where it cannot be built, the Python backward runs.  The gradients are the Python backward's bits, except that a
-# dO not in O's layout is copied into it first, where the Python backward reads it as it is (kernels specialised for
-# other strides may round a sum differently).  The node plans its backward when the forward runs, so it reads
-# ``deterministic`` then (the Python backward reads it when it runs).  False: the Python backward everywhere.
+# (benchmarks/overhead.py).  The extension builds in the background on the first GPU call (a C++ compiler and ninja,
+# a dependency, are needed; ~30-60 s of one core, once per torch version: torch's extension cache keeps it); until it
+# is ready, or where it cannot be built, the Python backward runs.  The gradients are the Python backward's bits,
+# except that a dO not in O's layout is copied into it first, where the Python backward reads it as it is (kernels
+# specialised for other strides may round a sum differently).  The node plans its backward when the forward runs, so
+# it reads ``deterministic`` then (the Python backward reads it when it runs).  False: the Python backward
+# everywhere.
 native_backward: bool = True
 
 # Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249

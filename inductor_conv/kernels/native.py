@@ -1,9 +1,9 @@
 """The eager ops' backward launched from C++ (Note [native backward] in inductor_conv/csrc/backward_node.cpp).
 
 The C++ extension is built with torch.utils.cpp_extension the first time an eager op's forward asks for it on a GPU,
-in a background thread (a C++ compiler and ninja are needed; ~30 s once, then loaded from torch's extension cache in
-later processes), and used from the first call after it is ready; until then, and wherever it cannot be built, the
-Python backward runs.  ``extension(wait=True)`` blocks until the build has finished (tests, benchmarks).
+in a background thread (a C++ compiler and ninja, a dependency, are needed; ~30 s once per torch version, then loaded
+from torch's extension cache in later processes), and used from the first call after it is ready; until then, and
+wherever it cannot be built, the Python backward runs.  ``extension(wait=True)`` blocks until the build has finished (tests, benchmarks).
 
 ``program_launch`` turns one launch the Python path would make (FastLaunch's arguments) into a launch of a Program:
 the kernel Triton compiled for those arguments (asked of Triton with ``warmup``, which compiles or finds it without

@@ -73,7 +73,8 @@ want distributed && TAIL=30 step distributed "${DISTRIBUTED_LIMIT:-180}" torchru
 want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
 # The eager ops' C++ backward node (Note [native backward]; not in the default list): its GPU tests, then the host
 # time of both eager ops by phase and with the node on and off.
-want native && TAIL=40 step native "${NATIVE_LIMIT:-240}" bash -c "python3 -m pytest -q -p no:cacheprovider \
+# (The tests took 225 s in one process on an H100, most of it compiling kernels: four workers.)
+want native && TAIL=40 step native "${NATIVE_LIMIT:-420}" bash -c "python3 -m pytest -q -p no:cacheprovider -n 4 \
   tests/test_native_backward.py; python3 benchmarks/diagnostics/host_phases.py"
 # The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.

@@ -592,11 +592,10 @@ _NATIVE_PROGRAMS: dict = {}
 def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
     """The Program of the backward launch_bwd would run, for the C++ node (kernels/native.py), planned before the
     forward runs; None where that path does not apply: not on a GPU, the extension not built (yet), empty inputs,
-    q, k or v not dense or not 16-byte aligned (the mask too), a value head dim of its own, few queries, a mask the
-    forward and the backward would not both summarise (or both not).  mask4d: the mask expanded to [B, Hq, Sq, Sk]
-    (as launch_fwd_rows takes it), one that needs no gradient.  Slots: q, k, v, out, lse (, seed) (, the mask (, its
-    rows summary and flags, which launch_fwd_rows returns)), then dO (given out's strides and dtype by the node), then
-    dq, dk, dv, Δ (, the cols summary).  The forward's out is empty_like(q), so it has q's strides (q dense), and its
+    q, k or v not dense or not 16-byte aligned (the mask too), a value head dim of its own, few queries.  mask4d:
+    the mask expanded to [B, Hq, Sq, Sk] (as launch_fwd_rows takes it), one that needs no gradient.  Slots: q, k, v,
+    out, lse (, seed) (, the mask (, its rows summary and flags, which launch_fwd_rows returns)), then dO (given
+    out's strides and dtype by the node), then dq, dk, dv, Δ (, the cols summary).  The forward's out is empty_like(q), so it has q's strides (q dense), and its
     lse, rows and flags are fresh contiguous buffers: the Program plans them so."""
     from inductor_conv.kernels import native
 
@@ -628,10 +627,9 @@ def _native_program(ext, q, k, v, mask4d, dropout_p, is_causal, scale, softcap, 
             or Sq <= attention_decode.MAX_QUERIES):  # few queries: launch_fwd_rows's flash-decoding outputs
         return None
     plan = _plan_for("bwd", q, v, mask4d, is_causal, dropout_p, softcap, False, None)
+    # the forward's plan summarises the mask exactly when this one does (_Plan: MASK_RANGES follows the switch, the
+    # mask's dtype and the lengths alone), so launch_fwd_rows returns the rows and flags the slots below expect
     ranges = bool(plan.constexprs["MASK_RANGES"])
-    if mask4d is not None and ranges != bool(
-            _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, None).constexprs["MASK_RANGES"]):
-        return None  # the backward would summarise the mask itself: left to the Python backward
 
     def contiguous(shape, dtype):
         return Phantom(shape, torch.empty(shape, device="meta").stride(), dtype)

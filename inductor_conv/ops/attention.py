@@ -482,7 +482,7 @@ def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, sof
 
     out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
     # out detached: no reference cycle through the node
-    saved = native_saved(q, k, v, attn_mask, out.detach(), lse, seed if dropout_p > 0 else None, rows, flags)
+    saved = native_saved(q, k, v, attn_mask, out.detach(), lse, seed, rows, flags)  # seed: None without dropout
     extension().attach(out, [q, k, v], saved, program)
     return out
 

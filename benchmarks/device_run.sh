@@ -4,7 +4,7 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist, execnet and ninja wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles and native when named. Every step's
+# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles, native and gap when named. Every step's
 # output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it
 # to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
@@ -76,6 +76,11 @@ want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
 # (The tests took 225 s in one process on an H100, most of it compiling kernels: four workers.)
 want native && TAIL=40 step native "${NATIVE_LIMIT:-420}" bash -c "python3 -m pytest -q -p no:cacheprovider -n 4 \
   tests/test_native_backward.py; python3 benchmarks/diagnostics/host_phases.py"
+# Where the eager ops' host and wall time go at overhead.py's tiny shapes (not in the default list): the wall / host
+# comparison with the CUDA calls of one call, the phases of one call, cProfile's top functions.
+want gap && TAIL=80 step gap "${GAP_LIMIT:-300}" bash -c "python3 benchmarks/diagnostics/wall_gap.py; \
+  python3 benchmarks/diagnostics/host_phases.py; python3 benchmarks/overhead.py --cases 0 --impls ours-op,sdpa \
+  --dropout 0.1 --profile"
 # The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
 want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \

@@ -9,7 +9,8 @@ that produced it: every node gets a symbolic value or none, where (i, j) are the
 - ``Lin(ci, cj, c)``: the integer ``ci·i + cj·j + c`` (``iota``/``arange``, ``unsqueeze``, ``+``/``-``);
 - ``Tri(d, lower, upper)``: ``lower`` where ``j - i <= d``, else ``upper`` (a comparison of ``j - i`` with an int,
   ``tril``/``triu``, and any deterministic pointwise op of Tri/Const values, evaluated on the two 0-d values with
-  the op itself, so dtype promotion and casts are exact).
+  the op itself, so dtype promotion and casts are exact); a Tri whose diagonal misses the node's (i, j) range is the
+  Const it is over that range (``_within_shape``: a sliding window no shorter than the sequence).
 
 Shape ops keep a value only where they keep its indices: view/expand/clone must keep each last-two size the value
 depends on, slices of the last two dims must start at 0 with step 1 (``[:Sq, :Sk]``), and a pointwise operand must
@@ -229,6 +230,22 @@ def _pointwise(node, vals):
     return Tri(diagonals.pop(), lower, upper) if diagonals else Const(lower)
 
 
+def _within_shape(node, value):
+    """A Tri whose diagonal lies outside the node's own (i, j) range as the Const it is there: j - i takes the values
+    1 - rows .. cols - 1, so d >= cols - 1 leaves every element below the diagonal and d <= -rows every element above
+    it.  HF's sliding-window mask ``(j <= i) & (j > i - W)`` with a window W no shorter than the rows is the causal
+    mask: its second factor is all True, and the & of the two is then a Tri again."""
+    out = _meta(node)
+    if not isinstance(value, Tri) or out.dim() < 2:
+        return value
+    rows, cols = out.shape[-2:]
+    if statically_known_true(value.d >= cols - 1):
+        return Const(value.lower)
+    if statically_known_true(value.d <= -rows):
+        return Const(value.upper)
+    return value
+
+
 def abstract_values(graph: torch.fx.Graph) -> dict:
     """node -> Const/Lin/Tri for every node whose value is known from constants alone (see module docstring)."""
     vals: dict = {}
@@ -238,7 +255,7 @@ def abstract_values(graph: torch.fx.Graph) -> dict:
         for rule in (_leaf, _index, _shape_op, _compare_lin, _arith, _triangle, _pointwise):
             value = rule(node) if rule in (_leaf, _index) else rule(node, vals)
             if value is not None:
-                vals[node] = value
+                vals[node] = _within_shape(node, value)
                 break
     return vals
 

@@ -166,6 +166,12 @@ def test_mask_kept(model, torch_fallback):
 # ---------------------------------------------------------------------------------------------------------------
 # The abstract values on small traced graphs (no compile): each fact separately
 # ---------------------------------------------------------------------------------------------------------------
+def _sliding(rows, window):
+    """HF's sliding-window causal mask (masking_utils: the causal mask and ``kv_idx > q_idx - window``)."""
+    q_idx, kv_idx = torch.arange(rows)[:, None], torch.arange(rows)[None, :]
+    return (kv_idx <= q_idx) & (kv_idx > q_idx - window)
+
+
 def _mask_value(build):
     """Trace ``build()`` (a mask from constants) decomposed like Inductor's joint graph; its output's value."""
     from torch._decomp import core_aten_decompositions
@@ -185,6 +191,9 @@ def _mask_value(build):
     (lambda: torch.tril(torch.ones(S, S)).view(1, 1, S, S) != 0, 0),
     (lambda: torch.ones_like(torch.empty(S, S), dtype=torch.bool).tril().unsqueeze(0).expand(3, S, S), 0),
     (lambda: torch.ones(S + 4, S + 4, dtype=torch.bool).tril()[None, None, :S, :S + 2], 0),
+    (lambda: _sliding(S, S), 0),  # a window no shorter than the rows: HF's sliding mask is the causal one
+    (lambda: _sliding(S, 4 * S), 0),
+    (lambda: _sliding(S, S)[:, : S - 2], 0),  # fewer keys than rows
 ])
 def test_bool_masks_are_triangles(build, d):
     value, _ = _mask_value(build)
@@ -200,7 +209,45 @@ def test_bool_masks_are_triangles(build, d):
     lambda: torch.ones(S, S, dtype=torch.bool).tril()[:1] & torch.ones(S, S, dtype=torch.bool),  # row 0, broadcast
     lambda: (torch.arange(1)[None, :] <= torch.arange(S)[:, None]).expand(S, S),  # one key index, broadcast
     lambda: torch.ones(2, S, S, dtype=torch.bool).tril().view(S, 2, S),  # a view that moves the row index
+    lambda: _sliding(S, S - 1),  # the last row's window misses key 0: a band
+    lambda: _sliding(S + 4, S + 1)[:S, :S],  # proven on the whole 12 x 12 mask only: a band there, whatever its slice
+    lambda: torch.arange(S)[None, :] > torch.arange(S)[:, None] - S,  # all True, but not causal
 ])
 def test_other_masks_are_not_proven_causal(build):
     value, _ = _mask_value(build)
     assert not (isinstance(value, Tri) and value.d == 0 and bool(value.lower) and not bool(value.upper))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A model: HF Gemma 2 compiled whole, so its masks are built in the graph
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("window, causal_layers", [(16, 2), (8, 1)], ids=["window=length", "window<length"])
+def test_gemma2_sliding_window_covering_the_sequence_is_causal(window, causal_layers, torch_fallback):
+    """HF Gemma 2 (a sliding-window layer, then a full one) on 16 tokens: with a window of 16 the sliding layer's
+    mask is the causal one, and both layers run is_causal; with 8 the sliding layer keeps its mask.  Logits and
+    gradients against the same model in float64 eager."""
+    pytest.importorskip("transformers")
+    from hf_models import _causal_lm
+
+    torch.manual_seed(0)
+    model = _causal_lm("gemma2", num_key_value_heads=2, head_dim=16, num_hidden_layers=2, sliding_window=window,
+                       attn_logit_softcapping=1.0, query_pre_attn_scalar=16)
+    ids = torch.randint(0, model.config.vocab_size, (2, 16))
+
+    def loss(m):
+        return m(input_ids=ids).logits.square().mean()
+
+    out, counters, graphs = compile_and_run(loss, model, fullgraph=False)
+    flags = [f for g in graphs for f in _causal_flags(g)]
+    assert counters["attention"] == 2 and len(flags) == 4
+    assert sum(causal for op, _, causal in flags if op == "attention_fwd") == causal_layers
+    assert all(has_mask != causal for _, has_mask, causal in flags)
+    out.backward()
+    ref_model = _causal_lm("gemma2", num_key_value_heads=2, head_dim=16, num_hidden_layers=2, sliding_window=window,
+                           attn_logit_softcapping=1.0, query_pre_attn_scalar=16).double()
+    ref_model.load_state_dict(model.state_dict())
+    ref = loss(ref_model)
+    ref.backward()
+    torch.testing.assert_close(out.double(), ref, atol=1e-6, rtol=1e-5)
+    for (name, p), r in zip(model.named_parameters(), ref_model.parameters()):
+        torch.testing.assert_close(p.grad.double(), r.grad, atol=1e-6, rtol=1e-4, msg=name)

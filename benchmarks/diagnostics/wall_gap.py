@@ -1,0 +1,150 @@
+"""Why a host-bound eager call's wall time can differ from its host time, at overhead.py's tiny shapes.
+
+    python benchmarks/diagnostics/wall_gap.py [--calls 200]
+
+overhead.py reports do_bench's wall (CUDA events around each call, L2 flushed before it) beside the host time of
+back-to-back calls.  For a call whose GPU work is far shorter than its host work both should agree within the flush's
+length; where the wall is longer, something in the call waits for the GPU or issues work the host time does not see.
+For the eager ops and SDPA (bf16, forward + ``torch.autograd.grad``) this prints, in ms per call:
+  host        back-to-back calls, no synchronisation (overhead.py's host column)
+  loop        N back-to-back calls between two synchronisations: what a training loop's clock shows
+  events      CUDA events around each call, back to back, no flush (median)
+  do_bench    overhead.py's wall column (median, L2 flushed)
+  latency     one call between two synchronisations (median)
+then the CUDA runtime and driver calls one forward+backward makes (torch.profiler, counts per call), which shows a
+synchronisation, a copy to the host or an allocation from the driver where there is one.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import inductor_conv  # noqa: E402
+from inductor_conv.ops import attention as ops_attention  # noqa: E402
+
+from common import bench  # noqa: E402
+from overhead import host_ms  # noqa: E402
+
+
+def loop_ms(fn, calls):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e3
+
+
+def events_ms(fn, calls):
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+    torch.cuda.synchronize()
+    for a, b in pairs:
+        a.record()
+        fn()
+        b.record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) for a, b in pairs)
+
+
+def latency_ms(fn, calls):
+    times = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def runtime_calls(fn, calls=5):
+    """{CUDA runtime / driver call name: count per call} over `calls` calls, from torch.profiler's CPU events."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    counts = {}
+    for e in prof.events():
+        if e.name.startswith(("cuda", "cu")) and e.device_type == torch.autograd.DeviceType.CPU:
+            counts[e.name] = counts.get(e.name, 0) + 1
+    return {k: v / calls for k, v in sorted(counts.items())}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    from inductor_conv.kernels.native import build
+
+    build(wait=True)
+    q, k, v = (torch.randn(1, 8, 256, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    do = torch.randn_like(q)
+    x = torch.randn(1, 2048, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.randn(2048, 4, device="cuda", dtype=torch.bfloat16) / 4).requires_grad_()
+    b = torch.randn(2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn_like(x)
+    fixed_seed = torch.randint(0, 2**31, (1,), device="cuda", dtype=torch.int64)
+
+    def ours():
+        torch.autograd.grad(inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=True), (q, k, v), do)
+
+    def ours_fixed_seed():  # the op without its seed's torch.randint launch
+        real = ops_attention.dropout_seed
+        ops_attention.dropout_seed = lambda p, device: fixed_seed
+        try:
+            ours()
+        finally:
+            ops_attention.dropout_seed = real
+
+    def sdpa():
+        torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True), (q, k, v), do)
+
+    def sdpa_p0():
+        torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), do)
+
+    def conv():
+        torch.autograd.grad(inductor_conv.causal_conv1d(x, w, b, activation="silu"), (x, w, b), dy)
+
+    def ours_python():
+        with_config(ours, native_backward=False)
+
+    def with_config(fn, **settings):
+        saved = {n: getattr(inductor_conv.config, n) for n in settings}
+        for n, val in settings.items():
+            setattr(inductor_conv.config, n, val)
+        try:
+            fn()
+        finally:
+            for n, val in saved.items():
+                setattr(inductor_conv.config, n, val)
+
+    rows = [("attention p0.1, ours (C++ node)", ours), ("attention p0.1, ours, fixed seed", ours_fixed_seed),
+            ("attention p0.1, ours, Python backward", ours_python), ("attention p0.1, SDPA", sdpa),
+            ("attention p0, SDPA", sdpa_p0), ("conv + SiLU, ours (C++ node)", conv)]
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per forward+backward\n")
+    print("| call | host | loop | events | do_bench | latency |\n|---|---|---|---|---|---|", flush=True)
+    for _ in range(2):  # two interleaved rounds: the lent machine's host clock drifts
+        for name, fn in rows:
+            for _ in range(5):
+                fn()
+            cols = (host_ms(fn), loop_ms(fn, args.calls), events_ms(fn, args.calls), bench(fn),
+                    latency_ms(fn, args.calls // 4))
+            print(f"| {name} | " + " | ".join(f"{c:.3f}" for c in cols) + " |", flush=True)
+    print()
+    for name, fn in rows:
+        print(f"{name}: {runtime_calls(fn)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -142,6 +142,19 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
 
 
+def eager_dropout_seed(manual_seed: int, device) -> torch.Tensor:
+    """The dropout seed the eager op's fast path uses right after ``torch.manual_seed(manual_seed)``: drawn on the
+    host from the CUDA generator (Note [host dropout seed] in kernels/attention.py), torch.randint's first number
+    elsewhere (ops/attention.py's dropout_seed, also the custom op's and the compiled graphs' draw)."""
+    from inductor_conv.ops.attention import _SEED_HIGH, host_dropout_seed
+
+    torch.manual_seed(manual_seed)
+    value = host_dropout_seed(torch.device(device))
+    if value is None:
+        return torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device)
+    return torch.tensor([value], dtype=torch.int64, device=device)
+
+
 def compiled_fullgraph(fn):
     """fn under torch.compile(fullgraph=True) with Inductor, Dynamo's caches reset first (a public op called inside
     a compiled graph, without our passes)."""

@@ -43,7 +43,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import node_below_views
+from helpers import eager_dropout_seed, node_below_views
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import inductor_conv
@@ -101,10 +101,8 @@ def _slack(ref: torch.Tensor) -> float:
 
 
 def _op_seed(manual_seed: int, device) -> torch.Tensor:
-    """The dropout seed the op draws right after ``torch.manual_seed(manual_seed)`` (ops/attention.py ``_attention``:
-    its first random number, in [0, 2**31 - 1))."""
-    torch.manual_seed(manual_seed)
-    return torch.randint(0, 2**31 - 1, (1,), dtype=torch.int64, device=device)
+    """The dropout seed the op draws right after ``torch.manual_seed(manual_seed)`` (Note [host dropout seed])."""
+    return eager_dropout_seed(manual_seed, device)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])

@@ -414,6 +414,31 @@ def test_dropout_same_seed_bit_identical():
     assert not torch.equal(a[0], c)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_host_seed_is_written_for_the_backward(causal):
+    """Note [host dropout seed]: a forward given the seed as a value (SEED_ARG) drops what a forward reading the same
+    value from the seed tensor drops, bit for bit, writes the value into the tensor it is given, and the backward
+    reading that tensor matches float64 with that mask."""
+    from inductor_conv.kernels.attention import launch_bwd, launch_fwd
+
+    B, Hq, Hkv, Sq, Sk, D, p = 2, 4, 2, 21, 37, 16, 0.3
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D, seed=8)
+    value = (1 << 61) | 0x1234_5678_9ABC_DEF
+    scale = D ** -0.5
+    ref_out, _ = launch_fwd(q, k, v, None, p, causal, scale, _seed(value))
+    seed = torch.full((1,), -1, dtype=torch.int64, device=DEVICE)
+    out, lse = launch_fwd(q, k, v, None, p, causal, scale, seed, seed_value=value)
+    assert seed.item() == value
+    assert torch.equal(out, ref_out)
+    do = _randn(*out.shape, seed=9)
+    grads = launch_bwd(do, q, k, v, None, out, lse, p, causal, scale, seed, False)[:3]
+    keep = dropout_keep_mask(_seed(value), B, Hq, Sq, Sk, p)
+    ref_out, ref_grads = _reference(q, k, v, do, causal=causal, keep=keep, p=p)
+    _assert_close(out, ref_out, name="out", **FP32_TOL)
+    for name, g, r in zip(("dq", "dk", "dv"), grads, ref_grads):
+        _assert_close(g, r, name=name, **FP32_TOL)
+
+
 @pytest.mark.gpu
 def test_backward_deterministic():
     """GPU only: the interpreter runs programs one after another, so there any reduction order is bit-identical."""

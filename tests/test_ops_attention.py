@@ -308,6 +308,82 @@ def test_dropout_reproduces_under_manual_seed():
     assert not torch.allclose(a, plain)
 
 
+def test_host_dropout_seed_follows_the_generator_state(monkeypatch):
+    """Note [host dropout seed]: the value is a function of the CUDA generator's (seed, offset), which it advances by
+    4, so a restored state (manual_seed, set_rng_state, activation checkpointing) gives it again; a CUDA graph under
+    capture gets None (the op then draws on the device).  A stand-in generator, so it runs without a GPU."""
+    from inductor_conv.ops import attention as ops_attention
+
+    class Generator:
+        def __init__(self):
+            self.seed, self.offset = 3, 0
+
+        def initial_seed(self):
+            return self.seed
+
+        def get_offset(self):
+            return self.offset
+
+        def set_offset(self, offset):
+            self.offset = offset
+
+    gen, capturing = Generator(), [False]
+    monkeypatch.setattr(torch.cuda, "default_generators", (gen,), raising=False)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setitem(ops_attention._HOST_SEED, "ok", True)
+    device = torch.device("cuda", 0)
+    first, second = (ops_attention.host_dropout_seed(device) for _ in range(2))
+    assert gen.offset == 8 and first != second
+    assert all((1 << 61) <= s < (1 << 62) for s in (first, second))  # an int64 argument, one kernel for every seed
+    gen.offset = 0
+    assert ops_attention.host_dropout_seed(device) == first
+    gen.seed, gen.offset = 4, 0
+    assert ops_attention.host_dropout_seed(device) not in (first, second)
+    capturing[0] = True
+    assert ops_attention.host_dropout_seed(device) is None and gen.offset == 4
+    assert ops_attention.host_dropout_seed(torch.device("cpu")) is None
+
+
+@pytest.mark.gpu
+def test_host_dropout_seed_under_checkpointing_and_cuda_graphs():
+    """On a GPU: activation checkpointing replays the op's forward with the RNG state restored, so the recomputed
+    dropout mask, and every gradient, is the one of the plain call; under CUDA graph capture the seed is drawn on the
+    device, so each replay drops other elements."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    q, k, v = (t.cuda().to(torch.bfloat16).requires_grad_() for t in _qkv(Sq=64, Sk=64))
+    do = torch.randn(2, 4, 64, 16, device="cuda", dtype=torch.bfloat16)
+
+    def f(q, k, v):
+        return inductor_conv.attention(q, k, v, dropout_p=0.3, is_causal=True, enable_gqa=True)
+
+    torch.manual_seed(1)
+    out = f(q, k, v)
+    grads = torch.autograd.grad(out, (q, k, v), do)
+    torch.manual_seed(1)
+    out_ckpt = checkpoint(f, q, k, v, use_reentrant=False)
+    assert torch.equal(out, out_ckpt)
+    for a, b in zip(grads, torch.autograd.grad(out_ckpt, (q, k, v), do)):
+        assert torch.equal(a, b)
+    torch.manual_seed(2)
+    assert not torch.equal(out, f(q, k, v))
+
+    static = [t.detach() for t in (q, k, v)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        f(*static)  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = f(*static)
+    graph.replay()
+    first = captured.clone()
+    graph.replay()
+    assert not torch.equal(first, captured)
+
+
 def test_dropout_fallback_and_kernels_drop_the_same_elements():
     """float64 runs the torch fallback, float32 the Triton kernels (interpreter or GPU); under the same
     torch.manual_seed they draw the same seed and, bit-identical masks, give the same output and gradients."""

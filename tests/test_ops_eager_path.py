@@ -7,7 +7,7 @@ import functools
 
 import pytest
 import torch
-from helpers import assert_cudnn_switches_refuse, node_below_views
+from helpers import assert_cudnn_switches_refuse, eager_dropout_seed, node_below_views
 
 import inductor_conv
 from inductor_conv.kernels import launch
@@ -32,9 +32,9 @@ def _attention_inputs(device, dtype=torch.bfloat16, gqa=False, mask=False, seq=2
 
 
 def _via_op(q, k, v, bias, p, causal, seed_state):
-    """The custom op's path: what the public function did before the fast path (same seed draw)."""
-    torch.manual_seed(seed_state)
-    seed = torch.randint(0, 2**31 - 1, (1,), dtype=torch.int64, device=q.device) if p > 0 else None
+    """The custom op's path: what the public function did before the fast path, with the seed the fast path draws
+    (on a GPU, on the host: Note [host dropout seed])."""
+    seed = eager_dropout_seed(seed_state, q.device) if p > 0 else None
     mask = bias.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2]) if bias is not None else None
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, mask, p, causal, q.shape[-1] ** -0.5, seed)
     return out
@@ -199,9 +199,9 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
     used = set()
     variant = kernels._Plan.variant
 
-    def record(plan, group, even, rows16=None):
+    def record(plan, group, even, rows16=None, seed_arg=False):
         used.add((id(plan), group, even, rows16))
-        return variant(plan, group, even, rows16)
+        return variant(plan, group, even, rows16, seed_arg)
 
     monkeypatch.setattr(kernels._Plan, "variant", record)
 

@@ -161,7 +161,7 @@ def main():
             fwd = plain(call, args.calls)
             with torch.no_grad():
                 nograd = plain(call, args.calls)
-            node = call().grad_fn.name()
+            node = type(call().grad_fn).__name__  # a Python Function's node has no name()
             print(f"| {name}, uninstrumented ({node}): forward+backward {fwd_bwd:.1f}, forward with grad {fwd:.1f}, "
                   f"no grad {nograd:.1f} |")
         inductor_conv.config.native_backward = native

@@ -1,6 +1,11 @@
-"""Why a host-bound eager call's wall time can differ from its host time, at overhead.py's tiny shapes.
+"""The eager ops' host and wall time beside SDPA's, per measure, and what each call launches.
 
     python benchmarks/diagnostics/wall_gap.py [--calls 200]
+
+Rows: at overhead.py's tiny shape with dropout 0.1, the attention op (its seed drawn on the host, Note [host dropout
+seed]; with it drawn on the device; with the Python backward) and SDPA, and the conv op; then, without dropout, at
+each of overhead.py's attention shapes, the op (cuDNN route, Note [cuDNN route]; on our kernels) and SDPA with its
+default, cuDNN and flash backends.
 
 overhead.py reports do_bench's wall (CUDA events around each call, L2 flushed before it) beside the host time of
 back-to-back calls.  For a call whose GPU work is far shorter than its host work both should agree within the flush's
@@ -12,7 +17,7 @@ For the eager ops and SDPA (bf16, forward + ``torch.autograd.grad``) this prints
   do_bench    overhead.py's wall column (median, L2 flushed)
   latency     one call between two synchronisations (median)
 then the CUDA runtime and driver calls one forward+backward makes (torch.profiler, counts per call), which shows a
-synchronisation, a copy to the host or an allocation from the driver where there is one.
+synchronisation, a copy to the host or an allocation from the driver where there is one, and the kernels it runs.
 """
 from __future__ import annotations
 
@@ -80,46 +85,20 @@ def runtime_calls(fn, calls=5):
     return {k: v / calls for k, v in sorted(counts.items())}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--calls", type=int, default=200)
-    args = parser.parse_args()
-    torch.manual_seed(0)
-    from inductor_conv.kernels.native import build
+def kernel_names(fn) -> str:
+    """The names of the GPU kernels one call launches (torch.profiler), shortened: which backend ran."""
+    from torch.profiler import ProfilerActivity, profile
 
-    build(wait=True)
-    q, k, v = (torch.randn(1, 8, 256, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-    do = torch.randn_like(q)
-    x = torch.randn(1, 2048, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    w = (torch.randn(2048, 4, device="cuda", dtype=torch.bfloat16) / 4).requires_grad_()
-    b = torch.randn(2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    dy = torch.randn_like(x)
-    fixed_seed = torch.randint(0, 2**31, (1,), device="cuda", dtype=torch.int64)
+    fn()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return ", ".join(n[:40] for n in names)
 
-    def ours():
-        torch.autograd.grad(inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=True), (q, k, v), do)
 
-    def ours_fixed_seed():  # the op without its seed's torch.randint launch
-        real = ops_attention.dropout_seed
-        ops_attention.dropout_seed = lambda p, device: fixed_seed
-        try:
-            ours()
-        finally:
-            ops_attention.dropout_seed = real
-
-    def sdpa():
-        torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True), (q, k, v), do)
-
-    def sdpa_p0():
-        torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), do)
-
-    def conv():
-        torch.autograd.grad(inductor_conv.causal_conv1d(x, w, b, activation="silu"), (x, w, b), dy)
-
-    def ours_python():
-        with_config(ours, native_backward=False)
-
-    def with_config(fn, **settings):
+def with_config(fn, **settings):
+    def run():
         saved = {n: getattr(inductor_conv.config, n) for n in settings}
         for n, val in settings.items():
             setattr(inductor_conv.config, n, val)
@@ -128,22 +107,81 @@ def main():
         finally:
             for n, val in saved.items():
                 setattr(inductor_conv.config, n, val)
+    return run
 
-    rows = [("attention p0.1, ours (C++ node)", ours), ("attention p0.1, ours, fixed seed", ours_fixed_seed),
-            ("attention p0.1, ours, Python backward", ours_python), ("attention p0.1, SDPA", sdpa),
-            ("attention p0, SDPA", sdpa_p0), ("conv + SiLU, ours (C++ node)", conv)]
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per forward+backward\n")
+
+def measure(rows, calls, rounds=2):
     print("| call | host | loop | events | do_bench | latency |\n|---|---|---|---|---|---|", flush=True)
-    for _ in range(2):  # two interleaved rounds: the lent machine's host clock drifts
+    for _ in range(rounds):  # interleaved rounds: the lent machine's host clock drifts
         for name, fn in rows:
             for _ in range(5):
                 fn()
-            cols = (host_ms(fn), loop_ms(fn, args.calls), events_ms(fn, args.calls), bench(fn),
-                    latency_ms(fn, args.calls // 4))
+            cols = (host_ms(fn), loop_ms(fn, calls), events_ms(fn, calls), bench(fn), latency_ms(fn, calls // 4))
             print(f"| {name} | " + " | ".join(f"{c:.3f}" for c in cols) + " |", flush=True)
     print()
     for name, fn in rows:
-        print(f"{name}: {runtime_calls(fn)}", flush=True)
+        print(f"{name}: {runtime_calls(fn)}\n    kernels: {kernel_names(fn)}", flush=True)
+    print()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from inductor_conv.kernels.native import build
+
+    build(wait=True)
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per forward+backward\n")
+
+    def attention_rows(B, H, S, D, p):
+        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        do = torch.randn_like(q)
+
+        def ours():
+            torch.autograd.grad(inductor_conv.attention(q, k, v, dropout_p=p, is_causal=True), (q, k, v), do)
+
+        def device_seed():  # the op with its seed drawn on the device (torch.randint), as before Note [host dropout seed]
+            real = ops_attention.host_dropout_seed
+            ops_attention.host_dropout_seed = lambda device: None
+            try:
+                ours()
+            finally:
+                ops_attention.host_dropout_seed = real
+
+        def sdpa(backend=None):
+            def run():
+                if backend is None:
+                    out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+                else:
+                    with sdpa_kernel(backend):
+                        out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+                torch.autograd.grad(out, (q, k, v), do)
+            return run
+
+        label = f"B{B} H{H} S{S} D{D} p{p:g}"
+        if p > 0:
+            return [(f"{label} ours", ours), (f"{label} ours, device seed", device_seed),
+                    (f"{label} ours, Python backward", with_config(ours, native_backward=False)),
+                    (f"{label} SDPA", sdpa())]
+        return [(f"{label} ours (cuDNN route)", ours),
+                (f"{label} ours, our kernels", with_config(ours, attention_cudnn=False)),
+                (f"{label} SDPA", sdpa()), (f"{label} SDPA cuDNN", sdpa(SDPBackend.CUDNN_ATTENTION)),
+                (f"{label} SDPA flash", sdpa(SDPBackend.FLASH_ATTENTION))]
+
+    x = torch.randn(1, 2048, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.randn(2048, 4, device="cuda", dtype=torch.bfloat16) / 4).requires_grad_()
+    b = torch.randn(2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn_like(x)
+
+    def conv():
+        torch.autograd.grad(inductor_conv.causal_conv1d(x, w, b, activation="silu"), (x, w, b), dy)
+
+    measure(attention_rows(1, 8, 256, 64, 0.1) + [("conv + SiLU B1 C2048 L256, ours", conv)], args.calls)
+    for shape in ((1, 8, 256, 64), (8, 16, 1024, 64), (4, 16, 2048, 128)):
+        measure(attention_rows(*shape, 0.0), args.calls, rounds=1)
 
 
 if __name__ == "__main__":

@@ -51,23 +51,28 @@ _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32
 # strides, and must, for 16-byte loads).  A shape always runs the same kernel, so repeated calls give the same bits.  Triton keeps
 # compiled kernels in its on-disk cache (~/.triton/cache, TRITON_CACHE_DIR), so a later process loads them instead
 # of compiling.
-@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
+@triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K", "SEED_VALUE"])
 def _attn_fwd_kernel(
     Q, K, V, MASK, SEED, OUT, LSE, ROWS,
     stride_qb, stride_qh, stride_qm, stride_qd, stride_kb, stride_kh, stride_kn, stride_kd,
     stride_vb, stride_vh, stride_vn, stride_vd, stride_mb, stride_mh, stride_mm, stride_mn,
     stride_ob, stride_oh, stride_om, stride_od, stride_rb, stride_rh,
-    H_Q, SEQ_Q, SEQ_K, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
+    H_Q, SEQ_Q, SEQ_K, SEED_VALUE, qk_scale2, dropout_scale, softcap_scale, dropout_threshold: tl.constexpr,
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
     SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
-    MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr, ROWS16: tl.constexpr,
+    MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr, ROWS16: tl.constexpr, SEED_ARG: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
     PAIR (causal): grid (cdiv(cdiv(Sq, BLOCK_M), 2) * B * Hq,), program u of a (b, h) runs row blocks n - 1 - u and
-    u, as the template's CAUSAL_PAIR (lowerings/attention.py).  ROWS16: SEQ_Q % 16 == 0 (Note [length hints])."""
+    u, as the template's CAUSAL_PAIR (lowerings/attention.py).  ROWS16: SEQ_Q % 16 == 0 (Note [length hints]).
+    SEED_ARG (with dropout): the seed is SEED_VALUE, and program 0 writes it to SEED for the backward (Note [host
+    dropout seed]); otherwise SEED holds it."""
+    if SEED_ARG and HAS_DROPOUT:
+        if tl.program_id(0) == 0:
+            tl.store(SEED, SEED_VALUE)
     SEQ_Q = multiple_hint(SEQ_Q, 16, ROWS16)  # Note [length hints]
     SEQ_K = multiple_hint(SEQ_K, BLOCK_N, EVEN)
     n_m = tl.cdiv(SEQ_Q, BLOCK_M)
@@ -94,7 +99,7 @@ def _attn_fwd_kernel(
                         BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE,
                         SOFTCAP=SOFTCAP, EVEN=EVEN, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, MASK_RANGES=MASK_RANGES,
-                        BLOCK_D2=BLOCK_D2)
+                        BLOCK_D2=BLOCK_D2, SEED_ARG=SEED_ARG, SEED_VALUE=SEED_VALUE)
 
 
 @triton.jit
@@ -108,7 +113,7 @@ def _attn_fwd_block(
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
     EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
-    BLOCK_D2: tl.constexpr,
+    BLOCK_D2: tl.constexpr, SEED_ARG: tl.constexpr, SEED_VALUE,
 ):
     """Row block i_m of (b, h): O [BLOCK_M, HEAD_DIM_V] and LSE."""
     b_o, b_lse = attn_fwd_rows(
@@ -122,7 +127,7 @@ def _attn_fwd_block(
         HEAD_DIM=HEAD_DIM, BLOCK_D=BLOCK_D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
         HAS_DROPOUT=HAS_DROPOUT, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, ACC_DTYPE=ACC_DTYPE, SOFTCAP=SOFTCAP,
         EVEN=EVEN, MASK_RANGES=MASK_RANGES, HEAD_DIM_V=HEAD_DIM_V, BLOCK_DV=BLOCK_DV, ROWS=ROWS, stride_rb=stride_rb,
-        stride_rh=stride_rh, BLOCK_D2=BLOCK_D2)
+        stride_rh=stride_rh, BLOCK_D2=BLOCK_D2, SEED_ARG=SEED_ARG, SEED_VALUE=SEED_VALUE)
     o_i, o_dv = i_m * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_DV)
     m_i = o_i < SEQ_Q
     p_o = OUT + i_b.to(tl.int64) * stride_ob + i_h.to(tl.int64) * stride_oh + o_i[:, None] * stride_om + o_dv[None, :] * stride_od
@@ -414,17 +419,18 @@ class _Plan:
                                          ACC_DTYPE=opts["ACC_DTYPE"])
         self._variants = {}
 
-    def variant(self, group: int, even: bool, rows16: bool | None = None):
+    def variant(self, group: int, even: bool, rows16: bool | None = None, seed_arg: bool = False):
         """(meta, constexprs) of the kernel for a GQA group and EVEN (Note [one kernel per configuration]), and for
-        the forward ROWS16 (Note [length hints]): the meta is FastLaunch's key, made once per variant."""
-        key = (group, even, rows16)
+        the forward ROWS16 (Note [length hints]) and SEED_ARG (Note [host dropout seed]): the meta is FastLaunch's
+        key, made once per variant."""
+        key = (group, even, rows16, seed_arg)
         entry = self._variants.get(key)
         if entry is None:
             constexprs = dict(self.constexprs, GROUP=group, EVEN=even)
             if "SPLIT_KV" in constexprs:  # the backward: every dK/dV program first under GQA (bwd_program)
                 constexprs["KV_FIRST"] = group > 1
             else:
-                constexprs["ROWS16"] = bool(rows16)
+                constexprs.update(ROWS16=bool(rows16), SEED_ARG=seed_arg)
             entry = self._variants[key] = ((self, *key), constexprs)
         return entry
 
@@ -476,16 +482,28 @@ def attention_fwd(q, k, v, attn_mask, dropout_p: float, is_causal: bool, scale: 
 
 
 def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
-               config=None):
+               config=None, seed_value: int | None = None):
     """attention_fwd without its argument checks, for callers that made them (the ops): mask4d is the mask expanded
-    to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0."""
-    return launch_fwd_rows(q, k, v, mask4d, dropout_p, is_causal, scale, seed, softcap, config)[:2]
+    to [B, Hq, Sq, Sk] or None, scale a positive float, softcap a float >= 0; seed_value as launch_fwd_rows'."""
+    return launch_fwd_rows(q, k, v, mask4d, dropout_p, is_causal, scale, seed, softcap, config, seed_value)[:2]
+
+
+# Note [host dropout seed]: the eager op's dropout seed is drawn on the host (ops/attention.py's host_dropout_seed:
+# from the device's CUDA generator, whose offset it advances, as torch's own dropout kernels take their Philox seed
+# and offset) and passed to the forward kernel as SEED_VALUE; the kernel's program 0 writes it into the one-element
+# `seed` tensor the backward reads.  A seed drawn on the device (torch.randint) is a launch of its own, which cost
+# ~35 us of host time per call on the H100 (benchmarks/diagnostics/wall_gap.py, 2026-12-07: 12% of a tiny shape's
+# forward+backward).  Triton specialises neither the value (do_not_specialize) nor its width (the host seed lies in
+# [2^61, 2^62), an int64 argument always; 2^61 stands in where SEED_ARG is off), so every seed runs the same kernel.
+_UNUSED_SEED = 1 << 61
 
 
 def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float, seed, softcap: float = 0.0,
-                    config=None):
+                    config=None, seed_value: int | None = None):
     """launch_fwd, and the mask's rows summary and flags it made (Note [mask ranges], Note [mask summary passes];
-    Nones without them) for launch_bwd's `rows` and `flags`: (out, lse, rows, flags)."""
+    Nones without them) for launch_bwd's `rows` and `flags`: (out, lse, rows, flags).  seed_value: the dropout seed,
+    which the kernel writes into `seed` (an int64 tensor of one element; Note [host dropout seed]); None: `seed`
+    holds it."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     if (config is None and Sq <= attention_decode.MAX_QUERIES and dropout_p == 0.0 and attention_decode.use_decode(q, k)
@@ -495,6 +513,8 @@ def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: f
     out = empty_like_q(q, v.shape[-1])
     lse = torch.empty((B, Hq, Sq), device=q.device, dtype=torch.float32)
     if out.numel() == 0:
+        if seed_value is not None and seed is not None:
+            seed.fill_(seed_value)
         return out, lse.fill_(float("-inf")), None, None
     plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
     qk_scale2, softcap_scale = score_scales(scale, softcap)
@@ -504,9 +524,10 @@ def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: f
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(), *_summary_strides(rows))
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
     # Note [one kernel per configuration], Note [length hints]
-    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0)
-    _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, num_warps=plan.num_warps,
-         num_stages=plan.num_stages)
+    seed_arg = seed_value is not None and dropout_p > 0
+    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0, seed_arg)
+    _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, unkeyed=(seed_value if seed_arg else
+         _UNUSED_SEED,), num_warps=plan.num_warps, num_stages=plan.num_stages)
     return out, lse, rows, flags
 
 

@@ -874,12 +874,13 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
                   USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                   BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
-                  stride_rh=0, BLOCK_D2: tl.constexpr = 0):
+                  stride_rh=0, BLOCK_D2: tl.constexpr = 0, SEED_ARG: tl.constexpr = False, SEED_VALUE=0):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
     (Note [even lengths]).  MASK_RANGES: ROWS is the mask's row summary (Note [mask ranges]), [.., .., n, 4] int32
-    with strides (stride_rb, stride_rh, 4, 1).  BLOCK_D2: Note [split head dim]."""
+    with strides (stride_rb, stride_rh, 4, 1).  BLOCK_D2: Note [split head dim].  SEED_ARG: the dropout seed is
+    SEED_VALUE, not read from SEED (Note [host dropout seed] in kernels/attention.py)."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -898,7 +899,12 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                       stride_row=stride_vn, stride_d=stride_vd, n_rows=SEQ_K, HEAD_DIM=DV, BLOCK_R=BLOCK_N, BLOCK_D=BDV,
                       USE_TMA=USE_TMA)
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
-    seed = tl.load(SEED) if HAS_DROPOUT else 0
+    if not HAS_DROPOUT:
+        seed = 0
+    elif SEED_ARG:
+        seed = SEED_VALUE
+    else:
+        seed = tl.load(SEED)
     b_q = load_head(p_q, o_i < SEQ_Q, m_d, True, PAD_D, DOT_DTYPE)  # [BM, BD]
     acc = tl.zeros([BLOCK_M, BDV], dtype=ACC_DTYPE)
     b_m = tl.full([BLOCK_M], float("-inf"), dtype=ACC_DTYPE)

@@ -16,7 +16,9 @@ path would have chosen:
 * the current CUDA device (Triton loads a kernel per device and launches on the current device's current stream);
 * the 16-byte alignment of every pointer (one flag when all are aligned, else one per pointer);
 * the int arguments' values (Triton specialises ints on == 1, divisibility by 16 and width: the value decides all
-  three).  Floats are fp32 runtime values whatever they are.
+  three), except the ``unkeyed`` ones: ints the kernel declares do_not_specialize and whose values the caller keeps in
+  one width's range (a per-call seed), so that every value launches the same kernel.  Floats are fp32 runtime values
+  whatever they are.
 The generic path runs instead when a launch hook is installed (profilers such as proton read launch metadata) and
 whenever a launch returns no ``CompiledKernel``: then nothing is cached, so every launch of a kernel that Triton's
 interpreter runs (decorated under TRITON_INTERPRET=1, whatever the variable says later) or that
@@ -59,10 +61,10 @@ def _hooks_idle() -> bool:
 
 
 class FastLaunch:
-    """``FastLaunch(kernel)(grid, meta, ptrs, ints, floats, constexprs, **options)`` launches ``kernel`` whose
-    parameters are, in order, the pointer arguments ``ptrs`` (tensors or None), the int arguments ``ints``, the
-    float arguments ``floats``, then the constexprs (given by name in ``constexprs``); see Note [eager launch path]
-    for what ``meta`` must determine."""
+    """``FastLaunch(kernel)(grid, meta, ptrs, ints, floats, constexprs, unkeyed=(), **options)`` launches ``kernel``
+    whose parameters are, in order, the pointer arguments ``ptrs`` (tensors or None), the int arguments ``ints``, the
+    ``unkeyed`` int arguments, the float arguments ``floats``, then the constexprs (given by name in ``constexprs``);
+    see Note [eager launch path] for what ``meta`` must determine."""
 
     def __init__(self, kernel) -> None:
         self.kernel = kernel
@@ -72,7 +74,8 @@ class FastLaunch:
             raise TypeError(f"{kernel.__name__}: FastLaunch needs the constexpr parameters last")
         self.signatures: dict = {}
 
-    def __call__(self, grid, meta, ptrs: tuple, ints: tuple, floats: tuple, constexprs: dict, **options) -> None:
+    def __call__(self, grid, meta, ptrs: tuple, ints: tuple, floats: tuple, constexprs: dict, unkeyed: tuple = (),
+                 **options) -> None:
         fast = _KNOWN_TRITON and ptrs[0].is_cuda and _hooks_idle()
         if fast:
             aligned = True
@@ -86,10 +89,10 @@ class FastLaunch:
             if entry is not None:
                 run, function, packed, tail = entry
                 run(grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1,
-                    cuda_current_raw_stream(device), function, packed, None, None, None, *ptrs, *ints, *floats,
-                    *tail)
+                    cuda_current_raw_stream(device), function, packed, None, None, None, *ptrs, *ints, *unkeyed,
+                    *floats, *tail)
                 return
-        compiled = self.kernel[grid](*ptrs, *ints, *floats, **constexprs, **options)
+        compiled = self.kernel[grid](*ptrs, *ints, *unkeyed, *floats, **constexprs, **options)
         if fast and isinstance(compiled, triton.compiler.CompiledKernel):
             if len(self.signatures) >= _MAX_SIGNATURES:
                 self.signatures.clear()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import Optional
 
 import torch
@@ -387,6 +388,44 @@ def dropout_seed(dropout_p: float, device) -> Optional[Tensor]:
     return torch.randint(0, _SEED_HIGH, (1,), dtype=torch.int64, device=device) if dropout_p > 0.0 else None
 
 
+_HOST_SEED = {"lock": threading.Lock(), "ok": True}
+_M64 = (1 << 64) - 1
+
+
+def host_dropout_seed(device) -> Optional[int]:
+    """The eager kernels' dropout seed drawn on the host (Note [host dropout seed] in kernels/attention.py): a hash of
+    the device's CUDA generator's seed and Philox offset, which it advances by 4 as a draw on the device would, so
+    ``torch.manual_seed`` and a restored RNG state (activation checkpointing) give the same seed again.  In
+    [2^61, 2^62).  None where it cannot be: not CUDA, while a CUDA graph is being captured (a value fixed at capture
+    would repeat at every replay), or a torch whose CUDA generator has no Philox offset to read."""
+    if device.type != "cuda" or not _HOST_SEED["ok"] or torch.cuda.is_current_stream_capturing():
+        return None
+    gen = torch.cuda.default_generators[device.index if device.index is not None else torch.cuda.current_device()]
+    try:
+        with _HOST_SEED["lock"]:
+            offset = gen.get_offset()
+            gen.set_offset(offset + 4)
+    except (AttributeError, RuntimeError):
+        _HOST_SEED["ok"] = False
+        return None
+    x = (gen.initial_seed() * 0x9E3779B97F4A7C15 + offset + 0x632BE59BD9B4E019) & _M64  # splitmix64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return (1 << 61) | ((x ^ (x >> 31)) >> 3)
+
+
+def _eager_seed(dropout_p: float, device) -> tuple[Optional[Tensor], Optional[int]]:
+    """(seed, seed_value) for the eager kernels: the seed drawn on the host and the one-element tensor the forward
+    kernel writes it into (Note [host dropout seed]), else dropout_seed's tensor and None; (None, None) without
+    dropout."""
+    if dropout_p <= 0.0:
+        return None, None
+    value = host_dropout_seed(device)
+    if value is None:
+        return dropout_seed(dropout_p, device), None
+    return torch.empty((1,), dtype=torch.int64, device=device), value
+
+
 def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks=None):
     _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
     B, Hq, Sq, D = q.shape
@@ -397,21 +436,24 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
         q, scale = q * scale, 1.0
     if attn_mask is not None:
         attn_mask = attn_mask.expand(B, Hq, Sq, Sk)  # a view: broadcast dims get stride 0, nothing is copied
-    seed = dropout_seed(dropout_p, q.device)
     if sinks is not None:  # through the custom ops, on every path (Note [attention sinks])
+        seed = dropout_seed(dropout_p, q.device)
         return sink_attention(q, k, v, attn_mask, sinks, dropout_p, is_causal, scale, seed, softcap)
     if fast_path(q, k, v, attn_mask) and not _is_empty(q, k):  # Note [eager fast path] in ops/eager.py
         if _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap):  # Note [cuDNN route]
             return _cudnn_attention(q, k, v, bool(is_causal), float(scale), needs_grad(q, k, v))
         attn_mask = _aligned_rows(attn_mask, D)
-        args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0))
+        seed, seed_value = _eager_seed(dropout_p, q.device)
+        args = (q, k, v, attn_mask, float(dropout_p), bool(is_causal), float(scale), seed, float(softcap or 0.0),
+                seed_value)
         if needs_grad(q, k, v, attn_mask):
             native = attn_mask is None or not attn_mask.requires_grad
             out = _native_attention(*args) if native else None
             return out if out is not None else _eager_attention(*args)
         from inductor_conv.kernels.attention import launch_fwd
 
-        return launch_fwd(*args)[0]
+        return launch_fwd(*args[:9], seed_value=seed_value)[0]
+    seed = dropout_seed(dropout_p, q.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,
                                                    **softcap_kwargs(softcap))
     return out
@@ -442,10 +484,11 @@ class _EagerAttention(torch.autograd.Function):
     changed in place."""
 
     @staticmethod
-    def forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
+    def forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap, seed_value):
         from inductor_conv.kernels.attention import launch_fwd_rows
 
-        out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
+        out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap,
+                                                seed_value=seed_value)
         ctx.save_for_backward(q, k, v, attn_mask, out, lse, seed, rows, flags)
         ctx.args = (dropout_p, is_causal, scale, softcap)
         ctx.mask_grad = attn_mask is not None and attn_mask.requires_grad and attn_mask.is_floating_point()
@@ -462,13 +505,13 @@ class _EagerAttention(torch.autograd.Function):
         dq, dk, dv, ds = launch_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed,
                                     ctx.mask_grad, softcap, rows=rows, flags=flags)
         dmask = reduce_dmask(ds, attn_mask) if ctx.mask_grad else None
-        return dq, dk, dv, dmask, None, None, None, None, None
+        return dq, dk, dv, dmask, None, None, None, None, None, None
 
 
 _eager_attention = raw_function_apply(_EagerAttention)
 
 
-def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap):
+def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap, seed_value):
     """O with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the launches of
     _EagerAttention's backward, planned here on the calling thread; None where that path does not apply
     (kernels/attention.py's native_backward), and then the Function runs.  attn_mask: None or one that needs no
@@ -480,7 +523,8 @@ def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, sof
         return None
     from inductor_conv.kernels.native import extension
 
-    out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap)
+    out, lse, rows, flags = launch_fwd_rows(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, softcap,
+                                            seed_value=seed_value)
     # out detached: no reference cycle through the node
     saved = native_saved(q, k, v, attn_mask, out.detach(), lse, seed, rows, flags)  # seed: None without dropout
     extension().attach(out, [q, k, v], saved, program)

@@ -8,7 +8,9 @@ shapes.  The custom ops stay wherever something must see them: under torch.compi
 function into the op), under a TorchDispatchMode (FakeTensorMode, functionalization, FlopCounterMode, ...), under
 functorch transforms, for tensor subclasses (DTensor, ...), and where the torch fallback runs (float64, CPU without
 the interpreter).  Both paths call the same launchers with the same arguments, so they agree bit for bit
-(tests/test_ops_*.py), and the custom ops keep their whole contract (fake impls, opcheck, autograd).
+(tests/test_ops_*.py), and the custom ops keep their whole contract (fake impls, opcheck, autograd).  One difference
+on a GPU: the attention's dropout seed, which the fast path draws on the host (Note [host dropout seed] in
+kernels/attention.py) and the custom op's path with torch.randint, as a traced graph must.
 """
 from __future__ import annotations
 

@@ -77,10 +77,10 @@ want demo && step demo "${DEMO_LIMIT:-120}" python3 -m inductor_conv demo
 want native && TAIL=40 step native "${NATIVE_LIMIT:-420}" bash -c "python3 -m pytest -q -p no:cacheprovider -n 4 \
   tests/test_native_backward.py; python3 benchmarks/diagnostics/host_phases.py"
 # Where the eager ops' host and wall time go at overhead.py's tiny shapes (not in the default list): the wall / host
-# comparison with the CUDA calls of one call, the phases of one call, cProfile's top functions.
+# comparison with the CUDA calls and kernels of one call (also without dropout, beside SDPA's backends), the phases
+# of one call.
 want gap && TAIL=80 step gap "${GAP_LIMIT:-300}" bash -c "python3 benchmarks/diagnostics/wall_gap.py; \
-  python3 benchmarks/diagnostics/host_phases.py; python3 benchmarks/overhead.py --cases 0 --impls ours-op,sdpa \
-  --dropout 0.1 --profile"
+  python3 benchmarks/diagnostics/host_phases.py"
 # The attention backward's tiles at Gemma 2's head dim 256 (diagnostics/attention_bwd_tiles.py; not in the default
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
 want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \

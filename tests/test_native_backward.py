@@ -11,6 +11,7 @@ import torch
 import inductor_conv
 from inductor_conv.kernels import causal_conv1d as kc
 from inductor_conv.kernels import native
+from inductor_conv.ops import attention as ops_attention
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,20 @@ def test_programs_make_the_python_backwards_launches(ext):
     # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
     masked = [line["launches"] for line in lines if "mask=" in line["case"] and "mask=None" not in line["case"]]
     assert masked == [3, 3, 3], lines
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_cudnn_node_is_attached_with_its_saved_tensors(ext):
+    """On the CPU: attach_cudnn makes O the output of a CudnnAttentionBackward over q, k, v (its backward needs
+    cuDNN: the GPU tests run it) and refuses another number of inputs or saved tensors."""
+    q, k, v = (torch.randn(1, 2, 8, 16, requires_grad=True) for _ in range(3))
+    out = torch.randn(1, 2, 8, 16)
+    saved = [q, k, v, out.detach(), torch.randn(1, 2, 8, 1), torch.zeros(1), torch.zeros(1)]
+    ext.attach_cudnn(out, [q, k, v], saved, 8, 8, True, 0.25)
+    assert out.requires_grad and out.grad_fn.name() == "CudnnAttentionBackward"
+    assert [fn is not None for fn, _ in out.grad_fn.next_functions] == [True] * 3
+    with pytest.raises(Exception, match="seven tensors"):
+        ext.attach_cudnn(torch.randn(1), [q, k, v], saved[:5], 8, 8, True, 0.25)
 
 
 def ext_output(ext, program, x, w, b):
@@ -241,6 +256,42 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
     _, got, _ = _attention_grads(True, monkeypatch, q, k, v, strided, **kwargs)
     for a, c in zip(want, got):
         torch.testing.assert_close(c, a, rtol=1.6e-2, atol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("B,Hq,Hkv,S,D,causal", [(2, 4, 2, 300, 64, True), (1, 8, 8, 256, 128, False)])
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, Hkv, S, D, causal, layout):
+    """Note [cuDNN route]: the eager op's cuDNN calls get the C++ CudnnAttentionBackward, which gives the bits of the
+    route's Python form (SDPA's node under the views that put dO into O's layout), for a dO in O's layout and in
+    other strides (both copy it into O's layout before cuDNN's backward); and they agree with float64."""
+    if not ops_attention._cudnn_eager(*(torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+                                        for H in (Hq, Hkv, Hkv)), None, 0.0, causal, None):
+        pytest.skip("no cuDNN attention here")
+    g = torch.Generator().manual_seed(S)
+
+    def make(H):
+        shape = (B, S, H, D) if layout == "bshd" else (B, H, S, D)
+        t = torch.randn(shape, generator=g).to("cuda", torch.bfloat16)
+        return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
+
+    q, k, v = make(Hq), make(Hkv), make(Hkv)
+    do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16)
+    for dout in (do, do.transpose(-1, -2).contiguous().transpose(-1, -2)):
+        results = []
+        for native_on in (False, True):
+            monkeypatch.setattr(inductor_conv.config, "native_backward", native_on)
+            out = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=Hq != Hkv)
+            results.append((out, out.grad_fn.name(), *torch.autograd.grad(out, (q, k, v), dout)))
+        (o0, name0, *want), (o1, name1, *got) = results
+        assert name1 == "CudnnAttentionBackward" and name0 != name1, (name0, name1)
+        assert torch.equal(o0, o1)
+        for name, a, c in zip(("dq", "dk", "dv"), want, got):
+            assert torch.equal(a, c), f"{name}: max diff {(a.double() - c.double()).abs().max().item()}"
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal, enable_gqa=Hq != Hkv)
+    for t, r in zip(got, torch.autograd.grad(ref, leaves, dout.double())):
+        torch.testing.assert_close(t.double(), r, rtol=0, atol=3e-2 * r.abs().max().item())
 
 
 @pytest.mark.gpu

@@ -202,6 +202,65 @@ struct ProgramBackward final : public Node {
   void release_variables() override { saved.clear(); }
 };
 
+// The eager attention op's cuDNN route (Note [cuDNN route] in inductor_conv/heuristics/attention.py): cuDNN's fused
+// backward, aten::_scaled_dot_product_cudnn_attention_backward, called with dO in O's layout.  SDPA's own node passes
+// dO as it comes, and cuDNN reads it as if it had O's strides (torch 2.11: dq / dk / dv off by 1-13 for a dO in
+// another layout, ops/attention.py's _cudnn_attention); the Python route puts two view nodes under O for that, which
+// cost autograd's device thread two more nodes a backward.  Saved: q, k, v, O, LSE, the Philox seed and offset of
+// cuDNN's forward (p = 0: never read).
+struct CudnnAttentionBackward final : public Node {
+  std::vector<SavedVariable> saved;
+  int64_t max_q = 0, max_k = 0;
+  bool is_causal = false;
+  double scale = 1.0;
+
+  std::string name() const override { return "CudnnAttentionBackward"; }
+
+  variable_list apply(variable_list&& grads) override {
+    variable_list result(3);
+    at::Tensor dy = grads[0];
+    if (!dy.defined()) return result;
+    std::vector<at::Tensor> t;
+    t.reserve(saved.size());
+    for (auto& s : saved) t.push_back(s.unpack());
+    const at::Tensor& out = t.at(3);
+    if (dy.strides() != out.strides() || dy.scalar_type() != out.scalar_type()) dy = at::empty_like(out).copy_(dy);
+    auto g = at::_scaled_dot_product_cudnn_attention_backward(dy, t.at(0), t.at(1), t.at(2), out, t.at(4), t.at(5),
+                                                              t.at(6), at::Tensor(), at::Tensor(), at::Tensor(),
+                                                              max_q, max_k, 0.0, is_causal, scale);
+    if (should_compute_output(0)) result[0] = std::get<0>(g);
+    if (should_compute_output(1)) result[1] = std::get<1>(g);
+    if (should_compute_output(2)) result[2] = std::get<2>(g);
+    return result;
+  }
+
+  void release_variables() override { saved.clear(); }
+};
+
+std::vector<at::Tensor> undefined_as_empty(const std::vector<std::optional<at::Tensor>>& inputs) {
+  std::vector<at::Tensor> ins;
+  ins.reserve(inputs.size());
+  for (auto& t : inputs) ins.push_back(t.has_value() ? *t : at::Tensor());
+  return ins;
+}
+
+// Records `out` (cuDNN's O, made without autograd) as the output of a CudnnAttentionBackward over q, k, v.
+void attach_cudnn(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>& inputs,
+                  const std::vector<at::Tensor>& saved, int64_t max_q, int64_t max_k, bool is_causal, double scale) {
+  if (inputs.size() != 3 || saved.size() != 7)
+    throw std::invalid_argument("attach_cudnn: q, k, v and seven tensors to save (q, k, v, O, LSE, seed, offset)");
+  NodePtr ptr = MakeNode<CudnnAttentionBackward, NodePtr>::make();
+  auto* node = static_cast<CudnnAttentionBackward*>(ptr.get());
+  node->max_q = max_q;
+  node->max_k = max_k;
+  node->is_causal = is_causal;
+  node->scale = scale;
+  node->set_next_edges(torch::autograd::collect_next_edges(undefined_as_empty(inputs)));
+  node->saved.reserve(saved.size());
+  for (auto& t : saved) node->saved.emplace_back(t, false);
+  torch::autograd::set_history(out, ptr);
+}
+
 // Records `out` (made without autograd) as the output of a ProgramBackward over `inputs` (their gradients in that
 // order), saving `saved` (slot order).
 void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>& inputs,
@@ -209,9 +268,7 @@ void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>&
   if (program->n_saved >= 0 && static_cast<int64_t>(saved.size()) != program->n_saved)
     throw std::invalid_argument(program->name + ": attach was given " + std::to_string(saved.size()) +
                                 " tensors to save, its Program's slots need " + std::to_string(program->n_saved));
-  std::vector<at::Tensor> ins;
-  ins.reserve(inputs.size());
-  for (auto& t : inputs) ins.push_back(t.has_value() ? *t : at::Tensor());
+  std::vector<at::Tensor> ins = undefined_as_empty(inputs);
   NodePtr ptr = MakeNode<ProgramBackward, NodePtr>::make();
   auto* node = static_cast<ProgramBackward*>(ptr.get());
   node->program = std::move(program);
@@ -249,4 +306,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         return out;
       });
   m.def("attach", &attach, "record out as the output of a node whose backward runs a Program");
+  m.def("attach_cudnn", &attach_cudnn, "record out as the output of a node whose backward is cuDNN's attention's");
 }

@@ -8,7 +8,8 @@
 // list Triton's own launcher would pass: the non-constexpr parameters in order, then the global and profile scratch
 // pointers (null: the kernels use none).  Built on first use with torch.utils.cpp_extension
 // (inductor_conv/kernels/native.py); no CUDA headers: the driver's cuLaunchKernel is looked up in libcuda, the
-// current stream comes from c10's device guard.
+// current stream comes from c10's device guard.  The eager attention op's cuDNN route has a node here too
+// (CudnnAttentionBackward, below), which calls cuDNN's backward through ATen.
 #include <dlfcn.h>
 #include <torch/extension.h>
 #include <torch/csrc/autograd/function.h>

@@ -208,8 +208,12 @@ def assert_cudnn_switches_refuse(monkeypatch, admitted, forget_capability=lambda
 
 def node_below_views(out) -> str:
     """The name of the first autograd node below out's view nodes: the node that made a tensor the eager attention
-    op returns through views (ops/attention.py's _dout_in_layout: cuDNN's node on its cuDNN route)."""
+    op returns, maybe through views (ops/attention.py's _dout_in_layout: SDPA's cuDNN node on the cuDNN route
+    without the native extension; its CudnnAttentionBackward with it)."""
     fn = out.grad_fn
     while type(fn).__name__ in ("ViewBackward0", "PermuteBackward0"):
         fn = fn.next_functions[0][0]
-    return type(fn).__name__
+    try:
+        return fn.name()  # a C++ node's (the native extension's nodes share one type)
+    except RuntimeError:  # a Python Function's node has no name()
+        return type(fn).__name__

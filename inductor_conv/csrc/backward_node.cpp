@@ -262,6 +262,27 @@ void attach_cudnn(const at::Tensor& out, const std::vector<std::optional<at::Ten
   torch::autograd::set_history(out, ptr);
 }
 
+// The eager op's cuDNN call (Note [cuDNN route]): cuDNN's fused attention forward (p = 0, no mask), and when `grad`
+// its O recorded as the output of a CudnnAttentionBackward over q, k, v.  One call from Python where the route's
+// Python form spent tens of microseconds wrapping cuDNN's nine outputs and recording SDPA's node and two views.
+at::Tensor cudnn_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal, double scale,
+                           bool grad) {
+  if (!grad) {
+    return std::get<0>(at::_scaled_dot_product_cudnn_attention(q, k, v, std::nullopt, false, 0.0, is_causal, false,
+                                                               scale));
+  }
+  auto r = [&] {
+    at::NoGradGuard no_grad;
+    return at::_scaled_dot_product_cudnn_attention(q, k, v, std::nullopt, true, 0.0, is_causal, false, scale);
+  }();
+  const at::Tensor& out = std::get<0>(r);
+  // O detached: no reference cycle through the node
+  attach_cudnn(out, {q, k, v}, {q, k, v, out.detach(), std::get<1>(r), std::get<6>(r), std::get<7>(r)},
+               std::get<4>(r).guard_int(__FILE__, __LINE__), std::get<5>(r).guard_int(__FILE__, __LINE__), is_causal,
+               scale);
+  return out;
+}
+
 // Records `out` (made without autograd) as the output of a ProgramBackward over `inputs` (their gradients in that
 // order), saving `saved` (slot order).
 void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>& inputs,
@@ -308,4 +329,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       });
   m.def("attach", &attach, "record out as the output of a node whose backward runs a Program");
   m.def("attach_cudnn", &attach_cudnn, "record out as the output of a node whose backward is cuDNN's attention's");
+  m.def("cudnn_attention", &cudnn_attention, "cuDNN's attention forward, with a CudnnAttentionBackward when grad");
 }

@@ -222,22 +222,15 @@ def _cudnn_attention(q, k, v, is_causal: bool, scale: float, grad: bool) -> Tens
     """The eager fast path's cuDNN call (Note [cuDNN route]): SDPA's own, LSE only when a backward will need it.
     SDPA's C++ autograd node reads dO as if it had O's strides: torch 2.11 on the H200 returned dq / dk / dv off by
     1-13 (against errors of 0.01) for a dO in another layout, SDPA itself too (it runs the same node).  So the
-    backward is the native extension's CudnnAttentionBackward (Note [native backward]), which copies dO into O's
-    layout and calls cuDNN's backward, as _cudnn_bwd and the lowerings do; until the extension is built (or with
-    config.native_backward off), SDPA's node under views whose backward puts dO into O's layout (_dout_in_layout:
-    two more autograd nodes a backward)."""
-    if grad:
-        from inductor_conv.kernels.native import extension
+    native extension (Note [native backward]) makes the call and records its CudnnAttentionBackward, which copies dO
+    into O's layout and calls cuDNN's backward, as _cudnn_bwd and the lowerings do; until the extension is built (or
+    with config.native_backward off), the call from Python with SDPA's node under views whose backward puts dO into
+    O's layout (_dout_in_layout: two more autograd nodes a backward)."""
+    from inductor_conv.kernels.native import extension
 
-        ext = extension()
-        if ext is not None:
-            with torch.no_grad():
-                out, lse, _, _, max_q, max_k, seed, offset, _ = torch._scaled_dot_product_cudnn_attention(
-                    q, k, v, None, True, 0.0, is_causal, False, scale=scale)
-            # out detached: no reference cycle through the node
-            ext.attach_cudnn(out, [q, k, v], [q, k, v, out.detach(), lse, seed, offset], max_q, max_k, is_causal,
-                             scale)
-            return out
+    ext = extension()
+    if ext is not None:  # the forward call and the node in one C++ call
+        return ext.cudnn_attention(q, k, v, is_causal, scale, grad)
     out = torch._scaled_dot_product_cudnn_attention(q, k, v, None, grad, 0.0, is_causal, False, scale=scale)[0]
     return _dout_in_layout(out) if grad else out
 

@@ -57,7 +57,7 @@ def test_programs_make_the_python_backwards_launches(ext):
 
     lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
              if line.startswith("{")]
-    assert len(lines) == 11, lines
+    assert len(lines) == 13, lines
     for line in lines:
         assert line["problems"] == [], line
     # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
@@ -94,34 +94,39 @@ def _inputs(B, C, L, K, dtype, layout, bias, seed):
     return [t.requires_grad_() if t is not None else None for t in (x, w, b)]
 
 
-def _grads(native_on, monkeypatch, x, w, b, dy, activation, seq_idx=None):
+def _grads(native_on, monkeypatch, x, w, b, dy, activation, seq_idx=None, init=None):
     monkeypatch.setattr(inductor_conv.config, "native_backward", native_on)
-    leaves = [t for t in (x, w, b) if t is not None]
-    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, activation=activation)
+    leaves = [t for t in (x, w, b, init) if t is not None]
+    y = inductor_conv.causal_conv1d(x, w, b, seq_idx=seq_idx, initial_states=init, activation=activation)
     return y, torch.autograd.grad(y, leaves, dy), y.grad_fn.name()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["bcl", "blc"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
-@pytest.mark.parametrize("bias,activation,K,deterministic,packed", [
-    (True, "silu", 4, True, False), (False, None, 3, True, False), (True, "silu", 2, False, False),
-    (True, "silu", 4, True, True)])
+@pytest.mark.parametrize("bias,activation,K,deterministic,extra", [
+    (True, "silu", 4, True, None), (False, None, 3, True, None), (True, "silu", 2, False, None),
+    (True, "silu", 4, True, "packed"), (True, "silu", 4, True, "initial"), (False, None, 3, False, "initial")])
 def test_native_backward_equals_python_backward(ext, monkeypatch, layout, dtype, bias, activation, K, deterministic,
-                                                packed):
+                                                extra):
     """The conv's C++ node gives the Python backward's bits (deterministic) or its values to rounding (atomics), for
-    both layouts and dtypes, with and without bias, and for packed sequences (seq_idx with padding slots)."""
+    both layouts and dtypes, with and without bias, for packed sequences (seq_idx with padding slots) and with
+    initial states (their gradient too; in Dao's (B, K - 1, C)-transposed layout beside a channel-last x)."""
     monkeypatch.setattr(inductor_conv.config, "deterministic", deterministic)
     x, w, b = _inputs(2, 96, 300, K, dtype, layout, bias, seed=K)
-    seq_idx = None
-    if packed:  # documents of random lengths, the last 20 positions padding (-1)
+    seq_idx = init = None
+    if extra == "packed":  # documents of random lengths, the last 20 positions padding (-1)
         cuts = torch.randint(1, 300, (2, 3)).sort(1).values
         seq_idx = (torch.arange(300)[None, :, None] >= cuts[:, None, :]).sum(-1).to(torch.int32)
         seq_idx[:, -20:] = -1
         seq_idx = seq_idx.cuda()
+    if extra == "initial":
+        init = torch.randn(2, K - 1, 96, device="cuda", dtype=dtype).transpose(1, 2) if layout == "blc" else \
+            torch.randn(2, 96, K - 1, device="cuda", dtype=dtype)
+        init.requires_grad_()
     dy = torch.randn(x.shape, device="cuda", dtype=dtype)
-    y0, want, name0 = _grads(False, monkeypatch, x, w, b, dy, activation, seq_idx)
-    y1, got, name1 = _grads(True, monkeypatch, x, w, b, dy, activation, seq_idx)
+    y0, want, name0 = _grads(False, monkeypatch, x, w, b, dy, activation, seq_idx, init)
+    y1, got, name1 = _grads(True, monkeypatch, x, w, b, dy, activation, seq_idx, init)
     assert name0 == "_EagerCausalConv1dBackward" and name1 == "CausalConv1dBackward", (name0, name1)
     assert torch.equal(y0, y1)
     for i, (a, c) in enumerate(zip(want, got)):
@@ -152,10 +157,11 @@ def test_native_backward_takes_dy_in_any_strides(ext, monkeypatch, dy_kind):
 
 @pytest.mark.gpu
 def test_native_backward_leaves_other_calls_to_python(ext, monkeypatch):
-    """initial_states, a misaligned x and a weight that is not contiguous take the Python backward."""
+    """initial_states that are not dense, a misaligned x and a weight that is not contiguous take the Python
+    backward."""
     monkeypatch.setattr(inductor_conv.config, "native_backward", True)
     x, w, b = _inputs(2, 64, 128, 4, torch.bfloat16, "bcl", True, seed=7)
-    init = torch.randn(2, 64, 3, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    init = torch.randn(2, 64, 6, device="cuda", dtype=torch.bfloat16)[..., ::2].requires_grad_()
     y = inductor_conv.causal_conv1d(x, w, b, initial_states=init, activation="silu")
     assert y.grad_fn.name() == "_EagerCausalConv1dBackward"
     base = torch.randn(2 * 64 * 128 + 1, device="cuda", dtype=torch.bfloat16)

@@ -423,44 +423,50 @@ def _bwd_launches(x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dini
 _NATIVE_PROGRAMS: dict = {}
 
 
-def native_backward(x, weight, bias, seq_idx, activation: str, deterministic: bool):
-    """The Program of the backward launch_bwd would run (with or without seq_idx, without initial_states), for the
-    C++ node (kernels/native.py), or None where that path does not apply: not on a GPU, the extension not built
-    (yet), a batch past one launch, an empty or non-dense input, a pointer not 16-byte aligned, 64-bit offsets.  The
-    C++ node gives dy x's strides (copying it where they differ), so every launch argument is known here.  Slots:
-    x, weight (, bias) (, seq_idx), then dy, then dx, dw (, dβ), the partial rows."""
+def native_backward(x, weight, bias, seq_idx, activation: str, deterministic: bool, initial_states=None):
+    """The Program of the backward launch_bwd would run (with seq_idx or initial_states or neither), for the C++ node
+    (kernels/native.py), or None where that path does not apply: not on a GPU, the extension not built (yet), a
+    batch past one launch, an empty or non-dense input, a pointer not 16-byte aligned, 64-bit offsets.  The C++ node
+    gives dy x's strides (copying it where they differ), so every launch argument is known here.  Slots: x, weight
+    (, bias) (, seq_idx) (, initial_states), then dy, then dx, dw (, dβ) (, d initial_states), the partial rows."""
     from inductor_conv.kernels import native
 
     if not x.is_cuda:
         return None
     key = (x.shape, x.stride(), x.dtype, weight.shape, weight.stride(), weight.dtype,
            None if bias is None else (bias.dtype, bias.stride()),
-           None if seq_idx is None else (seq_idx.dtype, seq_idx.stride()), activation, deterministic, x.device.index)
-    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (x, weight, bias, seq_idx), x, weight, bias,
-                                 seq_idx, activation, deterministic)
+           None if seq_idx is None else (seq_idx.dtype, seq_idx.stride()),
+           None if initial_states is None else (initial_states.dtype, initial_states.stride()), activation,
+           deterministic, x.device.index)
+    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (x, weight, bias, seq_idx, initial_states), x,
+                                 weight, bias, seq_idx, initial_states, activation, deterministic)
 
 
-def native_saved(x, weight, bias, seq_idx) -> list:
+def native_saved(x, weight, bias, seq_idx, initial_states=None) -> list:
     """The tensors the node saves for a Program of native_backward, in its slot order."""
-    return [t for t in (x, weight, bias, seq_idx) if t is not None]
+    return [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
 
 
-def _native_program(ext, x, weight, bias, seq_idx, activation, deterministic, order_out=None):
+def _native_program(ext, x, weight, bias, seq_idx, initial_states, activation, deterministic, order_out=None):
     from inductor_conv.kernels.native import Phantom, dense, program_launch
 
     B, C, L = x.shape
     K = weight.shape[1]
     if (x.numel() == 0 or B > MAX_GRID_BATCH or not dense(x) or not weight.is_contiguous()
-            or (bias is not None and bias.stride(0) != 1) or _index_dtype(x) is not tl.int32):
+            or (bias is not None and bias.stride(0) != 1) or (initial_states is not None and not dense(initial_states))
+            or _index_dtype(x, initial_states) is not tl.int32):
         return None
-    plan = _plan_for("bwd", x, weight, bias, seq_idx, None, activation, tl.int32, deterministic, None)
+    plan = _plan_for("bwd", x, weight, bias, seq_idx, initial_states, activation, tl.int32, deterministic, None)
     n_rows, n_chunks, tiles_per_prog = _bwd_partials(x, plan, deterministic)
     dy, dx = (Phantom(x.shape, x.stride(), x.dtype) for _ in range(2))
     dw = Phantom(weight.shape, weight.stride(), weight.dtype)
     db = Phantom(bias.shape, (1,), bias.dtype) if bias is not None else None
+    dinit = (Phantom(initial_states.shape, initial_states.stride(), initial_states.dtype)
+             if initial_states is not None else None)  # empty_like(initial_states): its strides (dense)
     part = Phantom((n_rows, C, K + 1), (C * (K + 1), K + 1, 1), torch.float32)
-    saved = native_saved(x, weight, bias, seq_idx)
-    order = [*saved, dy, dx, dw, *([db] if bias is not None else []), part]
+    saved = native_saved(x, weight, bias, seq_idx, initial_states)
+    grads = [dx, dw, db, dinit]
+    order = [*saved, dy, *(g for g in grads if g is not None), part]
     slots = {id(t): i for i, t in enumerate(order)}
     program = ext.Program()
     program.name = "CausalConv1dBackward"
@@ -470,13 +476,15 @@ def _native_program(ext, x, weight, bias, seq_idx, activation, deterministic, or
     program.add_alloc(1, [], "float32", False)  # dw: empty_like(weight)
     if bias is not None:
         program.add_alloc(2, [], "float32", False)  # db: empty_like(bias)
+    if initial_states is not None:
+        program.add_alloc(slots[id(initial_states)], [], "float32", False)  # empty_like(initial_states)
     program.add_alloc(-1, list(part.shape), "float32", not deterministic)
     for launcher, grid, _, ptrs, ints, constexprs, options in _bwd_launches(
-            x, weight, bias, seq_idx, None, dy, dx, dw, db, None, part, plan, deterministic, n_rows, n_chunks,
-            tiles_per_prog):
+            x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dinit, part, plan, deterministic, n_rows,
+            n_chunks, tiles_per_prog):
         if not program_launch(program, launcher, grid, ptrs, ints, (), constexprs, options, slots):
             return None
-    program.outputs = [slots[id(dx)], slots[id(dw)], slots[id(db)] if bias is not None else -1]
+    program.outputs = [slots[id(g)] if g is not None else -1 for g in grads]  # x, weight, bias, initial_states
     if order_out is not None:  # (tests) what each slot stands for
         order_out.extend(order)
     return program

@@ -269,18 +269,17 @@ _eager_causal_conv1d = raw_function_apply(_EagerCausalConv1d)
 def _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation):
     """y with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the same
     launches as _EagerCausalConv1d's backward, planned here on the calling thread; None where that path does not
-    apply (initial_states, or kernels/causal_conv1d.py's native_backward says so), and then the Function runs."""
-    if initial_states is not None:
-        return None
+    apply (kernels/causal_conv1d.py's native_backward says so), and then the Function runs."""
     from inductor_conv.kernels.causal_conv1d import launch_fwd, native_backward, native_saved
 
-    program = native_backward(x, weight, bias, seq_idx, activation, config.deterministic)
+    program = native_backward(x, weight, bias, seq_idx, activation, config.deterministic, initial_states)
     if program is None:
         return None
     from inductor_conv.kernels.native import extension
 
-    y = launch_fwd(x, weight, bias, seq_idx, None, activation)
-    extension().attach(y, [x, weight, bias], native_saved(x, weight, bias, seq_idx), program)
+    y = launch_fwd(x, weight, bias, seq_idx, initial_states, activation)
+    extension().attach(y, [x, weight, bias, initial_states], native_saved(x, weight, bias, seq_idx, initial_states),
+                       program)
     return y
 
 

@@ -88,27 +88,32 @@ def check(program, order, recorded, inputs) -> list[str]:
 def conv_cases():
     from inductor_conv.kernels import causal_conv1d as kc
 
-    for layout, bias, deterministic, dtype, w_dtype, K, packed in (
-            ("bcl", True, True, torch.bfloat16, torch.bfloat16, 4, False),
-            ("blc", False, True, torch.float32, torch.float32, 3, False),
-            ("blc", True, False, torch.bfloat16, torch.bfloat16, 4, False),
-            ("bcl", True, True, torch.bfloat16, torch.float32, 2, False),  # fp32 parameters with bf16 x (Dao's op)
-            ("blc", True, True, torch.bfloat16, torch.bfloat16, 4, True)):  # packed sequences (seq_idx)
+    for layout, bias, deterministic, dtype, w_dtype, K, extra in (
+            ("bcl", True, True, torch.bfloat16, torch.bfloat16, 4, None),
+            ("blc", False, True, torch.float32, torch.float32, 3, None),
+            ("blc", True, False, torch.bfloat16, torch.bfloat16, 4, None),
+            ("bcl", True, True, torch.bfloat16, torch.float32, 2, None),  # fp32 parameters with bf16 x (Dao's op)
+            ("blc", True, True, torch.bfloat16, torch.bfloat16, 4, "packed"),  # packed sequences (seq_idx)
+            ("blc", True, True, torch.bfloat16, torch.bfloat16, 4, "initial"),  # initial states, channel-last
+            ("bcl", False, False, torch.float32, torch.float32, 3, "initial")):
         B, C, L = 2, 96, 300
         x = torch.randn(B, L, C, dtype=dtype).transpose(1, 2) if layout == "blc" else torch.randn(B, C, L, dtype=dtype)
         w, b = torch.randn(C, K, dtype=w_dtype), torch.randn(C, dtype=w_dtype) if bias else None
-        seq_idx = None
-        if packed:  # documents of 70 tokens, then padding (-1)
+        seq_idx = init = None
+        if extra == "packed":  # documents of 70 tokens, then padding (-1)
             seq_idx = torch.arange(L, dtype=torch.int32).div(70, rounding_mode="floor").expand(B, L).contiguous()
             seq_idx[:, -20:] = -1
+        if extra == "initial":  # Dao's layout for a channel-last x: (B, K - 1, C) transposed
+            init = torch.randn(B, K - 1, C, dtype=dtype).transpose(1, 2) if layout == "blc" else \
+                torch.randn(B, C, K - 1, dtype=dtype)
         dy = torch.empty_like(x).normal_()
         order = []
-        program = kc._native_program(native.build(wait=True), x, w, b, seq_idx, "silu", deterministic,
+        program = kc._native_program(native.build(wait=True), x, w, b, seq_idx, init, "silu", deterministic,
                                      order_out=order)
-        recorded = record(lambda: kc.launch_bwd(x, w, b, seq_idx, None, dy, "silu", deterministic))
-        order[len(kc.native_saved(x, w, b, seq_idx))] = dy  # the dy the Python path is given stands for the node's
-        name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype} packed={packed}"
-        yield name, program, order, recorded, [x, w, b, seq_idx, dy]
+        recorded = record(lambda: kc.launch_bwd(x, w, b, seq_idx, init, dy, "silu", deterministic))
+        order[len(kc.native_saved(x, w, b, seq_idx, init))] = dy  # the dy the Python path is given stands for the node's
+        name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype} {extra or ''}"
+        yield name, program, order, recorded, [x, w, b, seq_idx, init, dy]
 
 
 def attention_cases():

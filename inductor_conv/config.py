@@ -56,13 +56,14 @@ attention_mask_ranges: bool = True
 # lowerings/attention.py); False calls the summary op as a fallback kernel (the same kernels behind a custom-op
 # dispatch).
 attention_summary_in_graph: bool = True
-# The eager ops' backward (the conv op's without initial states; the attention op's unless its mask needs a gradient)
+# The eager ops' backward (the conv op's; the attention op's unless its mask needs a gradient, its cuDNN route's too)
 # as a C++ autograd node that launches the same Triton kernels with the same arguments without Python (Note [native
 # backward] in inductor_conv/csrc/backward_node.cpp): a Python backward runs on autograd's device thread, where it
 # costs several times its own time (docs/benchmarks.md, host time by phase).  H100, forward+backward wall ms, Python
 # backward -> this node (SDPA): attention causal p 0.1 B1 H8 S256 D64 0.728 -> 0.663 (0.461), B8 H16 S1024 D64
 # 0.408 -> 0.315 (0.582); conv + SiLU B1 C2048 L256 0.654 -> 0.340, B16 C1536 L1024 0.877 -> 0.171
-# (benchmarks/overhead.py).  The extension builds in the background on the first GPU call (a C++ compiler and ninja,
+# (benchmarks/overhead.py; with the host dropout seed too, a later call: 0.131 against SDPA's 0.134 at the tiny
+# shape, docs/benchmarks.md).  The extension builds in the background on the first GPU call (a C++ compiler and ninja,
 # a dependency, are needed; ~30-60 s of one core, once per torch version: torch's extension cache keeps it); until it
 # is ready, or where it cannot be built, the Python backward runs.  The gradients are the Python backward's bits,
 # except that a dO not in O's layout is copied into it first, where the Python backward reads it as it is (kernels

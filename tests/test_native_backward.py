@@ -206,6 +206,16 @@ def _attention_grads(native_on, monkeypatch, q, k, v, do, **kwargs):
     return out, torch.autograd.grad(out, (q, k, v), do), out.grad_fn.name()
 
 
+def _qkv(B, Hq, Hkv, S, D, layout, g):
+    """bf16 q, k, v on the GPU that require grad, as (B, H, S, D) tensors or (layout "bshd") views of (B, S, H, D)."""
+    def make(H):
+        shape = (B, S, H, D) if layout == "bshd" else (B, H, S, D)
+        t = torch.randn(shape, generator=g).to("cuda", torch.bfloat16)
+        return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
+
+    return make(Hq), make(Hkv), make(Hkv)
+
+
 def _attention_mask(kind, B, S, g):
     """A mask for a (B, S, S) attention: a bool causal (B, 1, S, S) tensor, or HF's additive padding mask (B, 1, 1,
     S) in bf16 with the first keys of batch 0 masked."""
@@ -238,13 +248,7 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
     those gradients agree to rounding."""
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", False)  # p 0 without a cap: our kernels, not cuDNN's
     g = torch.Generator().manual_seed(S)
-
-    def make(H):
-        shape = (B, S, H, D) if layout == "bshd" else (B, H, S, D)
-        t = torch.randn(shape, generator=g).to("cuda", torch.bfloat16)
-        return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
-
-    q, k, v = make(Hq), make(Hkv), make(Hkv)
+    q, k, v = _qkv(B, Hq, Hkv, S, D, layout, g)
     kwargs = dict(kwargs)
     mask = _attention_mask(kwargs.pop("mask", None), B, S, g)
     if mask is not None:
@@ -275,13 +279,7 @@ def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, 
                                         for H in (Hq, Hkv, Hkv)), None, 0.0, causal, None):
         pytest.skip("no cuDNN attention here")
     g = torch.Generator().manual_seed(S)
-
-    def make(H):
-        shape = (B, S, H, D) if layout == "bshd" else (B, H, S, D)
-        t = torch.randn(shape, generator=g).to("cuda", torch.bfloat16)
-        return (t.transpose(1, 2) if layout == "bshd" else t).requires_grad_()
-
-    q, k, v = make(Hq), make(Hkv), make(Hkv)
+    q, k, v = _qkv(B, Hq, Hkv, S, D, layout, g)
     do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16)
     for dout in (do, do.transpose(-1, -2).contiguous().transpose(-1, -2)):
         results = []

@@ -491,9 +491,9 @@ def launch_fwd(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: float,
 # Note [host dropout seed]: the eager op's dropout seed is drawn on the host (ops/attention.py's host_dropout_seed:
 # from the device's CUDA generator, whose offset it advances, as torch's own dropout kernels take their Philox seed
 # and offset) and passed to the forward kernel as SEED_VALUE; the kernel's program 0 writes it into the one-element
-# `seed` tensor the backward reads.  A seed drawn on the device (torch.randint) is a launch of its own, which cost
-# ~35 us of host time per call on the H100 (benchmarks/diagnostics/wall_gap.py, 2026-12-07: 12% of a tiny shape's
-# forward+backward).  Triton specialises neither the value (do_not_specialize) nor its width (the host seed lies in
+# `seed` tensor the backward reads.  A seed drawn on the device (torch.randint) is a launch of its own: 4-35 us of
+# host time per call on the lent H100s (benchmarks/diagnostics/wall_gap.py and cProfile, 2026-12-07; up to 12% of a
+# tiny shape's forward+backward).  Triton specialises neither the value (do_not_specialize) nor its width (the host seed lies in
 # [2^61, 2^62), an int64 argument always; 2^61 stands in where SEED_ARG is off), so every seed runs the same kernel.
 _UNUSED_SEED = 1 << 61
 

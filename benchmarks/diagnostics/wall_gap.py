@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import inductor_conv  # noqa: E402
 from inductor_conv.ops import attention as ops_attention  # noqa: E402
 
-from common import bench  # noqa: E402
+from common import bench, config_patch  # noqa: E402
 from overhead import host_ms  # noqa: E402
 
 
@@ -98,15 +98,10 @@ def kernel_names(fn) -> str:
 
 
 def with_config(fn, **settings):
+    """fn run with these inductor_conv.config settings."""
     def run():
-        saved = {n: getattr(inductor_conv.config, n) for n in settings}
-        for n, val in settings.items():
-            setattr(inductor_conv.config, n, val)
-        try:
+        with config_patch(settings):
             fn()
-        finally:
-            for n, val in saved.items():
-                setattr(inductor_conv.config, n, val)
     return run
 
 

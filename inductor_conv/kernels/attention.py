@@ -652,16 +652,13 @@ def _native_program(ext, q, k, v, mask4d, dropout_p, is_causal, scale, softcap, 
     # mask's dtype and the lengths alone), so launch_fwd_rows returns the rows and flags the slots below expect
     ranges = bool(plan.constexprs["MASK_RANGES"])
 
-    def contiguous(shape, dtype):
-        return Phantom(shape, torch.empty(shape, device="meta").stride(), dtype)
-
     out, dout = (Phantom(q.shape, q.stride(), q.dtype) for _ in range(2))  # out: empty_like(q), launch_fwd's
-    lse, delta = (contiguous((B, Hq, Sq), torch.float32) for _ in range(2))
-    seed = contiguous((1,), torch.int64) if dropout_p > 0 else None
+    lse, delta = (Phantom.contiguous((B, Hq, Sq), torch.float32) for _ in range(2))
+    seed = Phantom.contiguous((1,), torch.int64) if dropout_p > 0 else None
     rows = flags = cols = None
     if mask4d is not None and ranges:
         row_shape, col_shape, flag_shape = summary_layout(mask4d)
-        rows, cols, flags = (contiguous(shape, torch.int32) for shape in (row_shape, col_shape, flag_shape))
+        rows, cols, flags = (Phantom.contiguous(shape, torch.int32) for shape in (row_shape, col_shape, flag_shape))
     dq, dk, dv = (Phantom(t.shape, t.stride(), t.dtype) for t in (q, k, v))
     saved = native_saved(q, k, v, mask4d, out, lse, seed, rows, flags)
     order = [*saved, dout, dq, dk, dv, delta] + ([cols] if cols is not None else [])

@@ -463,7 +463,7 @@ def _native_program(ext, x, weight, bias, seq_idx, initial_states, activation, d
     db = Phantom(bias.shape, (1,), bias.dtype) if bias is not None else None
     dinit = (Phantom(initial_states.shape, initial_states.stride(), initial_states.dtype)
              if initial_states is not None else None)  # empty_like(initial_states): its strides (dense)
-    part = Phantom((n_rows, C, K + 1), (C * (K + 1), K + 1, 1), torch.float32)
+    part = Phantom.contiguous((n_rows, C, K + 1), torch.float32)
     saved = native_saved(x, weight, bias, seq_idx, initial_states)
     grads = [dx, dw, db, dinit]
     order = [*saved, dy, *(g for g in grads if g is not None), part]

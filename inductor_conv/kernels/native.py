@@ -130,6 +130,13 @@ class Phantom:
     def __init__(self, shape, stride, dtype) -> None:
         self.shape, self._stride, self.dtype = tuple(shape), tuple(stride), dtype
 
+    @classmethod
+    def contiguous(cls, shape, dtype) -> "Phantom":
+        """A contiguous buffer of this shape (torch.empty's strides)."""
+        import torch
+
+        return cls(shape, torch.empty(shape, device="meta").stride(), dtype)
+
     def stride(self, dim=None):
         return self._stride if dim is None else self._stride[dim]
 

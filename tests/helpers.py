@@ -184,6 +184,15 @@ def assert_as_close_as_eager(got, eager, reference, what=None) -> None:
 
 
 
+class PretendCuda(torch.Tensor):
+    """A CPU tensor that says it is on a GPU: what ops/attention.py's _cudnn_eager reads of one (is_cuda, dtype,
+    shape, strides, data pointer), so its conditions can be checked on the CPU."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
 def assert_cudnn_switches_refuse(monkeypatch, admitted, forget_capability=lambda: None) -> None:
     """Both cuDNN gates (the lowerings' _use_cudnn and the eager op's _cudnn_eager) share the conditions of
     heuristics.attention.cudnn_attention_form (Note [cuDNN route]): `admitted()` (a call of the gate on a form it

@@ -4,13 +4,18 @@ other strides; the cases it leaves to the Python backward; autograd's checks on 
 from __future__ import annotations
 
 import json
+import math
+import random
 
+import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import inductor_conv
 from inductor_conv.kernels import causal_conv1d as kc
 from inductor_conv.kernels import native
+from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.ops import attention as ops_attention
 
 
@@ -77,6 +82,117 @@ def test_cudnn_node_is_attached_with_its_saved_tensors(ext):
     assert [fn is not None for fn, _ in out.grad_fn.next_functions] == [True] * 3
     with pytest.raises(Exception, match="seven tensors"):
         ext.attach_cudnn(torch.randn(1), [q, k, v], saved[:5], 8, 8, True, 0.25)
+
+
+def _route_call(rng: random.Random):
+    """A random call of the eager attention without mask or dropout on the CPU, (q, k, v, is_causal, scale,
+    enable_gqa), often on the cuDNN route, often one or two properties off it (sizes, dtypes, layouts, alignment,
+    the arguments' types)."""
+    pick = rng.choice
+    B, Hkv = pick([1, 2]), pick([1, 2, 4])
+    Hq = Hkv * pick([1, 1, 2]) if rng.random() > 0.1 else pick([0, 3])
+    Sq, Sk = pick([16, 17, 40, 40, 40]), pick([1, 2, 40, 40, 40, 40]) if rng.random() > 0.05 else 0
+    D = pick([64, 64, 128, 256]) if rng.random() > 0.15 else pick([8, 24, 68, 264])
+    Dv = D if rng.random() > 0.05 else pick([16, 128])
+    dtype = pick([torch.bfloat16, torch.float16, torch.bfloat16]) if rng.random() > 0.1 else torch.float32
+
+    def make(H, S, d, dt=dtype):
+        layout = pick(["bhsd", "bhsd", "bshd"]) if rng.random() > 0.05 else pick(["bhds", "offset"])
+        if layout == "bshd":
+            return torch.randn(B, S, H, d, dtype=dt).transpose(1, 2)
+        if layout == "bhds":
+            return torch.randn(B, H, d, S, dtype=dt).transpose(-1, -2)
+        n = B * H * S * d
+        base = torch.randn(n + 72, dtype=dt)
+        start = (-base.data_ptr() // base.element_size()) % 8 + (4 if layout == "offset" else 0)
+        return base[start:start + n].view(B, H, S, d)
+
+    q, k, v = make(Hq, Sq, D), make(Hkv, Sk, D), make(Hkv, Sk, Dv)
+    if rng.random() < 0.05:
+        k = k.to(torch.float16 if dtype == torch.bfloat16 else torch.bfloat16)
+    if rng.random() < 0.03:
+        v = v[0]  # 3-d
+    if rng.random() < 0.05:
+        q = torch.nn.Parameter(q) if rng.random() < 0.5 else q.as_subclass(_Subclass)
+    causal = pick([True, False]) if rng.random() > 0.05 else pick([1, 0, None])
+    scale = pick([None, None, 0.125, 2]) if rng.random() > 0.1 else pick([-0.5, 0.0, math.inf, math.nan, True,
+                                                                         np.float64(0.3), 10 ** 400])
+    gqa = pick([True, False]) if rng.random() > 0.05 else pick([1, 0])
+    return q, k, v, causal, scale, gqa
+
+
+class _Subclass(torch.Tensor):
+    pass
+
+
+def _python_route_scale(q, k, v, causal, scale, gqa) -> float:
+    """What the Python path does with a call on a GPU that takes the cuDNN route (sm_90, cuDNN built): the scale it
+    runs the route with, else 0.  The bools and the scale's types are those the C++ verdict reads (True / False,
+    None / float / int); other values go to the Python path, which checks them (Note [cuDNN route from C++])."""
+    from helpers import PretendCuda
+
+    if type(causal) is not bool or type(gqa) is not bool or not (scale is None or type(scale) in (float, int)):
+        return 0.0
+    try:
+        ops_attention._check_args(q, k, v, None, 0.0, causal, scale, gqa)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    if any(type(t) not in (torch.Tensor, torch.nn.Parameter) for t in (q, k, v)) or ops_attention._is_empty(q, k):
+        return 0.0
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if not 0.0 < scale < math.inf:  # the Python path scales q and runs our kernels
+        return 0.0
+    on_gpu = [t.as_subclass(PretendCuda) for t in (q, k, v)]
+    return scale if ops_attention._cudnn_eager(*on_gpu, None, 0.0, causal, None) else 0.0
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_cudnn_route_from_cpp_decides_as_the_python_path(ext, monkeypatch):
+    """Note [cuDNN route from C++]: the C++ verdict (without the device, capability and cuDNN-build conditions,
+    which need a GPU) takes exactly the calls the Python checks pass and route to cuDNN, with the same scale, on 600
+    random calls; and refuses under a functorch transform, a dispatch mode, torch's deterministic mode and with
+    cuDNN's SDPA backend off."""
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(ops_attention, "_capability", lambda index: (9, 0))
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    assert ext.MAX_DECODE_QUERIES == MAX_QUERIES
+    rng = random.Random(torch.initial_seed())
+    verdicts = []
+    for _ in range(600):
+        call = _route_call(rng)
+        want, got = _python_route_scale(*call), ext.cudnn_route_scale(*call)
+        assert got == want, (want, got, [getattr(a, "shape", a) for a in call], [getattr(a, "stride", list)()
+                                                                                for a in call[:3]])
+        verdicts.append(got > 0)
+    assert 0.1 < sum(verdicts) / len(verdicts) < 0.9, sum(verdicts)  # both verdicts, dozens of times
+
+    q, k, v = (torch.randn(1, 2, 32, 64, dtype=torch.bfloat16) for _ in range(3))
+    verdict = lambda x: ext.cudnn_route_scale(x, k, v, True, None, False)  # noqa: E731
+    assert verdict(q) == 0.125
+    seen = []
+    torch.func.grad(lambda x: seen.append(verdict(x)) or x.float().sum())(q)
+    torch.func.vmap(lambda x: seen.append(verdict(x)) or x)(q[None])
+    assert seen == [0.0, 0.0]
+
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Passing():
+        assert verdict(q) == 0.0
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    try:
+        assert verdict(q) == 0.0
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert verdict(q) == 0.0
+    finally:
+        torch.use_deterministic_algorithms(was)
+    assert verdict(q) == 0.125
 
 
 def ext_output(ext, program, x, w, b):
@@ -296,6 +412,39 @@ def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, 
     ref = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal, enable_gqa=Hq != Hkv)
     for t, r in zip(got, torch.autograd.grad(ref, leaves, dout.double())):
         torch.testing.assert_close(t.double(), r, rtol=0, atol=3e-2 * r.abs().max().item())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal, gqa, layout", [(True, True, "bhsd"), (False, False, "bshd")])
+def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, causal, gqa, layout):
+    """Note [cuDNN route from C++]: on the GPU the public function's cuDNN calls are made by the C++ entry (the
+    Python path is not reached) with the bits of the Python route's call at the same scale: the output, and the
+    gradients for a dO in O's layout and in another; without grad and with a scale given too.  Calls it refuses
+    (dropout, few queries) run the Python path."""
+    g = torch.Generator().manual_seed(7)
+    B, Hq, Hkv, S, D = 2, 8, 2 if gqa else 8, 256, 64
+    q, k, v = _qkv(B, Hq, Hkv, S, D, layout, g)
+    if ext.eager_cudnn_attention(q.detach(), k.detach(), v.detach(), causal, None, gqa) is None:
+        pytest.skip("no cuDNN attention here")
+    calls = []
+    python_path = ops_attention._attention
+    monkeypatch.setattr(ops_attention, "_attention", lambda *a: calls.append(a[5]) or python_path(*a))
+    out = inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+    assert calls == [] and out.grad_fn.name() == "CudnnAttentionBackward"
+    want = ops_attention._cudnn_attention(q, k, v, causal, 1.0 / math.sqrt(D), True)
+    assert torch.equal(out, want)
+    do = torch.randn(q.shape, generator=g).to("cuda", torch.bfloat16)
+    for dout in (do, do.transpose(1, 2).contiguous().transpose(1, 2)):
+        got = torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+        for a, b in zip(got, torch.autograd.grad(want, (q, k, v), dout, retain_graph=True)):
+            assert torch.equal(a, b)
+    with torch.no_grad():
+        out = inductor_conv.attention(q, k, v, is_causal=causal, scale=0.3, enable_gqa=gqa)
+        assert out.grad_fn is None and torch.equal(out, ops_attention._cudnn_attention(q, k, v, causal, 0.3, False))
+    assert calls == []
+    inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=causal, enable_gqa=gqa)
+    inductor_conv.attention(q[:, :, :MAX_QUERIES], k, v, enable_gqa=gqa)
+    assert len(calls) == 2
 
 
 @pytest.mark.gpu

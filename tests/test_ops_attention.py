@@ -463,6 +463,7 @@ def test_compiled_dropout_reproduces_under_manual_seed_and_matches_eager():
         (dict(attn_mask=torch.randn(1, 1, 2, 8, 8)), ValueError, "attn_mask must have at most 4 dims"),
         (dict(scale=float("inf")), TypeError, "scale must be a finite"),
         (dict(scale=float("nan")), TypeError, "scale must be a finite"),
+        (dict(scale=10 ** 400), TypeError, "scale must be a finite"),  # an int beyond the largest float
         (dict(key=torch.randn(1, 2, 8, 16).to("meta")), ValueError, "share a device"),  # meta: another device
         (dict(attn_mask=torch.ones(8, 8, device="meta")), ValueError, "attn_mask is on meta"),
         (dict(query=torch.randn(1, 2, 8, 16).tolist()), TypeError, "query must be a Tensor"),

@@ -7,7 +7,7 @@ import functools
 
 import pytest
 import torch
-from helpers import assert_cudnn_switches_refuse, eager_dropout_seed, node_below_views
+from helpers import PretendCuda, assert_cudnn_switches_refuse, eager_dropout_seed, node_below_views
 
 import inductor_conv
 from inductor_conv.kernels import launch
@@ -299,15 +299,6 @@ def test_dout_in_layout_hands_the_node_a_gradient_with_its_strides():
             assert node_below_views(out) == "NodeBackward"
 
 
-class _PretendCuda(torch.Tensor):
-    """A CPU tensor that says it is on a GPU: what ops/attention.py's _cudnn_eager reads of one (is_cuda, dtype,
-    shape, strides, data pointer), so its conditions can be checked on the CPU."""
-
-    @property
-    def is_cuda(self):
-        return True
-
-
 def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     """Note [cuDNN route]: the eager op's gate (ops/attention.py's _cudnn_eager) condition by condition, on concrete
     tensors, as tests/test_lowerings_attention.py checks the lowerings' _use_cudnn: every refusal is one changed
@@ -324,7 +315,7 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     def t(B, H, S, D, dtype=torch.bfloat16, offset=0):
         base = torch.randn(B * H * S * D + offset + 64, dtype=dtype)
         start = (-base.data_ptr() // base.element_size()) % 8 + offset  # 16-byte aligned, then `offset` elements on
-        return base[start:start + B * H * S * D].view(B, H, S, D).as_subclass(_PretendCuda)
+        return base[start:start + B * H * S * D].view(B, H, S, D).as_subclass(PretendCuda)
 
     def gate(q, k, v, mask=None, p=0.0, causal=False, softcap=0.0):
         return ops._cudnn_eager(q, k, v, mask, p, causal, softcap)

@@ -14,11 +14,17 @@
 #include <torch/extension.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/autograd/saved_variable.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 
 #include "node_compat.h"
 
+#include <array>
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -283,6 +289,104 @@ at::Tensor cudnn_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   return out;
 }
 
+// Note [cuDNN route from C++]: the eager op's calls that take the cuDNN route (Note [cuDNN route]) are decided
+// here, in one call from the public function, instead of by the Python checks (ops/attention.py's _check_args,
+// fast_path and _cudnn_eager: ~10 us of a ~100 us forward+backward at small shapes, where SDPA's own checks are
+// C++).  The function admits a call only where every Python check would pass and the route would be taken, and
+// answers None for anything else (bad arguments included), which then runs the Python path and gets its errors:
+// exact Tensor / Parameter arguments (no subclass), no functorch transform and no dispatch mode (Note [eager fast
+// path]), is_causal and enable_gqa the bools True / False, scale None or a positive finite float or int, q, k, v
+// 4-d fp16 / bf16 tensors of one dtype on one CUDA device of compute capability 9.0 or more, cuDNN's SDPA backend
+// on and torch's deterministic mode off, one head dim for q, k and v (a multiple of 8 in [16, 256]), k and v of
+// q's batch, v of k's (B, Hkv, Sk), Hq a multiple of Hkv > 0 (and enable_gqa where they differ), no empty
+// dimension, Sk > 1, more than kMaxDecodeQueries queries, Sq == Sk when causal, B and Hq <= 65535, and the layout
+// cuDNN reads (unit-stride head dim, other strides multiples of 8 elements, 16-byte aligned).  tests/
+// test_native_backward.py checks the verdicts against the Python gate's on a grid of calls on the CPU
+// (check_device false: the device, capability and cuDNN build conditions are skipped there).
+constexpr int64_t kMaxDecodeQueries = 16;  // kernels/attention_decode.py's MAX_QUERIES: fewer run flash-decoding
+
+// The compute capability of CUDA device `index` as major * 10 + minor, asked of the driver once per device.
+int capability(int index) {
+  static std::array<std::atomic<int>, 64> known{};  // major * 10 + minor + 1; 0 until asked
+  if (index < 0 || index >= static_cast<int>(known.size())) return 0;
+  int c = known[index].load();
+  if (c > 0) return c - 1;
+  using DeviceGet = int (*)(int*, int);
+  using Attribute = int (*)(int*, int, int);
+  static auto device_get = reinterpret_cast<DeviceGet>(driver_symbol("cuDeviceGet"));
+  static auto attribute = reinterpret_cast<Attribute>(driver_symbol("cuDeviceGetAttribute"));
+  int dev = 0, major = 0, minor = 0;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR: 75 / 76
+  if (device_get(&dev, index) != 0 || attribute(&major, 75, dev) != 0 || attribute(&minor, 76, dev) != 0) return 0;
+  known[index].store(major * 10 + minor + 1);
+  return major * 10 + minor;
+}
+
+bool cudnn_layout(const at::Tensor& t) {
+  auto s = t.strides();
+  return s[3] == 1 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
+         reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+// The scale the route runs the call with, or 0 where it does not take the call (Note [cuDNN route from C++]).
+double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_, pybind11::handle is_causal,
+                         pybind11::handle scale_, pybind11::handle enable_gqa, bool check_device) {
+  for (auto h : {q_, k_, v_})
+    if (!THPVariable_CheckExact(h.ptr())) return 0.0;
+  if ((is_causal.ptr() != Py_True && is_causal.ptr() != Py_False) ||
+      (enable_gqa.ptr() != Py_True && enable_gqa.ptr() != Py_False))
+    return 0.0;
+  auto included = c10::impl::tls_local_dispatch_key_set().included_;
+  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
+    return 0.0;
+  const at::Tensor& q = THPVariable_Unpack(q_.ptr());
+  const at::Tensor& k = THPVariable_Unpack(k_.ptr());
+  const at::Tensor& v = THPVariable_Unpack(v_.ptr());
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 0.0;
+  auto dtype = q.scalar_type();
+  if ((dtype != at::kHalf && dtype != at::kBFloat16) || k.scalar_type() != dtype || v.scalar_type() != dtype)
+    return 0.0;
+  if (k.device() != q.device() || v.device() != q.device()) return 0.0;
+  auto& ctx = at::globalContext();
+  if (!ctx.userEnabledCuDNNSDP() || ctx.deterministicAlgorithms()) return 0.0;
+  if (check_device && (!q.is_cuda() || !ctx.hasCuDNN() || capability(q.device().index()) < 90)) return 0.0;
+  const int64_t B = q.size(0), Hq = q.size(1), Sq = q.size(2), D = q.size(3);
+  const int64_t Hkv = k.size(1), Sk = k.size(2);
+  if (k.size(0) != B || v.size(0) != B || v.size(1) != Hkv || v.size(2) != Sk) return 0.0;
+  if (k.size(3) != D || v.size(3) != D || D % 8 != 0 || D < 16 || D > 256) return 0.0;
+  if (B == 0 || Hq == 0 || Hkv == 0 || Hq % Hkv != 0 || (Hq != Hkv && enable_gqa.ptr() != Py_True)) return 0.0;
+  if (Sk <= 1 || Sq <= kMaxDecodeQueries || (is_causal.ptr() == Py_True && Sq != Sk) || B > 65535 || Hq > 65535)
+    return 0.0;
+  if (!cudnn_layout(q) || !cudnn_layout(k) || !cudnn_layout(v)) return 0.0;
+  double scale = 0.0;
+  if (scale_.is_none()) {
+    scale = 1.0 / std::sqrt(static_cast<double>(D));
+  } else if (PyFloat_CheckExact(scale_.ptr())) {
+    scale = PyFloat_AS_DOUBLE(scale_.ptr());
+  } else if (PyLong_CheckExact(scale_.ptr())) {
+    scale = PyLong_AsDouble(scale_.ptr());
+    if (scale == -1.0 && PyErr_Occurred()) {  // too large for a double: the Python path says so
+      PyErr_Clear();
+      return 0.0;
+    }
+  }
+  return scale > 0.0 && std::isfinite(scale) ? scale : 0.0;
+}
+
+// The eager op's cuDNN route decided and run in one call (Note [cuDNN route from C++]): O (with its
+// CudnnAttentionBackward where autograd records the call), or None where the route does not take the call.
+pybind11::object eager_cudnn_attention(pybind11::handle q, pybind11::handle k, pybind11::handle v,
+                                       pybind11::handle is_causal, pybind11::handle scale,
+                                       pybind11::handle enable_gqa) {
+  double s = cudnn_route_scale(q, k, v, is_causal, scale, enable_gqa, true);
+  if (s == 0.0) return pybind11::none();
+  const at::Tensor& qt = THPVariable_Unpack(q.ptr());
+  const at::Tensor& kt = THPVariable_Unpack(k.ptr());
+  const at::Tensor& vt = THPVariable_Unpack(v.ptr());
+  bool grad = at::GradMode::is_enabled() && (qt.requires_grad() || kt.requires_grad() || vt.requires_grad());
+  return pybind11::cast(cudnn_attention(qt, kt, vt, is_causal.ptr() == Py_True, s, grad));
+}
+
 // Records `out` (made without autograd) as the output of a ProgramBackward over `inputs` (their gradients in that
 // order), saving `saved` (slot order).
 void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>& inputs,
@@ -330,4 +434,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("attach", &attach, "record out as the output of a node whose backward runs a Program");
   m.def("attach_cudnn", &attach_cudnn, "record out as the output of a node whose backward is cuDNN's attention's");
   m.def("cudnn_attention", &cudnn_attention, "cuDNN's attention forward, with a CudnnAttentionBackward when grad");
+  m.def("eager_cudnn_attention", &eager_cudnn_attention,
+        "the eager op's cuDNN route decided and run (Note [cuDNN route from C++]): O, or None where it does not apply");
+  // (tests) the route's verdict without its device conditions: the scale it would run with, 0 where it refuses
+  m.def("cudnn_route_scale", [](pybind11::handle q, pybind11::handle k, pybind11::handle v, pybind11::handle causal,
+                                pybind11::handle scale, pybind11::handle gqa) {
+    return cudnn_route_scale(q, k, v, causal, scale, gqa, false);
+  });
+  m.attr("MAX_DECODE_QUERIES") = kMaxDecodeQueries;
 }

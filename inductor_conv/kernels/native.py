@@ -79,6 +79,14 @@ def extension(wait: bool = False):
     return build(wait) if config.native_backward else None
 
 
+def built():
+    """The extension if it is built and config.native_backward is on, else None; never starts a build (for checks on
+    every call, which must not build it where no GPU call asked for it)."""
+    from inductor_conv import config
+
+    return _STATE["ext"] if config.native_backward else None
+
+
 def build(wait: bool = False):
     """The built extension, starting its build in the background on the first call, or None while it builds (or
     after it failed); wait: block until the build has finished."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 from typing import Optional
 
@@ -37,10 +38,12 @@ from inductor_conv._compat import raw_function_apply
 from inductor_conv.heuristics.attention import EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_mask_row
 from inductor_conv.kernels import empty_like_q
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
+from inductor_conv.kernels.native import built as native_extension_built
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
 from inductor_conv.reference.attention import dropout_threshold, probs_ref
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+_FLOAT_MAX = sys.float_info.max
 # Seeds are drawn in [0, 2**31); the dropout hash reads all 64 bits (attn_math's Note [dropout replay]).
 _SEED_HIGH = 2**31 - 1
 
@@ -330,7 +333,25 @@ def attention(
     on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
     output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
     """
+    if attn_mask is None and type(dropout_p) in _NUMBERS and dropout_p == 0:
+        out = _cudnn_route(query, key, value, is_causal, scale, enable_gqa)
+        if out is not None:
+            return out
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
+
+
+_NUMBERS = (float, int)
+
+
+def _cudnn_route(q, k, v, is_causal, scale, enable_gqa) -> Optional[Tensor]:
+    """A call without a mask or dropout decided and run by the native extension's one C++ call when it takes the
+    cuDNN route (Note [cuDNN route from C++] in inductor_conv/csrc/backward_node.cpp), else None: the Python path
+    then checks the arguments and decides as before.  Not under torch.compile (Dynamo traces the Python path into
+    the custom op), and not before the extension is built (the Python path's first GPU call starts its build)."""
+    if torch.compiler.is_compiling() or not config.attention_cudnn:
+        return None
+    ext = native_extension_built()
+    return None if ext is None else ext.eager_cudnn_attention(q, k, v, is_causal, scale, enable_gqa)
 
 
 def softcapped_attention(
@@ -640,8 +661,9 @@ def _check_args(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, sof
         raise TypeError(f"dropout_p must be a float, got {type(dropout_p).__name__}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic
-    if scale is not None and not (isinstance(scale, (int, float)) and -math.inf < scale < math.inf):
+    # a comparison, not math.isfinite: under torch.compile(dynamic=True) a scale computed from the shape is symbolic;
+    # against the largest float, so that an int too large for one is refused here rather than by float(scale)
+    if scale is not None and not (isinstance(scale, (int, float)) and -_FLOAT_MAX <= scale <= _FLOAT_MAX):
         raise TypeError(f"scale must be a finite float or None, got {scale!r}")
     if softcap is not None and not (isinstance(softcap, (int, float)) and not isinstance(softcap, bool)
                                     and 0.0 <= softcap < math.inf):

@@ -68,8 +68,9 @@ attention_summary_in_graph: bool = True
 # is ready, or where it cannot be built, the Python backward runs.  The gradients are the Python backward's bits,
 # except that a dO not in O's layout is copied into it first, where the Python backward reads it as it is (kernels
 # specialised for other strides may round a sum differently).  The node plans its backward when the forward runs, so
-# it reads ``deterministic`` then (the Python backward reads it when it runs).  False: the Python backward
-# everywhere.
+# it reads ``deterministic`` then (the Python backward reads it when it runs).  The same extension runs the conv's
+# forward launch (Note [native forward]) and decides and runs the attention's cuDNN calls (Note [cuDNN route from
+# C++]), with the Python path's kernels and bits.  False: the Python forward and backward everywhere.
 native_backward: bool = True
 
 # Attention with a mask tensor whose rows are not a multiple of this many bytes apart (a bf16 mask over 197 or 249

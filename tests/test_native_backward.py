@@ -53,16 +53,46 @@ def test_program_node_mechanics(ext):
 
 
 @pytest.mark.xdist_group("native_extension")
-def test_programs_make_the_python_backwards_launches(ext):
-    """Without a GPU: the conv's and the attention's Programs (channel-first and channel-last or (B, S, H, D) inputs,
-    with and without bias, both reduction modes, fp32 parameters with bf16 x, seq_idx, GQA with dropout,
-    soft-capping, head dims 64-256, bool and additive mask tensors with their summaries) launch what the Python
-    backward launches, parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
+def test_run_forward_mechanics(ext):
+    """On the CPU, Programs without launches (Note [native forward]): run_forward returns the allocation the forward
+    Program names (empty_like of x: a channel-last x's strides) and, given a backward Program, makes it the output of
+    that node over the inputs (its gradients the backward's allocations); without one, a tensor with no history; and
+    refuses another number of tensors than the Program's slots."""
+    x = torch.randn(2, 5, 3).transpose(1, 2).requires_grad_()
+    w = torch.randn(3, 4, requires_grad=True)
+    forward = ext.Program()
+    forward.name = "TestForward"
+    forward.n_saved = 2
+    forward.add_alloc(0, [], "float32", False)  # slot 2: empty_like(x)
+    forward.outputs = [2]
+    backward = ext.Program()
+    backward.name = "TestBackward"
+    backward.n_saved = 2
+    backward.add_alloc(0, [], "float32", True)  # slots 3, 4 (after x, w and dy): zeros_like(x), zeros_like(w)
+    backward.add_alloc(1, [], "float32", True)
+    backward.outputs = [3, 4]
+    y = ext.run_forward(forward, [x, w], [x, w], backward)
+    assert y.shape == x.shape and y.stride() == x.stride() and y.grad_fn.name() == "TestBackward"
+    dx, dw = torch.autograd.grad(y, (x, w), torch.randn(2, 3, 5))
+    assert torch.equal(dx, torch.zeros_like(x)) and torch.equal(dw, torch.zeros_like(w))
+    y = ext.run_forward(forward, [x, w], [x, w], None)
+    assert y.grad_fn is None and not y.requires_grad and y.stride() == x.stride()
+    with pytest.raises(Exception, match="given 1 tensors"):
+        ext.run_forward(forward, [x], [x], None)
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_programs_make_the_python_paths_launches(ext):
+    """Without a GPU: the conv's and the attention's backward Programs and the conv's forward ones (channel-first
+    and channel-last or (B, S, H, D) inputs, with and without bias, both reduction modes, fp32 parameters with bf16
+    x, seq_idx, initial states, GQA with dropout, soft-capping, head dims 64-256, bool and additive mask tensors
+    with their summaries) launch what the Python path launches, parameter by parameter, as Triton specialises them
+    for sm_90 (tests/tools/native_programs.py)."""
     from tools.compile_sm90 import run_script
 
     lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
              if line.startswith("{")]
-    assert len(lines) == 13, lines
+    assert len(lines) == 20, lines
     for line in lines:
         assert line["problems"] == [], line
     # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
@@ -250,6 +280,28 @@ def test_native_backward_equals_python_backward(ext, monkeypatch, layout, dtype,
             assert torch.equal(a, c), f"gradient {i}: max diff {(a.double() - c.double()).abs().max().item()}"
         else:  # atomics: the order of the sums may differ between runs
             torch.testing.assert_close(c, a, rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["bcl", "blc"])
+def test_native_forward_is_launch_fwds_launch(ext, monkeypatch, layout):
+    """Note [native forward]: once the extension is built the eager conv's forward runs its Program, with grad and
+    without (Python's launch_fwd is not called), and gives launch_fwd's bits; a call the Programs do not take (a
+    non-dense x) runs launch_fwd."""
+    x, w, b = _inputs(2, 96, 300, 4, torch.bfloat16, layout, True, seed=11)
+    want = kc.launch_fwd(x, w, b, None, None, "silu")
+    python_launches = []
+    launch_fwd = kc.launch_fwd
+    monkeypatch.setattr(kc, "launch_fwd", lambda *a: python_launches.append(a) or launch_fwd(*a))
+    y = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    assert y.grad_fn.name() == "CausalConv1dBackward" and torch.equal(y, want)
+    with torch.no_grad():
+        y = inductor_conv.causal_conv1d(x, w, b, activation="silu")
+    assert y.grad_fn is None and torch.equal(y, want) and python_launches == []
+    strided = x[..., ::2]
+    with torch.no_grad():
+        y = inductor_conv.causal_conv1d(strided, w, b, activation="silu")
+    assert len(python_launches) == 1 and torch.equal(y, launch_fwd(strided, w, b, None, None, "silu"))
 
 
 @pytest.mark.gpu

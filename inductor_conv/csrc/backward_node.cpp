@@ -141,6 +141,46 @@ union ArgValue {
   float f32;
 };
 
+// Allocates a Program's buffers after the slots given (the saved tensors, and dy for a backward) and makes its
+// launches on the current stream of slot 0's device.
+void run_program(const Program& program, std::vector<at::Tensor>& slots) {
+  for (const auto& a : program.allocs) {
+    if (a.like >= 0) {
+      slots.push_back(a.zero ? at::zeros_like(slots.at(a.like)) : at::empty_like(slots.at(a.like)));
+    } else {
+      auto options = at::TensorOptions().dtype(a.dtype).device(slots.at(0).device());
+      slots.push_back(a.zero ? at::zeros(a.shape, options) : at::empty(a.shape, options));
+    }
+  }
+  if (program.launches.empty()) return;
+  const c10::Device device = slots.at(0).device();
+  void* stream = c10::impl::getDeviceGuardImpl(device.type())->getStream(device).native_handle();
+  LaunchFn launch = driver_launch();
+  ensure_context(device.index());
+  std::vector<ArgValue> storage;
+  std::vector<void*> params;
+  for (const auto& l : program.launches) {
+    storage.assign(l.kinds.size(), ArgValue{0});
+    params.resize(l.kinds.size());
+    for (size_t i = 0; i < l.kinds.size(); ++i) {
+      switch (l.kinds[i]) {
+        case kSlot:
+          storage[i].ptr = reinterpret_cast<uint64_t>(slots.at(static_cast<size_t>(l.values[i])).data_ptr());
+          break;
+        case kI32: storage[i].i32 = static_cast<int32_t>(l.values[i]); break;
+        case kI64: storage[i].i64 = static_cast<int64_t>(l.values[i]); break;
+        case kF32: storage[i].f32 = static_cast<float>(l.values[i]); break;
+        default: storage[i].ptr = 0;
+      }
+      params[i] = &storage[i];
+    }
+    int err = launch(reinterpret_cast<void*>(l.function), l.grid[0], l.grid[1], l.grid[2], l.threads, 1, 1, l.shared,
+                     stream, params.data(), nullptr);
+    if (err != 0)
+      throw std::runtime_error(program.name + ": cuLaunchKernel failed with CUresult " + std::to_string(err));
+  }
+}
+
 struct ProgramBackward final : public Node {
   std::shared_ptr<const Program> program;
   std::vector<SavedVariable> saved;
@@ -161,44 +201,7 @@ struct ProgramBackward final : public Node {
       dy = at::empty_like(like).copy_(dy);
     }
     slots.push_back(dy);
-    for (const auto& a : program->allocs) {
-      if (a.like >= 0) {
-        slots.push_back(a.zero ? at::zeros_like(slots.at(a.like)) : at::empty_like(slots.at(a.like)));
-      } else {
-        auto options = at::TensorOptions().dtype(a.dtype).device(slots.at(0).device());
-        slots.push_back(a.zero ? at::zeros(a.shape, options) : at::empty(a.shape, options));
-      }
-    }
-    const c10::Device device = slots.at(0).device();
-    void* stream = nullptr;
-    LaunchFn launch = nullptr;
-    if (!program->launches.empty()) {
-      stream = c10::impl::getDeviceGuardImpl(device.type())->getStream(device).native_handle();
-      launch = driver_launch();
-      ensure_context(device.index());
-    }
-    std::vector<ArgValue> storage;
-    std::vector<void*> params;
-    for (const auto& l : program->launches) {
-      storage.assign(l.kinds.size(), ArgValue{0});
-      params.resize(l.kinds.size());
-      for (size_t i = 0; i < l.kinds.size(); ++i) {
-        switch (l.kinds[i]) {
-          case kSlot:
-            storage[i].ptr = reinterpret_cast<uint64_t>(slots.at(static_cast<size_t>(l.values[i])).data_ptr());
-            break;
-          case kI32: storage[i].i32 = static_cast<int32_t>(l.values[i]); break;
-          case kI64: storage[i].i64 = static_cast<int64_t>(l.values[i]); break;
-          case kF32: storage[i].f32 = static_cast<float>(l.values[i]); break;
-          default: storage[i].ptr = 0;
-        }
-        params[i] = &storage[i];
-      }
-      int err = launch(reinterpret_cast<void*>(l.function), l.grid[0], l.grid[1], l.grid[2], l.threads, 1, 1,
-                       l.shared, stream, params.data(), nullptr);
-      if (err != 0)
-        throw std::runtime_error(program->name + ": cuLaunchKernel failed with CUresult " + std::to_string(err));
-    }
+    run_program(*program, slots);
     for (size_t i = 0; i < num_inputs && i < program->outputs.size(); ++i) {
       int64_t s = program->outputs[i];
       if (s >= 0 && should_compute_output(i)) result[i] = slots.at(static_cast<size_t>(s));
@@ -405,6 +408,26 @@ void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>&
   torch::autograd::set_history(out, ptr);
 }
 
+// Note [native forward]: the eager conv op's forward as a Program too (kernels/causal_conv1d.py's
+// _native_forward_program: y = empty_like(x) and the forward kernel's launch), run from one C++ call that also
+// records the backward's node when `backward` is given: the Python forward's planning and launch (the launch
+// description, Triton's launcher, the node's attach) cost ~15-25 us of host time a call, as much as its
+// checks.  Planned and cached with the backward's Program, per configuration and shape, on the same conditions;
+// the same kernel and arguments as launch_fwd, so the same bits (tests/tools/native_programs.py checks the launch
+// parameter by parameter, the GPU tests the bits).  `saved`: the forward's slots and the tensors the node saves.
+at::Tensor run_forward(const std::shared_ptr<Program>& forward, const std::vector<std::optional<at::Tensor>>& inputs,
+                       const std::vector<at::Tensor>& saved, const std::shared_ptr<Program>& backward) {
+  if (forward->n_saved >= 0 && static_cast<int64_t>(saved.size()) != forward->n_saved)
+    throw std::invalid_argument(forward->name + ": run_forward was given " + std::to_string(saved.size()) +
+                                " tensors, its Program's slots need " + std::to_string(forward->n_saved));
+  std::vector<at::Tensor> slots(saved.begin(), saved.end());
+  slots.reserve(saved.size() + forward->allocs.size());
+  run_program(*forward, slots);
+  at::Tensor out = slots.at(static_cast<size_t>(forward->outputs.at(0)));
+  if (backward) attach(out, inputs, saved, backward);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -432,6 +455,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         return out;
       });
   m.def("attach", &attach, "record out as the output of a node whose backward runs a Program");
+  m.def("run_forward", &run_forward, "run a forward Program and, given a backward Program, record its node",
+        pybind11::arg("forward"), pybind11::arg("inputs"), pybind11::arg("saved"),
+        pybind11::arg("backward").none(true));
   m.def("attach_cudnn", &attach_cudnn, "record out as the output of a node whose backward is cuDNN's attention's");
   m.def("cudnn_attention", &cudnn_attention, "cuDNN's attention forward, with a CudnnAttentionBackward when grad");
   m.def("eager_cudnn_attention", &eager_cudnn_attention,

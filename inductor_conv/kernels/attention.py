@@ -612,15 +612,19 @@ _NATIVE_PROGRAMS: dict = {}
 
 def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
     """The Program of the backward launch_bwd would run, for the C++ node (kernels/native.py), planned before the
-    forward runs; None where that path does not apply: not on a GPU, the extension not built (yet), empty inputs,
-    q, k or v not dense or not 16-byte aligned (the mask too), a value head dim of its own, few queries.  mask4d:
-    the mask expanded to [B, Hq, Sq, Sk] (as launch_fwd_rows takes it), one that needs no gradient.  Slots: q, k, v,
-    out, lse (, seed) (, the mask (, its rows summary and flags, which launch_fwd_rows returns)), then dO (given
-    out's strides and dtype by the node), then dq, dk, dv, Δ (, the cols summary).  The forward's out is empty_like(q), so it has q's strides (q dense), and its
-    lse, rows and flags are fresh contiguous buffers: the Program plans them so."""
+    forward runs; None where that path does not apply: not on a GPU, q not on the current device, the extension not
+    built (yet), empty inputs, q, k or v not dense or not 16-byte aligned (the mask too), a value head dim of its
+    own, few queries.  mask4d: the mask expanded to [B, Hq, Sq, Sk] (as launch_fwd_rows takes it), one that needs
+    no gradient.  Slots: q, k, v, out, lse (, seed) (, the mask (, its rows summary and flags, which launch_fwd_rows
+    returns)), then dO (given out's strides and dtype by the node), then dq, dk, dv, Δ (, the cols summary).  The
+    forward's out is empty_like(q), so it has q's strides (q dense), and its lse, rows and flags are fresh contiguous
+    buffers: the Program plans them so."""
+    from inductor_conv._compat import cuda_current_device
     from inductor_conv.kernels import native
 
-    if not q.is_cuda:
+    # q on the current device: the Program holds the kernels Triton loaded there (autograd's device thread runs the
+    # node on q's device)
+    if not q.is_cuda or q.device.index != cuda_current_device():
         return None
     mask_key = None if mask4d is None else (mask4d.shape, mask4d.stride(), mask4d.dtype)
     # the switches _plan_for reads: a Program planned under others would not match the forward launch_fwd_rows runs

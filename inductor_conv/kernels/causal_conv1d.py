@@ -325,17 +325,28 @@ def launch_fwd(x, weight, bias, seq_idx, initial_states, activation: str, out=No
         return y
     plan = _plan_for("fwd", x, weight, bias, seq_idx, initial_states, activation,
                      _index_dtype(x, y, initial_states), True, config)
+    for launcher, grid, meta, ptrs, ints, constexprs, options in _fwd_launches(x, weight, bias, seq_idx,
+                                                                                initial_states, y, plan):
+        launcher(grid, meta, ptrs, ints, (), constexprs, **options)
+    return y
+
+
+def _fwd_launches(x, weight, bias, seq_idx, initial_states, y, plan):
+    """The forward's launches, one per batch slice, as _bwd_launches describes them; y may be a Phantom (the native
+    forward's Program)."""
+    B, C, L = x.shape
     g = plan.g
     n_c = cdiv(C, g.block_c)
     tiles_per_prog, n_chunks = conv_chunks(B, C, L, g, _sms(x))
+    launches = []
     for b0, b1 in _batch_slices(B):
         x_s, y_s = (x, y) if b1 - b0 == B else (x[b0:b1], y[b0:b1])
         (p_b, p_s, p_i), strides = _optional_args(x_s, bias, _rows(seq_idx, b0, b1, B),
                                                   _rows(initial_states, b0, b1, B))
-        _FWD((n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, y_s),
-             (C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride()), (), plan.constexprs,
-             num_warps=g.num_warps)
-    return y
+        launches.append((_FWD, (n_c, n_chunks, b1 - b0), plan, (x_s, weight, p_b, p_s, p_i, y_s),
+                         (C, L, tiles_per_prog, *x_s.stride(), *weight.stride(), *strides, *y_s.stride()),
+                         plan.constexprs, dict(num_warps=g.num_warps)))
+    return launches
 
 
 def causal_conv1d_bwd(x, weight, bias, seq_idx, initial_states, dy, activation: str, *, deterministic=True,
@@ -421,25 +432,49 @@ def _bwd_launches(x, weight, bias, seq_idx, initial_states, dy, dx, dw, db, dini
 # Note [native backward] (inductor_conv/csrc/backward_node.cpp): the Programs made for the eager op's common case,
 # per configuration and shape (native.cached_program).
 _NATIVE_PROGRAMS: dict = {}
+_NATIVE_FORWARDS: dict = {}
 
 
-def native_backward(x, weight, bias, seq_idx, activation: str, deterministic: bool, initial_states=None):
-    """The Program of the backward launch_bwd would run (with seq_idx or initial_states or neither), for the C++ node
-    (kernels/native.py), or None where that path does not apply: not on a GPU, the extension not built (yet), a
-    batch past one launch, an empty or non-dense input, a pointer not 16-byte aligned, 64-bit offsets.  The C++ node
-    gives dy x's strides (copying it where they differ), so every launch argument is known here.  Slots: x, weight
-    (, bias) (, seq_idx) (, initial_states), then dy, then dx, dw (, dβ) (, d initial_states), the partial rows."""
+def native_programs(x, weight, bias, seq_idx, activation: str, deterministic: bool, initial_states=None,
+                    grad: bool = True):
+    """(forward, backward): the Programs of the forward launch_fwd and (with `grad`; else None) the backward
+    launch_bwd would run (with seq_idx or initial_states or neither), for the C++ calls of kernels/native.py (Note
+    [native forward] in inductor_conv/csrc/backward_node.cpp), or None where that path does not apply: not on a GPU,
+    x not on the current device, the extension not built (yet), a batch past one launch, an empty or non-dense
+    input, a pointer not 16-byte aligned, 64-bit offsets (_native_applies).  A call without grad plans no backward (no backward compile for
+    inference).  The C++ node gives dy x's strides (copying it where they differ), so every launch argument is known
+    here."""
+    from inductor_conv._compat import cuda_current_device
     from inductor_conv.kernels import native
 
-    if not x.is_cuda:
+    # x on the current device: the Programs hold the kernels Triton loaded there, and the forward launches on it
+    if not x.is_cuda or x.device.index != cuda_current_device():
         return None
     key = (x.shape, x.stride(), x.dtype, weight.shape, weight.stride(), weight.dtype,
            None if bias is None else (bias.dtype, bias.stride()),
            None if seq_idx is None else (seq_idx.dtype, seq_idx.stride()),
            None if initial_states is None else (initial_states.dtype, initial_states.stride()), activation,
            deterministic, x.device.index)
-    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (x, weight, bias, seq_idx, initial_states), x,
-                                 weight, bias, seq_idx, initial_states, activation, deterministic)
+    tensors = (x, weight, bias, seq_idx, initial_states)
+    forward = native.cached_program(_NATIVE_FORWARDS, key, _native_forward_program, tensors, *tensors, activation)
+    if forward is None or not grad:
+        return None if forward is None else (forward, None)
+    backward = _NATIVE_PROGRAMS.get(key)  # the forward's lookup checked the pointers and the extension
+    if backward is None:
+        backward = native.cached_program(_NATIVE_PROGRAMS, key, _native_program, tensors, *tensors, activation,
+                                         deterministic)
+    return None if backward is None else (forward, backward)
+
+
+def _native_applies(x, weight, bias, initial_states) -> bool:
+    """Whether the native Programs take a call: one batch slice, a non-empty dense x and initial_states, a
+    contiguous weight, a unit-stride bias, 32-bit offsets (y and dx are empty_like(x): x's strides)."""
+    from inductor_conv.kernels.native import dense
+
+    return not (x.numel() == 0 or x.shape[0] > MAX_GRID_BATCH or not dense(x) or not weight.is_contiguous()
+                or (bias is not None and bias.stride(0) != 1)
+                or (initial_states is not None and not dense(initial_states))
+                or _index_dtype(x, initial_states) is not tl.int32)
 
 
 def native_saved(x, weight, bias, seq_idx, initial_states=None) -> list:
@@ -447,14 +482,38 @@ def native_saved(x, weight, bias, seq_idx, initial_states=None) -> list:
     return [t for t in (x, weight, bias, seq_idx, initial_states) if t is not None]
 
 
+def _native_forward_program(ext, x, weight, bias, seq_idx, initial_states, activation, order_out=None):
+    """The forward's Program (Note [native forward]): y allocated as empty_like(x), then launch_fwd's one launch;
+    None where _native_applies refuses the call or a Program cannot make the launch."""
+    from inductor_conv.kernels.native import Phantom, program_launch
+
+    if not _native_applies(x, weight, bias, initial_states):
+        return None
+    plan = _plan_for("fwd", x, weight, bias, seq_idx, initial_states, activation, tl.int32, True, None)
+    y = Phantom(x.shape, x.stride(), x.dtype)
+    saved = native_saved(x, weight, bias, seq_idx, initial_states)
+    order = [*saved, y]
+    slots = {id(t): i for i, t in enumerate(order)}
+    program = ext.Program()
+    program.name = "CausalConv1dForward"
+    program.n_saved = len(saved)
+    program.add_alloc(0, [], "float32", False)  # y: empty_like(x)
+    for launcher, grid, _, ptrs, ints, constexprs, options in _fwd_launches(x, weight, bias, seq_idx, initial_states,
+                                                                            y, plan):
+        if not program_launch(program, launcher, grid, ptrs, ints, (), constexprs, options, slots):
+            return None
+    program.outputs = [slots[id(y)]]
+    if order_out is not None:  # (tests) what each slot stands for
+        order_out.extend(order)
+    return program
+
+
 def _native_program(ext, x, weight, bias, seq_idx, initial_states, activation, deterministic, order_out=None):
-    from inductor_conv.kernels.native import Phantom, dense, program_launch
+    from inductor_conv.kernels.native import Phantom, program_launch
 
     B, C, L = x.shape
     K = weight.shape[1]
-    if (x.numel() == 0 or B > MAX_GRID_BATCH or not dense(x) or not weight.is_contiguous()
-            or (bias is not None and bias.stride(0) != 1) or (initial_states is not None and not dense(initial_states))
-            or _index_dtype(x, initial_states) is not tl.int32):
+    if not _native_applies(x, weight, bias, initial_states):
         return None
     plan = _plan_for("bwd", x, weight, bias, seq_idx, initial_states, activation, tl.int32, deterministic, None)
     n_rows, n_chunks, tiles_per_prog = _bwd_partials(x, plan, deterministic)

@@ -223,11 +223,11 @@ def causal_conv1d(
     if weight.dim() == 3:
         weight = weight.squeeze(1)
     if fast_path(x, weight, bias, seq_idx, initial_states):  # Note [eager fast path] in ops/eager.py
-        if needs_grad(x, weight, bias, initial_states):
-            y = _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
-            if y is None:
-                y = _eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
-        else:
+        grad = needs_grad(x, weight, bias, initial_states)
+        y = _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, act, grad)
+        if y is None and grad:
+            y = _eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, act)
+        elif y is None:
             from inductor_conv.kernels.causal_conv1d import launch_fwd
 
             y = launch_fwd(x, weight, bias, seq_idx, initial_states, act)
@@ -266,21 +266,19 @@ class _EagerCausalConv1d(torch.autograd.Function):
 _eager_causal_conv1d = raw_function_apply(_EagerCausalConv1d)
 
 
-def _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation):
-    """y with a C++ backward node (Note [native backward] in inductor_conv/csrc/backward_node.cpp): the same
-    launches as _EagerCausalConv1d's backward, planned here on the calling thread; None where that path does not
-    apply (kernels/causal_conv1d.py's native_backward says so), and then the Function runs."""
-    from inductor_conv.kernels.causal_conv1d import launch_fwd, native_backward, native_saved
+def _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation, grad: bool):
+    """y from one C++ call that launches the forward and, with `grad`, records the C++ backward node (Note [native
+    forward], Note [native backward] in inductor_conv/csrc/backward_node.cpp): the launches of launch_fwd and of
+    _EagerCausalConv1d's backward, planned once per configuration and shape; None where that path does not apply
+    (kernels/causal_conv1d.py's native_programs says so), and then the Python launchers run."""
+    from inductor_conv.kernels.causal_conv1d import native_programs, native_saved
+    from inductor_conv.kernels.native import built
 
-    program = native_backward(x, weight, bias, seq_idx, activation, config.deterministic, initial_states)
-    if program is None:
+    programs = native_programs(x, weight, bias, seq_idx, activation, config.deterministic, initial_states, grad)
+    if programs is None:
         return None
-    from inductor_conv.kernels.native import extension
-
-    y = launch_fwd(x, weight, bias, seq_idx, initial_states, activation)
-    extension().attach(y, [x, weight, bias, initial_states], native_saved(x, weight, bias, seq_idx, initial_states),
-                       program)
-    return y
+    return built().run_forward(programs[0], [x, weight, bias, initial_states],
+                               native_saved(x, weight, bias, seq_idx, initial_states), programs[1])
 
 
 def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor:

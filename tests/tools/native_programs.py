@@ -1,5 +1,6 @@
-"""The native backward's Programs (Note [native backward] in inductor_conv/csrc/backward_node.cpp) checked against the
-Python backward's own launches, on a machine without a GPU.
+"""The native backward's Programs (Note [native backward] in inductor_conv/csrc/backward_node.cpp), and the conv's
+forward Programs (Note [native forward]), checked against the Python path's own launches, on a machine without a
+GPU.
 
     python tests/tools/native_programs.py        # prints one JSON line per case: its mismatches (none: [])
 
@@ -114,6 +115,10 @@ def conv_cases():
         order[len(kc.native_saved(x, w, b, seq_idx, init))] = dy  # the dy the Python path is given stands for the node's
         name = f"conv {layout} K={K} bias={bias} deterministic={deterministic} {dtype} weight {w_dtype} {extra or ''}"
         yield name, program, order, recorded, [x, w, b, seq_idx, init, dy]
+        order = []  # the forward's Program (Note [native forward]) against launch_fwd's launch
+        program = kc._native_forward_program(native.build(wait=True), x, w, b, seq_idx, init, "silu", order_out=order)
+        recorded = record(lambda: kc.launch_fwd(x, w, b, seq_idx, init, "silu"))
+        yield "forward " + name, program, order, recorded, [x, w, b, seq_idx, init]
 
 
 def attention_cases():

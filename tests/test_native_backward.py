@@ -83,16 +83,16 @@ def test_run_forward_mechanics(ext):
 
 @pytest.mark.xdist_group("native_extension")
 def test_programs_make_the_python_paths_launches(ext):
-    """Without a GPU: the conv's and the attention's backward Programs and the conv's forward ones (channel-first
-    and channel-last or (B, S, H, D) inputs, with and without bias, both reduction modes, fp32 parameters with bf16
-    x, seq_idx, initial states, GQA with dropout, soft-capping, head dims 64-256, bool and additive mask tensors
-    with their summaries) launch what the Python path launches, parameter by parameter, as Triton specialises them
-    for sm_90 (tests/tools/native_programs.py)."""
+    """Without a GPU: the conv's and the attention's backward Programs and their forward ones (the attention's without
+    a mask; channel-first and channel-last or (B, S, H, D) inputs, with and without bias, both reduction modes, fp32
+    parameters with bf16 x, seq_idx, initial states, GQA with dropout, its seed a value of each run, soft-capping,
+    head dims 64-256, bool and additive mask tensors with their summaries) launch what the Python path launches,
+    parameter by parameter, as Triton specialises them for sm_90 (tests/tools/native_programs.py)."""
     from tools.compile_sm90 import run_script
 
     lines = [json.loads(line) for line in run_script("tests/tools/native_programs.py").splitlines()
              if line.startswith("{")]
-    assert len(lines) == 20, lines
+    assert len(lines) == 25, lines
     for line in lines:
         assert line["problems"] == [], line
     # a summarised mask: the cols summary's launch, then Δ and the dK/dV + dQ programs
@@ -223,6 +223,19 @@ def test_cudnn_route_from_cpp_decides_as_the_python_path(ext, monkeypatch):
     finally:
         torch.use_deterministic_algorithms(was)
     assert verdict(q) == 0.125
+
+
+@pytest.mark.xdist_group("native_extension")
+def test_host_dropout_seed_hash_is_the_pythons(ext):
+    """Note [host dropout seed]: the C++ draw (Note [eager attention from C++]) hashes a generator's seed and offset
+    as ops/attention.py's seed_hash does, into [2^61, 2^62), for random 64-bit seeds and offsets and the extremes."""
+    rng = random.Random(torch.initial_seed())
+    pairs = [(0, 0), (2 ** 64 - 1, 2 ** 64 - 4), (42, 4)] + [(rng.getrandbits(64), 4 * rng.getrandbits(40))
+                                                               for _ in range(200)]
+    for seed, offset in pairs:
+        value = ops_attention.seed_hash(seed, offset)
+        assert ext.dropout_seed_hash(seed, offset) == value and 2 ** 61 <= value < 2 ** 62, (seed, offset)
+    assert len({ops_attention.seed_hash(42, 4 * i) for i in range(100)}) == 100
 
 
 def ext_output(ext, program, x, w, b):
@@ -478,6 +491,7 @@ def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, cau
     q, k, v = _qkv(B, Hq, Hkv, S, D, layout, g)
     if ext.eager_cudnn_attention(q.detach(), k.detach(), v.detach(), causal, None, gqa) is None:
         pytest.skip("no cuDNN attention here")
+    ext.clear_attention_forms()  # the dropout call below is its form's first
     calls = []
     python_path = ops_attention._attention
     monkeypatch.setattr(ops_attention, "_attention", lambda *a: calls.append(a[5]) or python_path(*a))
@@ -497,6 +511,87 @@ def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, cau
     inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=causal, enable_gqa=gqa)
     inductor_conv.attention(q[:, :, :MAX_QUERIES], k, v, enable_gqa=gqa)
     assert len(calls) == 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("p, causal, gqa, layout, dtype", [
+    (0.1, True, True, "bhsd", torch.bfloat16), (0.1, False, False, "bshd", torch.bfloat16),
+    (0.0, True, False, "bhsd", torch.float32)])  # p = 0 in fp32: not the cuDNN route
+def test_eager_attention_from_cpp_gives_the_python_paths_bits(ext, monkeypatch, p, causal, gqa, layout, dtype):
+    """Note [eager attention from C++]: a form's first call runs the Python path, which registers it; the next call
+    of the form runs from C++ (the Python path is not reached) and, from the same generator state, gives the same
+    output, dropout mask and gradients, bit for bit, and advances the generator as the Python path does; a call
+    without grad too."""
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (t.detach().to(dtype).requires_grad_() for t in _qkv(2, 8, 2 if gqa else 8, 200, 64, layout, g))
+    dout = torch.randn(q.shape, generator=g).to("cuda", dtype)
+    ext.clear_attention_forms()
+    python_path = ops_attention._attention
+    calls = []
+    monkeypatch.setattr(ops_attention, "_attention", lambda *a: calls.append(a[4]) or python_path(*a))
+
+    def step():
+        torch.manual_seed(3)
+        out = inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal, enable_gqa=gqa)
+        return out, torch.autograd.grad(out, (q, k, v), dout), torch.cuda.default_generators[0].get_offset()
+
+    first = step()
+    assert calls == [p] and ext.attention_forms() == 1 and first[0].grad_fn.name() == "AttentionBackward"
+    second = step()
+    assert calls == [p] and second[0].grad_fn.name() == "AttentionBackward"
+    assert torch.equal(first[0], second[0]) and first[2] == second[2]
+    for name, a, b in zip(("dq", "dk", "dv"), first[1], second[1]):
+        assert torch.equal(a, b), name
+    with torch.no_grad():
+        torch.manual_seed(3)
+        out = inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal, enable_gqa=gqa)
+    assert calls == [p] and out.grad_fn is None and torch.equal(out, first[0])
+    if p:  # the next draw differs
+        assert not torch.equal(inductor_conv.attention(q, k, v, dropout_p=p, is_causal=causal, enable_gqa=gqa),
+                               first[0])
+
+
+@pytest.mark.gpu
+def test_eager_attention_from_cpp_forms_and_refusals(ext, monkeypatch):
+    """Note [eager attention from C++]: a form first seen without grad is registered without a backward: its calls
+    without grad run from C++, a call with grad runs the Python path once, which registers the backward; a
+    misaligned q, another scale, a subclass and a non-bool flag take the Python path; under a CUDA graph capture the
+    dropout seed is drawn on the device (the Python path), so replays drop differently."""
+    g = torch.Generator().manual_seed(9)
+    q, k, v = _qkv(1, 4, 4, 128, 64, "bhsd", g)
+    ext.clear_attention_forms()
+    python_path = ops_attention._attention
+    calls = []
+    monkeypatch.setattr(ops_attention, "_attention", lambda *a: calls.append(1) or python_path(*a))
+    attend = lambda q, **kw: inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=True, **kw)  # noqa: E731
+    with torch.no_grad():
+        attend(q), attend(q)
+    assert len(calls) == 1 and ext.attention_forms() == 1
+    attend(q).sum().backward()
+    attend(q).sum().backward()
+    assert len(calls) == 2
+    base = torch.empty(q.numel() + 8, device="cuda", dtype=q.dtype)
+    misaligned = base[4:4 + q.numel()].view(q.shape).copy_(q)
+    for other in (lambda: attend(misaligned), lambda: attend(q, scale=0.3), lambda: attend(q.as_subclass(_Subclass)),
+                  lambda: inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=1)):
+        before = len(calls)
+        other()
+        assert len(calls) == before + 1
+    with torch.no_grad():
+        static_q = q.detach().clone()
+        attend(static_q)  # registers the no-grad form of these tensors' layout (the same as q's)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            attend(static_q)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = attend(static_q)
+        graph.replay()
+        first = static_out.clone()
+        graph.replay()
+        assert not torch.equal(first, static_out)
 
 
 @pytest.mark.gpu

@@ -24,6 +24,8 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -88,8 +90,9 @@ struct Alloc {
   bool zero = false;
 };
 
-// One kernel argument: a tensor slot's data pointer, an int32 / int64 / fp32 value, or a null pointer.
-enum ArgKind : int64_t { kSlot = 0, kI32 = 1, kI64 = 2, kF32 = 3, kNull = 4 };
+// One kernel argument: a tensor slot's data pointer, an int32 / int64 / fp32 value, a null pointer, or an int64
+// given with each run (kCall: its value is the index into the run's call values; the attention's dropout seed).
+enum ArgKind : int64_t { kSlot = 0, kI32 = 1, kI64 = 2, kF32 = 3, kNull = 4, kCall = 5 };
 
 struct Launch {
   uintptr_t function = 0;
@@ -103,6 +106,8 @@ struct Launch {
 // Slots: the saved tensors, then dy, then the allocations.  dy is given the strides and dtype of slot dy_like (a
 // copy where it has others, or is not 16-byte aligned, as the kernels were compiled for); outputs[i] is the slot
 // holding input i's gradient, or -1.  n_saved: how many tensors attach must be given to save (-1: any number).
+// A forward Program (Note [native forward]): its slots are its inputs, then its allocations; outputs[0] is the
+// slot returned, and node_saves the slots the backward's node saves (empty: the inputs as given).
 struct Program {
   std::string name;
   int64_t dy_like = 0;
@@ -110,6 +115,7 @@ struct Program {
   std::vector<Alloc> allocs;
   std::vector<Launch> launches;
   std::vector<int64_t> outputs;
+  std::vector<int64_t> node_saves;
 
   void add_alloc(int64_t like, std::vector<int64_t> shape, const std::string& dtype, bool zero) {
     c10::ScalarType t;
@@ -117,6 +123,7 @@ struct Program {
     else if (dtype == "bfloat16") t = c10::ScalarType::BFloat16;
     else if (dtype == "float16") t = c10::ScalarType::Half;
     else if (dtype == "int32") t = c10::ScalarType::Int;
+    else if (dtype == "int64") t = c10::ScalarType::Long;
     else throw std::invalid_argument("add_alloc: unsupported dtype " + dtype);
     allocs.push_back(Alloc{like, std::move(shape), t, zero});
   }
@@ -142,8 +149,8 @@ union ArgValue {
 };
 
 // Allocates a Program's buffers after the slots given (the saved tensors, and dy for a backward) and makes its
-// launches on the current stream of slot 0's device.
-void run_program(const Program& program, std::vector<at::Tensor>& slots) {
+// launches on the current stream of slot 0's device; `call` holds the run's kCall values.
+void run_program(const Program& program, std::vector<at::Tensor>& slots, const std::vector<int64_t>& call = {}) {
   for (const auto& a : program.allocs) {
     if (a.like >= 0) {
       slots.push_back(a.zero ? at::zeros_like(slots.at(a.like)) : at::empty_like(slots.at(a.like)));
@@ -170,6 +177,7 @@ void run_program(const Program& program, std::vector<at::Tensor>& slots) {
         case kI32: storage[i].i32 = static_cast<int32_t>(l.values[i]); break;
         case kI64: storage[i].i64 = static_cast<int64_t>(l.values[i]); break;
         case kF32: storage[i].f32 = static_cast<float>(l.values[i]); break;
+        case kCall: storage[i].i64 = call.at(static_cast<size_t>(l.values[i])); break;
         default: storage[i].ptr = 0;
       }
       params[i] = &storage[i];
@@ -330,14 +338,32 @@ bool cudnn_layout(const at::Tensor& t) {
          reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
 }
 
+bool is_bool(pybind11::handle h) { return h.ptr() == Py_True || h.ptr() == Py_False; }
+
+// A scale argument as the op takes it: None -> 1 / sqrt(head_dim); an exact float or int; 0 for anything else, or
+// a value that is not positive and finite (the Python path handles those).
+double positive_scale(pybind11::handle scale, int64_t head_dim) {
+  double s = 0.0;
+  if (scale.is_none()) {
+    s = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  } else if (PyFloat_CheckExact(scale.ptr())) {
+    s = PyFloat_AS_DOUBLE(scale.ptr());
+  } else if (PyLong_CheckExact(scale.ptr())) {
+    s = PyLong_AsDouble(scale.ptr());
+    if (s == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return 0.0;
+    }
+  }
+  return s > 0.0 && std::isfinite(s) ? s : 0.0;
+}
+
 // The scale the route runs the call with, or 0 where it does not take the call (Note [cuDNN route from C++]).
 double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_, pybind11::handle is_causal,
                          pybind11::handle scale_, pybind11::handle enable_gqa, bool check_device) {
   for (auto h : {q_, k_, v_})
     if (!THPVariable_CheckExact(h.ptr())) return 0.0;
-  if ((is_causal.ptr() != Py_True && is_causal.ptr() != Py_False) ||
-      (enable_gqa.ptr() != Py_True && enable_gqa.ptr() != Py_False))
-    return 0.0;
+  if (!is_bool(is_causal) || !is_bool(enable_gqa)) return 0.0;
   auto included = c10::impl::tls_local_dispatch_key_set().included_;
   if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
       included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
@@ -361,19 +387,7 @@ double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::han
   if (Sk <= 1 || Sq <= kMaxDecodeQueries || (is_causal.ptr() == Py_True && Sq != Sk) || B > 65535 || Hq > 65535)
     return 0.0;
   if (!cudnn_layout(q) || !cudnn_layout(k) || !cudnn_layout(v)) return 0.0;
-  double scale = 0.0;
-  if (scale_.is_none()) {
-    scale = 1.0 / std::sqrt(static_cast<double>(D));
-  } else if (PyFloat_CheckExact(scale_.ptr())) {
-    scale = PyFloat_AS_DOUBLE(scale_.ptr());
-  } else if (PyLong_CheckExact(scale_.ptr())) {
-    scale = PyLong_AsDouble(scale_.ptr());
-    if (scale == -1.0 && PyErr_Occurred()) {  // too large for a double: the Python path says so
-      PyErr_Clear();
-      return 0.0;
-    }
-  }
-  return scale > 0.0 && std::isfinite(scale) ? scale : 0.0;
+  return positive_scale(scale_, D);
 }
 
 // The eager op's cuDNN route decided and run in one call (Note [cuDNN route from C++]): O (with its
@@ -408,6 +422,26 @@ void attach(const at::Tensor& out, const std::vector<std::optional<at::Tensor>>&
   torch::autograd::set_history(out, ptr);
 }
 
+// The output of a forward Program that has run (its slots filled), recorded as the output of `backward`'s node over
+// `inputs` when one is given, which saves the slots node_saves names (the output detached: no reference cycle
+// through the node), or the forward's inputs.
+at::Tensor finish_forward(const Program& forward, const std::vector<at::Tensor>& slots, size_t n_inputs,
+                          const std::vector<std::optional<at::Tensor>>& inputs,
+                          const std::shared_ptr<Program>& backward) {
+  const size_t out_slot = static_cast<size_t>(forward.outputs.at(0));
+  at::Tensor out = slots.at(out_slot);
+  if (!backward) return out;
+  std::vector<at::Tensor> saved;
+  if (forward.node_saves.empty()) {
+    saved.assign(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(n_inputs));
+  } else {
+    for (int64_t i : forward.node_saves)
+      saved.push_back(static_cast<size_t>(i) == out_slot ? out.detach() : slots.at(static_cast<size_t>(i)));
+  }
+  attach(out, inputs, saved, backward);
+  return out;
+}
+
 // Note [native forward]: the eager conv op's forward as a Program too (kernels/causal_conv1d.py's
 // _native_forward_program: y = empty_like(x) and the forward kernel's launch), run from one C++ call that also
 // records the backward's node when `backward` is given: the Python forward's planning and launch (the launch
@@ -423,9 +457,163 @@ at::Tensor run_forward(const std::shared_ptr<Program>& forward, const std::vecto
   std::vector<at::Tensor> slots(saved.begin(), saved.end());
   slots.reserve(saved.size() + forward->allocs.size());
   run_program(*forward, slots);
-  at::Tensor out = slots.at(static_cast<size_t>(forward->outputs.at(0)));
-  if (backward) attach(out, inputs, saved, backward);
-  return out;
+  return finish_forward(*forward, slots, saved.size(), inputs, backward);
+}
+
+// Note [eager attention from C++]: the eager attention op's calls without a mask (dropout or not, any layout the
+// native backward takes) run from one C++ call once the Python path has made one call of the same form: that call
+// plans the forward's Program beside the backward's (kernels/attention.py's native_forward_program, the launch
+// launch_fwd_rows makes) and registers both here (ops/attention.py's _register_native), keyed by what decides
+// them and what the Python checks read: q's, k's and v's sizes, strides and dtypes, their device, dropout_p,
+// is_causal, the scale and the config switches the planning read.  A later call of that key is checked for what the
+// key does not hold (exact Tensor / Parameter arguments, True / False flags, enable_gqa where the heads differ, no
+// functorch transform or dispatch mode, q on the current device, 16-byte aligned pointers, no CUDA graph capture
+// with dropout) and then draws its dropout seed (host_dropout_seed below: Note [host dropout seed], the hash the
+// Python path computes), allocates O, LSE and the seed tensor, launches the forward kernel with the seed as an
+// argument and records the node: what the Python path does in its ~30 us, without its checks, key building and
+// launcher.  Anything else answers None and runs the Python path, which checks the call and (where it plans the
+// Programs) registers it.
+uint64_t dropout_seed_hash(uint64_t seed, uint64_t offset) {  // ops/attention.py's seed_hash: splitmix64
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + offset + 0x632BE59BD9B4E019ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return (1ULL << 61) | ((x ^ (x >> 31)) >> 3);
+}
+
+bool stream_capturing(const c10::Device& device) {
+  using IsCapturing = int (*)(void*, int*);
+  static auto is_capturing = reinterpret_cast<IsCapturing>(driver_symbol("cuStreamIsCapturing"));
+  void* stream = c10::impl::getDeviceGuardImpl(device.type())->getStream(device).native_handle();
+  int status = 0;
+  return is_capturing(stream, &status) != 0 || status != 0;
+}
+
+// The eager kernels' dropout seed drawn on the host (Note [host dropout seed] in kernels/attention.py) from CUDA
+// device `index`'s default generator, advanced by 4 under the generator's lock; -1 while the device's current stream
+// is being captured into a CUDA graph (a seed fixed at capture would repeat at every replay).
+int64_t host_dropout_seed(int64_t index) {
+  c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+  if (stream_capturing(device)) return -1;
+  at::Generator gen = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  uint64_t offset = gen.get_offset();
+  gen.set_offset(offset + 4);
+  return static_cast<int64_t>(dropout_seed_hash(gen.current_seed(), offset));
+}
+
+struct AttentionKey {
+  std::array<int64_t, 24> dims{};  // q, k, v: sizes, then strides
+  int64_t dtypes = 0, device = 0, switches = 0;
+  double dropout_p = 0.0, scale = 0.0;
+  bool causal = false;
+  bool operator==(const AttentionKey& o) const {
+    return dims == o.dims && dtypes == o.dtypes && device == o.device && switches == o.switches &&
+           dropout_p == o.dropout_p && scale == o.scale && causal == o.causal;
+  }
+};
+
+struct AttentionKeyHash {
+  size_t operator()(const AttentionKey& k) const {
+    size_t h = std::hash<int64_t>()(k.dtypes ^ (k.device << 16) ^ (k.switches << 24) ^ (k.causal ? 1LL << 40 : 0));
+    auto mix = [&h](size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
+    for (int64_t d : k.dims) mix(std::hash<int64_t>()(d));
+    mix(std::hash<double>()(k.dropout_p));
+    mix(std::hash<double>()(k.scale));
+    return h;
+  }
+};
+
+struct AttentionPrograms {
+  std::shared_ptr<Program> forward, backward;  // backward: null for a form registered from a call without grad
+};
+
+// Registered forms (the GIL guards it: every caller holds it); past kMaxForms it starts afresh, as the Python
+// caches of Programs do.
+constexpr size_t kMaxForms = 256;
+std::unordered_map<AttentionKey, AttentionPrograms, AttentionKeyHash>& attention_forms() {
+  static std::unordered_map<AttentionKey, AttentionPrograms, AttentionKeyHash> forms;
+  return forms;
+}
+
+AttentionKey attention_key(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p,
+                           bool causal, double scale, int64_t switches) {
+  AttentionKey key;
+  size_t i = 0;
+  for (const at::Tensor* t : {&q, &k, &v}) {
+    for (int64_t d = 0; d < 4; ++d) key.dims[i++] = t->size(d);
+    for (int64_t d = 0; d < 4; ++d) key.dims[i++] = t->stride(d);
+  }
+  key.dtypes = static_cast<int64_t>(q.scalar_type()) | (static_cast<int64_t>(k.scalar_type()) << 8) |
+               (static_cast<int64_t>(v.scalar_type()) << 16);
+  key.device = q.device().index();
+  key.switches = switches;
+  key.dropout_p = dropout_p;
+  key.scale = scale;
+  key.causal = causal;
+  return key;
+}
+
+// (ops/attention.py) Registers the Programs of a call the Python path checked and ran (Note [eager attention from
+// C++]); backward None: a form seen without grad so far.
+void register_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool causal,
+                        double scale, int64_t switches, const std::shared_ptr<Program>& forward,
+                        const std::shared_ptr<Program>& backward) {
+  if (!forward || forward->outputs.empty()) throw std::invalid_argument("register_attention: no forward Program");
+  auto& forms = attention_forms();
+  if (forms.size() >= kMaxForms) forms.clear();
+  forms[attention_key(q, k, v, dropout_p, causal, scale, switches)] = AttentionPrograms{forward, backward};
+}
+
+// The eager attention op's call without a mask run from C++ (Note [eager attention from C++]): O, or None.
+pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_,
+                                 pybind11::handle dropout_p_, pybind11::handle is_causal, pybind11::handle scale_,
+                                 pybind11::handle enable_gqa, int64_t switches) {
+  for (auto h : {q_, k_, v_})
+    if (!THPVariable_CheckExact(h.ptr())) return pybind11::none();
+  if (!is_bool(is_causal) || !is_bool(enable_gqa)) return pybind11::none();
+  double dropout_p = 0.0;
+  if (PyFloat_CheckExact(dropout_p_.ptr())) dropout_p = PyFloat_AS_DOUBLE(dropout_p_.ptr());
+  else if (PyLong_CheckExact(dropout_p_.ptr())) dropout_p = static_cast<double>(PyLong_AsLong(dropout_p_.ptr()));
+  else return pybind11::none();
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return pybind11::none();
+  }
+  if (!(dropout_p >= 0.0 && dropout_p < 1.0)) return pybind11::none();
+  auto included = c10::impl::tls_local_dispatch_key_set().included_;
+  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
+    return pybind11::none();
+  const at::Tensor& q = THPVariable_Unpack(q_.ptr());
+  const at::Tensor& k = THPVariable_Unpack(k_.ptr());
+  const at::Tensor& v = THPVariable_Unpack(v_.ptr());
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || !q.is_cuda() || k.device() != q.device() ||
+      v.device() != q.device())
+    return pybind11::none();
+  if (c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index() != q.device().index())
+    return pybind11::none();
+  if (q.size(1) != k.size(1) && enable_gqa.ptr() != Py_True) return pybind11::none();
+  double scale = positive_scale(scale_, q.size(3));
+  if (scale == 0.0) return pybind11::none();
+  auto& forms = attention_forms();
+  auto it = forms.find(attention_key(q, k, v, dropout_p, is_causal.ptr() == Py_True, scale, switches));
+  if (it == forms.end()) return pybind11::none();
+  const AttentionPrograms& programs = it->second;
+  const bool grad =
+      at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  if (grad && !programs.backward) return pybind11::none();
+  for (const at::Tensor* t : {&q, &k, &v})
+    if (reinterpret_cast<std::uintptr_t>(t->data_ptr()) % 16) return pybind11::none();
+  std::vector<int64_t> call;
+  if (dropout_p > 0.0) {
+    int64_t seed = host_dropout_seed(q.device().index());
+    if (seed < 0) return pybind11::none();
+    call.push_back(seed);
+  }
+  std::vector<at::Tensor> slots{q, k, v};
+  slots.reserve(3 + programs.forward->allocs.size());
+  run_program(*programs.forward, slots, call);
+  return pybind11::cast(finish_forward(*programs.forward, slots, 3, {q, k, v}, grad ? programs.backward : nullptr));
 }
 
 }  // namespace
@@ -437,6 +625,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_readwrite("dy_like", &Program::dy_like)
       .def_readwrite("n_saved", &Program::n_saved)
       .def_readwrite("outputs", &Program::outputs)
+      .def_readwrite("node_saves", &Program::node_saves)
       .def("add_alloc", &Program::add_alloc)
       .def("add_launch", &Program::add_launch)
       // (tests) the allocations as (like, shape, dtype name, zero) and the launches as (function, grid, threads,
@@ -468,4 +657,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return cudnn_route_scale(q, k, v, causal, scale, gqa, false);
   });
   m.attr("MAX_DECODE_QUERIES") = kMaxDecodeQueries;
+  m.def("register_attention", &register_attention, "register a checked call's Programs (Note [eager attention from C++])",
+        pybind11::arg("q"), pybind11::arg("k"), pybind11::arg("v"), pybind11::arg("dropout_p"), pybind11::arg("causal"),
+        pybind11::arg("scale"), pybind11::arg("switches"), pybind11::arg("forward"),
+        pybind11::arg("backward").none(true));
+  m.def("eager_attention", &eager_attention, "a registered form of the eager attention run from C++, or None");
+  m.def("host_dropout_seed", &host_dropout_seed, "the eager kernels' dropout seed drawn on the host, -1 in capture");
+  m.def("dropout_seed_hash", [](uint64_t seed, uint64_t offset) { return dropout_seed_hash(seed, offset); });
+  m.def("attention_forms", []() { return attention_forms().size(); });
+  m.def("clear_attention_forms", []() { attention_forms().clear(); });
 }

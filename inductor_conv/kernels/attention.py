@@ -505,7 +505,6 @@ def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: f
     which the kernel writes into `seed` (an int64 tensor of one element; Note [host dropout seed]); None: `seed`
     holds it."""
     B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
     if (config is None and Sq <= attention_decode.MAX_QUERIES and dropout_p == 0.0 and attention_decode.use_decode(q, k)
             and v.shape[-1] == D):
         # few queries against many keys: keys split over programs (Note [flash-decoding]), the same O and LSE
@@ -517,18 +516,28 @@ def launch_fwd_rows(q, k, v, mask4d, dropout_p: float, is_causal: bool, scale: f
             seed.fill_(seed_value)
         return out, lse.fill_(float("-inf")), None, None
     plan = _plan_for("fwd", q, v, mask4d, is_causal, dropout_p, softcap, False, config)
+    rows, _, flags = _summaries(plan, mask4d, False)
+    launcher, grid, meta, ptrs, ints, unkeyed, floats, constexprs, options = _fwd_launch(
+        q, k, v, mask4d, dropout_p, scale, seed, softcap, out, lse, rows, plan, seed_value)
+    launcher(grid, meta, ptrs, ints, floats, constexprs, unkeyed=unkeyed, **options)
+    return out, lse, rows, flags
+
+
+def _fwd_launch(q, k, v, mask4d, dropout_p, scale, seed, softcap, out, lse, rows, plan, seed_value):
+    """The forward kernel's launch: (launcher, grid, meta, ptrs, ints, unkeyed, floats, constexprs, options), as
+    FastLaunch takes them; out, lse, seed and rows may be Phantoms (the native forward's Program)."""
+    B, Hq, Sq, _ = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
     qk_scale2, softcap_scale = score_scales(scale, softcap)
     grid = (cdiv(Sq, plan.rows) * B * Hq,)
-    rows, _, flags = _summaries(plan, mask4d, False)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, out, lse, rows)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *out.stride(), *_summary_strides(rows))
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
     # Note [one kernel per configuration], Note [length hints]
     seed_arg = seed_value is not None and dropout_p > 0
     meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0, seed_arg)
-    _FWD(grid, meta, ptrs, strides + (Hq, Sq, Sk), floats, constexprs, unkeyed=(seed_value if seed_arg else
-         _UNUSED_SEED,), num_warps=plan.num_warps, num_stages=plan.num_stages)
-    return out, lse, rows, flags
+    return (_FWD, grid, meta, ptrs, strides + (Hq, Sq, Sk), (seed_value if seed_arg else _UNUSED_SEED,), floats,
+            constexprs, dict(num_warps=plan.num_warps, num_stages=plan.num_stages))
 
 
 def attention_bwd(dout, q, k, v, attn_mask, out, lse, dropout_p, is_causal, scale, seed, *, mask_grad: bool,
@@ -683,6 +692,65 @@ def _native_program(ext, q, k, v, mask4d, dropout_p, is_causal, scale, softcap, 
         if not program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots):
             return None
     program.outputs = [slots[id(dq)], slots[id(dk)], slots[id(dv)]]
+    if order_out is not None:  # (tests) what each slot stands for
+        order_out.extend(order)
+    return program
+
+
+# Note [eager attention from C++] (inductor_conv/csrc/backward_node.cpp): the forward Programs of the calls without a
+# mask, per configuration and shape, as _NATIVE_PROGRAMS holds the backward ones.
+_NATIVE_FORWARDS: dict = {}
+
+
+def native_forward(q, k, v, dropout_p, is_causal, scale, seed_value):
+    """The Program of the forward launch_fwd_rows makes for a call without a mask or soft-capping (the dropout seed
+    a per-run value, seed_value given), for the extension's eager_attention; None where it does not apply (as
+    native_backward's conditions, and a seed drawn on the device)."""
+    from inductor_conv._compat import cuda_current_device
+    from inductor_conv.kernels import native
+
+    if not q.is_cuda or q.device.index != cuda_current_device() or (dropout_p > 0 and seed_value is None):
+        return None
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale,
+           q.device.index, (_config.attention_fast_tanh, _config.attention_mask_ranges,
+                            _config.attention_split_head_dim))
+    return native.cached_program(_NATIVE_FORWARDS, key, native_forward_program, (q, k, v), q, k, v, dropout_p,
+                                 is_causal, scale)
+
+
+def native_forward_program(ext, q, k, v, dropout_p, is_causal, scale, order_out=None):
+    """The forward's Program (Note [eager attention from C++]): O = empty_like(q), LSE (B, Hq, Sq) fp32 and, with
+    dropout, the one-element seed tensor, then launch_fwd_rows's launch with the seed value as the run's call value
+    0; its node saves q, k, v, O, LSE (, seed), native_saved's order.  None where _native_program refuses the call."""
+    from inductor_conv.kernels.native import Phantom, dense, program_launch
+
+    B, Hq, Sq, D = q.shape
+    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(dense(t) for t in (q, k, v))
+            or Sq <= attention_decode.MAX_QUERIES):
+        return None
+    plan = _plan_for("fwd", q, v, None, is_causal, dropout_p, 0.0, False, None)
+    out = Phantom(q.shape, q.stride(), q.dtype)  # empty_like(q): empty_like_q's O for a dense q
+    lse = Phantom.contiguous((B, Hq, Sq), torch.float32)
+    seed = Phantom.contiguous((1,), torch.int64) if dropout_p > 0 else None
+    order = [q, k, v, out, lse] + ([seed] if seed is not None else [])
+    slots = {id(t): i for i, t in enumerate(order)}
+    program = ext.Program()
+    program.name = "AttentionForward"
+    program.n_saved = 3
+    program.add_alloc(0, [], "float32", False)  # O: empty_like(q)
+    program.add_alloc(-1, [B, Hq, Sq], "float32", False)  # LSE
+    if seed is not None:
+        program.add_alloc(-1, [1], "int64", False)  # the seed the kernel writes
+    # a stand-in seed value of the range the host draws (Note [host dropout seed]): Triton types it int64 as every
+    # value of that range; the run passes its own
+    seed_value = 1 << 61 if seed is not None else None
+    launcher, grid, _, ptrs, ints, unkeyed, floats, constexprs, options = _fwd_launch(
+        q, k, v, None, dropout_p, scale, seed, 0.0, out, lse, None, plan, seed_value)
+    calls = {len(ptrs) + len(ints): 0} if seed is not None else {}  # the seed value: call value 0
+    if not program_launch(program, launcher, grid, ptrs, ints + unkeyed, floats, constexprs, options, slots, calls):
+        return None
+    program.outputs = [slots[id(out)]]
+    program.node_saves = list(range(len(order)))
     if order_out is not None:  # (tests) what each slot stands for
         order_out.extend(order)
     return program

@@ -24,7 +24,7 @@ _LOCK = threading.Lock()
 _STATE: dict = {"ext": None, "thread": None, "failed": False}
 
 # argument kinds, as backward_node.cpp's ArgKind
-SLOT, I32, I64, F32, NULL = 0, 1, 2, 3, 4
+SLOT, I32, I64, F32, NULL, CALL = 0, 1, 2, 3, 4, 5
 _INT_KINDS = {"i32": I32, "i64": I64, "fp32": F32}
 
 
@@ -149,9 +149,11 @@ class Phantom:
         return self._stride if dim is None else self._stride[dim]
 
 
-def program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots) -> bool:
+def program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, options, slots, calls=None) -> bool:
     """Adds to `program` the launch `launcher(grid, _, ptrs, ints, floats, constexprs, **options)` would make, its
-    pointers given as slots (`slots`: id of a tensor or Phantom -> slot).  False where this launcher cannot make it."""
+    pointers given as slots (`slots`: id of a tensor or Phantom -> slot).  calls: {position in (*ptrs, *ints,
+    *floats): index}, int64 arguments each run passes (CALL: the run's call value of that index) instead of the
+    value planned with.  False where this launcher cannot make it."""
     kernel = launcher.kernel
     args = [p.dtype if isinstance(p, Phantom) else p for p in ptrs]
     compiled = kernel.warmup(*args, *ints, *floats, grid=grid, **constexprs, **options)
@@ -164,11 +166,16 @@ def program_launch(program, launcher, grid, ptrs, ints, floats, constexprs, opti
         return False
     signature = compiled.src.signature
     kinds, values = [], []
-    for name, value in zip(kernel.arg_names, (*ptrs, *ints, *floats)):
+    for position, (name, value) in enumerate(zip(kernel.arg_names, (*ptrs, *ints, *floats))):
         ty = signature[name]
         if ty == "constexpr":
             continue
-        if ty.startswith("*"):
+        if calls and position in calls:
+            if ty != "i64":
+                return False
+            kinds.append(CALL)
+            values.append(float(calls[position]))
+        elif ty.startswith("*"):
             if id(value) not in slots:
                 return False
             kinds.append(SLOT)

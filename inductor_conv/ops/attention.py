@@ -333,8 +333,8 @@ def attention(
     on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
     output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
     """
-    if attn_mask is None and type(dropout_p) in _NUMBERS and dropout_p == 0:
-        out = _cudnn_route(query, key, value, is_causal, scale, enable_gqa)
+    if attn_mask is None and type(dropout_p) in _NUMBERS:
+        out = _native_route(query, key, value, dropout_p, is_causal, scale, enable_gqa)
         if out is not None:
             return out
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, None)
@@ -343,15 +343,40 @@ def attention(
 _NUMBERS = (float, int)
 
 
-def _cudnn_route(q, k, v, is_causal, scale, enable_gqa) -> Optional[Tensor]:
-    """A call without a mask or dropout decided and run by the native extension's one C++ call when it takes the
-    cuDNN route (Note [cuDNN route from C++] in inductor_conv/csrc/backward_node.cpp), else None: the Python path
-    then checks the arguments and decides as before.  Not under torch.compile (Dynamo traces the Python path into
-    the custom op), and not before the extension is built (the Python path's first GPU call starts its build)."""
-    if torch.compiler.is_compiling() or not config.attention_cudnn:
+def _native_route(q, k, v, dropout_p, is_causal, scale, enable_gqa) -> Optional[Tensor]:
+    """A call without a mask run by one C++ call of the native extension: the cuDNN route without dropout (Note
+    [cuDNN route from C++] in inductor_conv/csrc/backward_node.cpp), else a form the Python path has registered
+    (Note [eager attention from C++]); None otherwise, and the Python path then checks the arguments and decides as
+    before.  Not under torch.compile (Dynamo traces the Python path into the custom op), and not before the
+    extension is built (the Python path's first GPU call starts its build)."""
+    if torch.compiler.is_compiling():
         return None
     ext = native_extension_built()
-    return None if ext is None else ext.eager_cudnn_attention(q, k, v, is_causal, scale, enable_gqa)
+    if ext is None:
+        return None
+    if dropout_p == 0 and config.attention_cudnn:
+        out = ext.eager_cudnn_attention(q, k, v, is_causal, scale, enable_gqa)
+        if out is not None:
+            return out
+    return ext.eager_attention(q, k, v, dropout_p, is_causal, scale, enable_gqa, _switches())
+
+
+def _switches() -> int:
+    """The config switches the attention's planning reads, as one int (a key of the registered forms)."""
+    return (config.attention_fast_tanh | config.attention_mask_ranges << 1 | config.attention_split_head_dim << 2)
+
+
+def _register_native(q, k, v, dropout_p, is_causal, scale, seed_value, backward) -> None:
+    """Registers a call without a mask or soft-capping that the Python path checked and runs natively (backward: its
+    backward's Program, None without grad) with the extension, so that later calls of its form run from C++ (Note
+    [eager attention from C++]): the forward's Program is planned once per form (kernels/attention.py's
+    native_forward)."""
+    from inductor_conv.kernels.attention import native_forward
+
+    forward = native_forward(q, k, v, dropout_p, is_causal, scale, seed_value)
+    if forward is not None:
+        native_extension_built().register_attention(q, k, v, dropout_p, is_causal, scale, _switches(), forward,
+                                                     backward)
 
 
 def softcapped_attention(
@@ -426,9 +451,16 @@ def host_dropout_seed(device) -> Optional[int]:
     ``torch.manual_seed`` and a restored RNG state (activation checkpointing) give the same seed again.  In
     [2^61, 2^62).  None where it cannot be: not CUDA, while a CUDA graph is being captured (a value fixed at capture
     would repeat at every replay), or a torch whose CUDA generator has no Philox offset to read."""
-    if device.type != "cuda" or not _HOST_SEED["ok"] or torch.cuda.is_current_stream_capturing():
+    if device.type != "cuda" or not _HOST_SEED["ok"]:
         return None
-    gen = torch.cuda.default_generators[device.index if device.index is not None else torch.cuda.current_device()]
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    ext = native_extension_built()
+    if ext is not None:  # the same draw in C++, under the generator's own lock (Note [eager attention from C++])
+        seed = ext.host_dropout_seed(index)
+        return None if seed < 0 else seed
+    if torch.cuda.is_current_stream_capturing():
+        return None
+    gen = torch.cuda.default_generators[index]
     try:
         with _HOST_SEED["lock"]:
             offset = gen.get_offset()
@@ -436,7 +468,13 @@ def host_dropout_seed(device) -> Optional[int]:
     except (AttributeError, RuntimeError):
         _HOST_SEED["ok"] = False
         return None
-    x = (gen.initial_seed() * 0x9E3779B97F4A7C15 + offset + 0x632BE59BD9B4E019) & _M64  # splitmix64
+    return seed_hash(gen.initial_seed(), offset)
+
+
+def seed_hash(seed: int, offset: int) -> int:
+    """The host dropout seed of a generator's seed and Philox offset: splitmix64's finaliser of seed · φ + offset
+    (mod 2^64), its top 3 bits replaced by 001, so [2^61, 2^62) (backward_node.cpp's dropout_seed_hash, the same)."""
+    x = (seed * 0x9E3779B97F4A7C15 + offset + 0x632BE59BD9B4E019) & _M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
     return (1 << 61) | ((x ^ (x >> 31)) >> 3)
@@ -480,6 +518,8 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
             return out if out is not None else _eager_attention(*args)
         from inductor_conv.kernels.attention import launch_fwd
 
+        if attn_mask is None and not softcap:
+            _register_native(*args[:3], *args[4:7], seed_value, None)
         return launch_fwd(*args[:9], seed_value=seed_value)[0]
     seed = dropout_seed(dropout_p, q.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,
@@ -556,6 +596,8 @@ def _native_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, sof
     # out detached: no reference cycle through the node
     saved = native_saved(q, k, v, attn_mask, out.detach(), lse, seed, rows, flags)  # seed: None without dropout
     extension().attach(out, [q, k, v], saved, program)
+    if attn_mask is None and not softcap:
+        _register_native(q, k, v, dropout_p, is_causal, scale, seed_value, program)
     return out
 
 

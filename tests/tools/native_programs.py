@@ -1,6 +1,6 @@
-"""The native backward's Programs (Note [native backward] in inductor_conv/csrc/backward_node.cpp), and the conv's
-forward Programs (Note [native forward]), checked against the Python path's own launches, on a machine without a
-GPU.
+"""The native backward's Programs (Note [native backward] in inductor_conv/csrc/backward_node.cpp), and the forward
+Programs of the conv (Note [native forward]) and of the attention without a mask (Note [eager attention from C++]),
+checked against the Python path's own launches, on a machine without a GPU.
 
     python tests/tools/native_programs.py        # prints one JSON line per case: its mismatches (none: [])
 
@@ -30,7 +30,8 @@ from tools.compile_sm90 import compile_sm90, record, source  # noqa: E402
 
 from inductor_conv.kernels import native  # noqa: E402
 
-_DTYPES = {"Float": torch.float32, "BFloat16": torch.bfloat16, "Half": torch.float16, "Int": torch.int32}
+_DTYPES = {"Float": torch.float32, "BFloat16": torch.bfloat16, "Half": torch.float16, "Int": torch.int32,
+           "Long": torch.int64}
 
 
 def _warmup(self, *args, grid, **kwargs):
@@ -81,6 +82,9 @@ def check(program, order, recorded, inputs) -> list[str]:
                 elif _layout(arg) != _layout(planned):
                     problems.append(f"launch {i} {name}: the path passes {_layout(arg)}, slot {int(value)} holds "
                                     f"{_layout(planned)}")
+            elif kind == native.CALL:  # a value of each run (the dropout seed): an int the path passes
+                if not isinstance(arg, int):
+                    problems.append(f"launch {i} {name}: the path passes {arg!r} for the run's value {int(value)}")
             elif not isinstance(arg, (int, float)) or float(arg) != value:
                 problems.append(f"launch {i} {name}: the path passes {arg!r}, the Program {value}")
     return problems
@@ -127,6 +131,8 @@ def attention_cases():
 
     for Hq, Hkv, D, p, causal, softcap, layout, mask in (
             (4, 2, 64, 0.1, True, 0.0, "bhsd", None),
+            (4, 4, 128, 0.0, False, 0.0, "bshd", None),
+            (2, 2, 256, 0.1, False, 0.0, "bshd", None),
             (4, 4, 128, 0.0, False, 30.0, "bshd", None),
             (4, 2, 256, 0.1, True, 50.0, "bhsd", None),  # Gemma 2's heads
             (4, 2, 64, 0.1, False, 0.0, "bhsd", "bool"),  # a (B, 1, S, S) causal mask tensor, summarised
@@ -164,6 +170,14 @@ def attention_cases():
         order[3:3 + len(given)] = given
         yield (f"attention {Hq}/{Hkv} D{D} p={p} causal={causal} softcap={softcap} {layout} mask={mask}", program,
                order, recorded, [q, k, v, *given])
+        if mask is None and not softcap:  # the forward's Program (Note [eager attention from C++])
+            order = []
+            program = ka.native_forward_program(native.build(wait=True), q, k, v, p, causal, D ** -0.5,
+                                                order_out=order)
+            recorded = record(lambda: ka.launch_fwd_rows(q, k, v, None, p, causal, D ** -0.5, seed, 0.0,
+                                                         seed_value=(1 << 61) + 12345 if p else None))
+            yield (f"forward attention {Hq}/{Hkv} D{D} p={p} causal={causal} {layout}", program, order, recorded,
+                   [q, k, v])
 
 
 def main():

@@ -10,8 +10,9 @@ Columns (milliseconds):
   host  CPU time to issue one call: the median of 7 rounds, each the mean of 25 back-to-back calls without
         synchronising (a call whose GPU work is longer than its host work can block on a full launch queue)
 A call is host-bound when wall ≈ host > GPU.  Rows:
-  attention (causal, at each --dropout p): inductor_conv.attention eagerly (ours-op; at p = 0 it hands the call to
-    cuDNN, Note [cuDNN route], and ours-op-kernels is the same call on our kernels), F.scaled_dot_product_attention
+  attention (causal, at each --dropout p): inductor_conv.attention eagerly (ours-op; at p = 0 it hands calls of
+    at least config.attention_cudnn_eager_min_work to cuDNN, Note [cuDNN route], and ours-op-kernels is the same call
+    on our kernels), F.scaled_dot_product_attention
     eagerly (sdpa), the op with its Python backward rather than the C++ node (ours-op-python,
     config.native_backward off), the hand-written form of benchmarks/attention.py compiled with the plugin
     (ours-compiled) and by default Inductor;

@@ -24,6 +24,15 @@ deterministic: bool = True
 # False: our templates everywhere.
 attention_cudnn: bool = True
 
+# The eager op takes that route only for calls of at least this much work, B · Hq · Sq · Sk · D (halved when causal):
+# below it our kernels' calls from C++ (Note [eager attention from C++]) cost less host time than cuDNN's (its
+# graph look-up, memsets and four launches a forward+backward) while their GPU times are alike, and a new shape costs
+# no cuDNN graph build (~150 ms).  H100 2026-12-07 (`benchmarks/diagnostics/wall_gap.py`, host / do_bench ms a
+# forward+backward, our kernels against the cuDNN route): B1 H8 S256 D64 causal (2^24) 0.134 / - against 0.288 / -;
+# B8 H16 S1024 D64 causal (2^32) 0.185 / 0.259 against 0.217 / 0.266; B4 H16 S2048 D128 causal (2^34) 0.253 / 0.754
+# against 0.271 / 0.622.  0: the route at every size (as the compiled graphs' rule, CUDNN_COMPILED_MIN_HEAD_DIM).
+attention_cudnn_eager_min_work: int = 1 << 33
+
 # A rewritten conv whose output y (or a view of it) leaves the compiled graph returns y in the layout eager's conv1d
 # gives it (contiguous), as Inductor keeps eager's output strides; inside a graph y is laid out like x (channel-last
 # for the (B, L, C).transpose(1, 2) view).  Note [conv output layout] in patterns/conv_output_layout.py.  False: y

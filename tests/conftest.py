@@ -155,6 +155,15 @@ def overflow_checks():
 
 
 @pytest.fixture
+def eager_cudnn_at_every_size(monkeypatch):
+    """The eager op takes cuDNN's route from config.attention_cudnn_eager_min_work of work on; the tests of the
+    route's mechanics run at smaller shapes, so they lower that floor to 0."""
+    import inductor_conv
+
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", 0)
+
+
+@pytest.fixture
 def cudnn_route_at_every_head_dim(monkeypatch):
     """Compiled graphs take cuDNN's route from head dim 128 (CUDNN_COMPILED_MIN_HEAD_DIM, heuristics/attention.py);
     the tests of the route's mechanics run at head dims 64 and 80, so they lower that floor."""

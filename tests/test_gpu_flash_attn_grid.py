@@ -119,8 +119,10 @@ CUDNN_CASES = [c for c in CASES if c[5] == 0.0 and c[6] == 0.0 and c[0] % 8 == 0
 
 @pytest.mark.parametrize("case", CUDNN_CASES, ids=[_id(c) for c in CUDNN_CASES])
 def test_flash_attn_output_cudnn_route(case, monkeypatch):
-    """The op as it runs by default where the grid's form goes to cuDNN's fused attention: the same rule."""
+    """The op where the grid's form goes to cuDNN's fused attention (at any size: config.attention_cudnn_eager_min_work
+    0; by default the grid's small calls run our kernels): the same rule."""
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", 0)
     _check_case(case, cudnn=True)
 
 

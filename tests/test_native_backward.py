@@ -180,8 +180,8 @@ def _python_route_scale(q, k, v, causal, scale, gqa) -> float:
 def test_cudnn_route_from_cpp_decides_as_the_python_path(ext, monkeypatch):
     """Note [cuDNN route from C++]: the C++ verdict (without the device, capability and cuDNN-build conditions,
     which need a GPU) takes exactly the calls the Python checks pass and route to cuDNN, with the same scale, on 600
-    random calls; and refuses under a functorch transform, a dispatch mode, torch's deterministic mode and with
-    cuDNN's SDPA backend off."""
+    random calls under random floors of work (config.attention_cudnn_eager_min_work); and refuses under a functorch
+    transform, a dispatch mode, torch's deterministic mode and with cuDNN's SDPA backend off."""
     monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     monkeypatch.setattr(ops_attention, "_capability", lambda index: (9, 0))
@@ -191,14 +191,16 @@ def test_cudnn_route_from_cpp_decides_as_the_python_path(ext, monkeypatch):
     verdicts = []
     for _ in range(600):
         call = _route_call(rng)
-        want, got = _python_route_scale(*call), ext.cudnn_route_scale(*call)
+        min_work = rng.choice([0, 0, 0, 1 << 17, 1 << 21])  # the calls' work: ~2^11 to ~2^23
+        monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", min_work)
+        want, got = _python_route_scale(*call), ext.cudnn_route_scale(*call, min_work)
         assert got == want, (want, got, [getattr(a, "shape", a) for a in call], [getattr(a, "stride", list)()
                                                                                 for a in call[:3]])
         verdicts.append(got > 0)
-    assert 0.1 < sum(verdicts) / len(verdicts) < 0.9, sum(verdicts)  # both verdicts, dozens of times
+    assert 40 <= sum(verdicts) <= len(verdicts) - 40, sum(verdicts)  # both verdicts, dozens of times
 
     q, k, v = (torch.randn(1, 2, 32, 64, dtype=torch.bfloat16) for _ in range(3))
-    verdict = lambda x: ext.cudnn_route_scale(x, k, v, True, None, False)  # noqa: E731
+    verdict = lambda x: ext.cudnn_route_scale(x, k, v, True, None, False, 0)  # noqa: E731
     assert verdict(q) == 0.125
     seen = []
     torch.func.grad(lambda x: seen.append(verdict(x)) or x.float().sum())(q)
@@ -452,7 +454,8 @@ def test_native_attention_backward_equals_python_backward(ext, monkeypatch, B, H
 @pytest.mark.gpu
 @pytest.mark.parametrize("B,Hq,Hkv,S,D,causal", [(2, 4, 2, 300, 64, True), (1, 8, 8, 256, 128, False)])
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
-def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, Hkv, S, D, causal, layout):
+def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, Hkv, S, D, causal, layout,
+                                                      eager_cudnn_at_every_size):
     """Note [cuDNN route]: the eager op's cuDNN calls get the C++ CudnnAttentionBackward, which gives the bits of the
     route's Python form (SDPA's node under the views that put dO into O's layout), for a dO in O's layout and in
     other strides (both copy it into O's layout before cuDNN's backward); and they agree with float64."""
@@ -481,15 +484,16 @@ def test_cudnn_route_node_equals_sdpa_node_under_views(ext, monkeypatch, B, Hq, 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal, gqa, layout", [(True, True, "bhsd"), (False, False, "bshd")])
-def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, causal, gqa, layout):
+def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, causal, gqa, layout,
+                                                           eager_cudnn_at_every_size):
     """Note [cuDNN route from C++]: on the GPU the public function's cuDNN calls are made by the C++ entry (the
     Python path is not reached) with the bits of the Python route's call at the same scale: the output, and the
     gradients for a dO in O's layout and in another; without grad and with a scale given too.  Calls it refuses
-    (dropout, few queries) run the Python path."""
+    (dropout, few queries, less work than config.attention_cudnn_eager_min_work) run the Python path."""
     g = torch.Generator().manual_seed(7)
     B, Hq, Hkv, S, D = 2, 8, 2 if gqa else 8, 256, 64
     q, k, v = _qkv(B, Hq, Hkv, S, D, layout, g)
-    if ext.eager_cudnn_attention(q.detach(), k.detach(), v.detach(), causal, None, gqa) is None:
+    if ext.eager_cudnn_attention(q.detach(), k.detach(), v.detach(), causal, None, gqa, 0) is None:
         pytest.skip("no cuDNN attention here")
     ext.clear_attention_forms()  # the dropout call below is its form's first
     calls = []
@@ -511,6 +515,9 @@ def test_cudnn_route_from_cpp_gives_the_python_routes_bits(ext, monkeypatch, cau
     inductor_conv.attention(q, k, v, dropout_p=0.1, is_causal=causal, enable_gqa=gqa)
     inductor_conv.attention(q[:, :, :MAX_QUERIES], k, v, enable_gqa=gqa)
     assert len(calls) == 2
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", B * Hq * S * S * D + 1)
+    assert inductor_conv.attention(q, k, v, is_causal=causal, enable_gqa=gqa).grad_fn.name() == "AttentionBackward"
+    assert len(calls) == 3
 
 
 @pytest.mark.gpu

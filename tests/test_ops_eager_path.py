@@ -311,6 +311,7 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     # a cache of its own for the pretend GPU's capability, the process's restored after the test
     monkeypatch.setattr(ops, "_capability", functools.lru_cache(maxsize=None)(ops._capability.__wrapped__))
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn", True)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", 0)
 
     def t(B, H, S, D, dtype=torch.bfloat16, offset=0):
         base = torch.randn(B * H * S * D + offset + 64, dtype=dtype)
@@ -346,13 +347,19 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     assert not gate(q, k, t(B, H, D, S).transpose(-2, -1))  # head dim not unit-stride
     assert gate(q, t(B, S, H, D).transpose(1, 2), v)  # (B, S, H, D) memory: fine
     assert not gate(q.as_subclass(torch.Tensor), k, v)  # not on a GPU
+    work = B * H * S * S * D  # below config.attention_cudnn_eager_min_work: our kernels (halved when causal)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", work)
+    assert gate(q, k, v) and not gate(q, k, v, causal=True)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", work + 1)
+    assert not gate(q, k, v)
+    monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", 0)
     assert_cudnn_switches_refuse(monkeypatch, lambda: gate(q, k, v), lambda: ops._capability.cache_clear())
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("causal, gqa", [(True, True), (False, False)])
-def test_cudnn_route_equals_the_custom_ops_cudnn_path(causal, gqa):
+def test_cudnn_route_equals_the_custom_ops_cudnn_path(causal, gqa, eager_cudnn_at_every_size):
     """Note [cuDNN route]: the fast path hands a plain p = 0 call to SDPA's cuDNN call (its C++ autograd node), the
     custom ops' CUDA path computes the same forward with the same kernel and the backward from the same O and LSE:
     the same output and the same gradients, for a dO in O's layout and for one in another layout, which both put

@@ -161,7 +161,8 @@ def main():
             return [(f"{label} ours", ours), (f"{label} ours, device seed", device_seed),
                     (f"{label} ours, Python backward", with_config(ours, native_backward=False)),
                     (f"{label} SDPA", sdpa())]
-        return [(f"{label} ours (cuDNN route)", ours),
+        return [(f"{label} ours (default)", ours),
+                (f"{label} ours, cuDNN route", with_config(ours, attention_cudnn_eager_min_work=0)),
                 (f"{label} ours, our kernels", with_config(ours, attention_cudnn=False)),
                 (f"{label} SDPA", sdpa()), (f"{label} SDPA cuDNN", sdpa(SDPBackend.CUDNN_ATTENTION)),
                 (f"{label} SDPA flash", sdpa(SDPBackend.FLASH_ATTENTION))]

@@ -310,7 +310,8 @@ at::Tensor cudnn_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 // 4-d fp16 / bf16 tensors of one dtype on one CUDA device of compute capability 9.0 or more, cuDNN's SDPA backend
 // on and torch's deterministic mode off, one head dim for q, k and v (a multiple of 8 in [16, 256]), k and v of
 // q's batch, v of k's (B, Hkv, Sk), Hq a multiple of Hkv > 0 (and enable_gqa where they differ), no empty
-// dimension, Sk > 1, more than kMaxDecodeQueries queries, Sq == Sk when causal, B and Hq <= 65535, and the layout
+// dimension, Sk > 1, more than kMaxDecodeQueries queries, Sq == Sk when causal, B and Hq <= 65535, at least
+// `min_work` (config.attention_cudnn_eager_min_work: B · Hq · Sq · Sk · D, halved when causal), and the layout
 // cuDNN reads (unit-stride head dim, other strides multiples of 8 elements, 16-byte aligned).  tests/
 // test_native_backward.py checks the verdicts against the Python gate's on a grid of calls on the CPU
 // (check_device false: the device, capability and cuDNN build conditions are skipped there).
@@ -360,7 +361,7 @@ double positive_scale(pybind11::handle scale, int64_t head_dim) {
 
 // The scale the route runs the call with, or 0 where it does not take the call (Note [cuDNN route from C++]).
 double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_, pybind11::handle is_causal,
-                         pybind11::handle scale_, pybind11::handle enable_gqa, bool check_device) {
+                         pybind11::handle scale_, pybind11::handle enable_gqa, int64_t min_work, bool check_device) {
   for (auto h : {q_, k_, v_})
     if (!THPVariable_CheckExact(h.ptr())) return 0.0;
   if (!is_bool(is_causal) || !is_bool(enable_gqa)) return 0.0;
@@ -386,6 +387,8 @@ double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::han
   if (B == 0 || Hq == 0 || Hkv == 0 || Hq % Hkv != 0 || (Hq != Hkv && enable_gqa.ptr() != Py_True)) return 0.0;
   if (Sk <= 1 || Sq <= kMaxDecodeQueries || (is_causal.ptr() == Py_True && Sq != Sk) || B > 65535 || Hq > 65535)
     return 0.0;
+  const __int128 work = static_cast<__int128>(B) * Hq * Sq * Sk * D;  // up to 2^102: no overflow
+  if ((work >> (is_causal.ptr() == Py_True ? 1 : 0)) < min_work) return 0.0;
   if (!cudnn_layout(q) || !cudnn_layout(k) || !cudnn_layout(v)) return 0.0;
   return positive_scale(scale_, D);
 }
@@ -393,9 +396,9 @@ double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::han
 // The eager op's cuDNN route decided and run in one call (Note [cuDNN route from C++]): O (with its
 // CudnnAttentionBackward where autograd records the call), or None where the route does not take the call.
 pybind11::object eager_cudnn_attention(pybind11::handle q, pybind11::handle k, pybind11::handle v,
-                                       pybind11::handle is_causal, pybind11::handle scale,
-                                       pybind11::handle enable_gqa) {
-  double s = cudnn_route_scale(q, k, v, is_causal, scale, enable_gqa, true);
+                                       pybind11::handle is_causal, pybind11::handle scale, pybind11::handle enable_gqa,
+                                       int64_t min_work) {
+  double s = cudnn_route_scale(q, k, v, is_causal, scale, enable_gqa, min_work, true);
   if (s == 0.0) return pybind11::none();
   const at::Tensor& qt = THPVariable_Unpack(q.ptr());
   const at::Tensor& kt = THPVariable_Unpack(k.ptr());
@@ -653,8 +656,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "the eager op's cuDNN route decided and run (Note [cuDNN route from C++]): O, or None where it does not apply");
   // (tests) the route's verdict without its device conditions: the scale it would run with, 0 where it refuses
   m.def("cudnn_route_scale", [](pybind11::handle q, pybind11::handle k, pybind11::handle v, pybind11::handle causal,
-                                pybind11::handle scale, pybind11::handle gqa) {
-    return cudnn_route_scale(q, k, v, causal, scale, gqa, false);
+                                pybind11::handle scale, pybind11::handle gqa, int64_t min_work) {
+    return cudnn_route_scale(q, k, v, causal, scale, gqa, min_work, false);
   });
   m.attr("MAX_DECODE_QUERIES") = kMaxDecodeQueries;
   m.def("register_attention", &register_attention, "register a checked call's Programs (Note [eager attention from C++])",

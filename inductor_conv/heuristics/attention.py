@@ -419,7 +419,8 @@ def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
 # templates 0.259 / 0.233 at ViT-B's (64, 12, 197, 64), 0.201 / 0.182 at BERT-base's (16, 12, 512, 64), 0.385 /
 # 0.384 at (8, 16, 1024, 64), wall 1.39 / 1.21 and 1.57 / 1.39 ms at the first two; at (4, 16, 2048, 128) cuDNN's GPU
 # time was 0.99 against 1.23. (H100, 2026-12-05, `python benchmarks/diagnostics/cudnn_host.py`.) The eager op keeps
-# the route at every head dim: its table (docs/benchmarks.md) has cuDNN's wall ahead at (8, 16, 1024, 64).
+# the route at every head dim, from config.attention_cudnn_eager_min_work of work: below it the host time decides,
+# and its calls of our kernels from C++ (Note [eager attention from C++]) cost less than cuDNN's.
 CUDNN_COMPILED_MIN_HEAD_DIM = 128
 
 

@@ -209,14 +209,17 @@ def _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap) -> bool:
     _use_cudnn proves of sizes, checked on the values): no mask, dropout or soft-capping, Sk > 1, causal only with
     Sq == Sk (cuDNN aligns a causal band bottom-right, we top-left), B and H <= 65535, aligned layouts; and more than
     MAX_QUERIES queries: fewer run our flash-decoding kernels (Note [flash-decoding]), as the lowerings decide
-    before they ask _use_cudnn."""
+    before they ask _use_cudnn; and config.attention_cudnn_eager_min_work of work (B · H · Sq · Sk · D, halved when
+    causal): smaller calls cost less host time on our kernels."""
     if attn_mask is not None or dropout_p > 0.0 or softcap or not q.is_cuda:
         return False
     if not cudnn_attention_form(q.dtype, q.shape[-1], v.shape[-1], _capability(q.device.index)):
         return False
-    B, H, Sq, _ = q.shape
+    B, H, Sq, D = q.shape
     Sk = k.shape[2]
     if Sk <= 1 or Sq <= MAX_QUERIES or (is_causal and Sq != Sk) or B > 65535 or H > 65535:
+        return False
+    if (B * H * Sq * Sk * D) >> bool(is_causal) < config.attention_cudnn_eager_min_work:
         return False
     return _aligned(q) and _aligned(k) and _aligned(v)
 
@@ -330,8 +333,10 @@ def attention(
         ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
 
     Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
-    on an sm_90+ GPU the call runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
-    output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py).
+    on an sm_90+ GPU a call of at least ``config.attention_cudnn_eager_min_work`` (B · Hq · Sq · Sk · D, halved when
+    causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the output's layout
+    first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py); smaller calls run ours, whose
+    calls cost less host time.
     """
     if attn_mask is None and type(dropout_p) in _NUMBERS:
         out = _native_route(query, key, value, dropout_p, is_causal, scale, enable_gqa)
@@ -355,7 +360,7 @@ def _native_route(q, k, v, dropout_p, is_causal, scale, enable_gqa) -> Optional[
     if ext is None:
         return None
     if dropout_p == 0 and config.attention_cudnn:
-        out = ext.eager_cudnn_attention(q, k, v, is_causal, scale, enable_gqa)
+        out = ext.eager_cudnn_attention(q, k, v, is_causal, scale, enable_gqa, config.attention_cudnn_eager_min_work)
         if out is not None:
             return out
     return ext.eager_attention(q, k, v, dropout_p, is_causal, scale, enable_gqa, _switches())

@@ -30,8 +30,10 @@ attention_cudnn: bool = True
 # no cuDNN graph build (~150 ms).  H100 2026-12-07 (`benchmarks/diagnostics/wall_gap.py`, host / do_bench ms a
 # forward+backward, our kernels against the cuDNN route): B1 H8 S256 D64 causal (2^24) 0.134 / - against 0.288 / -;
 # B8 H16 S1024 D64 causal (2^32) 0.185 / 0.259 against 0.217 / 0.266; B4 H16 S2048 D128 causal (2^34) 0.253 / 0.754
-# against 0.271 / 0.622.  0: the route at every size (as the compiled graphs' rule, CUDNN_COMPILED_MIN_HEAD_DIM).
-attention_cudnn_eager_min_work: int = 1 << 33
+# against 0.271 / 0.622.  A call gains from our kernels while their GPU time stays below cuDNN's host time (~0.2 ms a
+# forward+backward): ~2^32 of work at head dims 64-128 (~230 TFLOP/s), ~2^31 at 256, where cuDNN's kernels are 1.8x
+# ours; the floor is the lower one.  0: the route at every size (the compiled graphs' rule).
+attention_cudnn_eager_min_work: int = 1 << 31
 
 # A rewritten conv whose output y (or a view of it) leaves the compiled graph returns y in the layout eager's conv1d
 # gives it (contiguous), as Inductor keeps eager's output strides; inside a graph y is laid out like x (channel-last

@@ -320,6 +320,53 @@ def test_native_forward_is_launch_fwds_launch(ext, monkeypatch, layout):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("extra", [None, "packed", "initial"])
+def test_eager_conv_from_cpp_gives_the_python_paths_bits(ext, monkeypatch, extra):
+    """Note [eager conv from C++]: a form's first call runs the Python path, which registers it; later calls of the
+    form run from C++ (the Python checks are not reached) with the same output and gradients, bit for bit, with and
+    without grad, "swish" as "silu"; another activation, a 3-d weight, final states, a subclass and a misaligned x
+    take the Python path."""
+    from inductor_conv.ops import causal_conv1d as ops_conv
+
+    ext.clear_conv_forms()
+    x, w, b = _inputs(2, 64, 200, 4, torch.bfloat16, "blc", True, seed=13)
+    seq_idx = init = None
+    if extra == "packed":
+        seq_idx = (torch.arange(200, device="cuda") // 70).to(torch.int32).expand(2, 200).contiguous()
+    if extra == "initial":
+        init = torch.randn(2, 3, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
+    leaves = [t for t in (x, w, b, init) if t is not None]
+    dy = torch.randn(x.shape, device="cuda", dtype=torch.bfloat16)
+    checks = []
+    check_args = ops_conv._check_args
+    monkeypatch.setattr(ops_conv, "_check_args", lambda *a: checks.append(1) or check_args(*a))
+
+    def step(activation="silu", **kw):
+        y = inductor_conv.causal_conv1d(x, w, b, seq_idx, init, activation=activation, **kw)
+        return y, torch.autograd.grad(y, leaves, dy)
+
+    first = step()
+    assert len(checks) == 1 and ext.conv_forms() == 1 and first[0].grad_fn.name() == "CausalConv1dBackward"
+    for second in (step(), step("swish")):
+        assert len(checks) == 1 and second[0].grad_fn.name() == "CausalConv1dBackward"
+        assert torch.equal(first[0], second[0]) and all(torch.equal(a, c) for a, c in zip(first[1], second[1]))
+    with torch.no_grad():
+        assert torch.equal(inductor_conv.causal_conv1d(x, w, b, seq_idx, init, activation="silu"), first[0])
+    assert len(checks) == 1
+    step(None)
+    inductor_conv.causal_conv1d(x, w[:, None], b, seq_idx, init, activation="silu")
+    if extra is None:
+        inductor_conv.causal_conv1d(x, w, b, activation="silu", return_final_states=True)
+    else:
+        checks.append(1)
+    inductor_conv.causal_conv1d(x.as_subclass(_Subclass), w, b, seq_idx, init, activation="silu")
+    base = torch.empty(x.numel() + 8, device="cuda", dtype=x.dtype)
+    misaligned = base[1:1 + x.numel()].view(2, 200, 64).transpose(1, 2).copy_(x)
+    inductor_conv.causal_conv1d(misaligned, w, b, seq_idx, init, activation="silu")
+    assert len(checks) == 6
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dy_kind", ["channel-last", "expanded", "offset"])
 def test_native_backward_takes_dy_in_any_strides(ext, monkeypatch, dy_kind):
     """dy with other strides than x (a channel-last or expanded one, or one 16-byte misaligned) is copied into x's

@@ -619,6 +619,137 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
   return pybind11::cast(finish_forward(*programs.forward, slots, 3, {q, k, v}, grad ? programs.backward : nullptr));
 }
 
+// Note [eager conv from C++]: the eager conv op's calls, as Note [eager attention from C++] does for the
+// attention's: a form the Python path has checked and run natively (ops/causal_conv1d.py's _native_causal_conv1d)
+// registers its forward and backward Programs (Note [native forward]), keyed by its tensors' sizes, strides and
+// dtypes (x, a 2-d weight, and bias, seq_idx and initial_states or their absence), the activation, config's
+// deterministic and the device; a later call of the form, checked for what the key does not hold (exact Tensor /
+// Parameter arguments, no functorch transform or dispatch mode, x on the current device, 16-byte aligned pointers),
+// runs from this one call; anything else answers None and takes the Python path.
+struct ConvKey {
+  std::array<int64_t, 30> dims{};  // x, weight, bias, seq_idx, initial_states: sizes then strides (-1: absent)
+  int64_t dtypes = 0, device = 0;
+  bool silu = false, deterministic = false;
+  bool operator==(const ConvKey& o) const {
+    return dims == o.dims && dtypes == o.dtypes && device == o.device && silu == o.silu &&
+           deterministic == o.deterministic;
+  }
+};
+
+struct ConvKeyHash {
+  size_t operator()(const ConvKey& k) const {
+    size_t h = std::hash<int64_t>()(k.dtypes ^ (k.device << 40) ^ (k.silu ? 1LL << 50 : 0) ^
+                                    (k.deterministic ? 1LL << 51 : 0));
+    for (int64_t d : k.dims) h ^= std::hash<int64_t>()(d) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+std::unordered_map<ConvKey, AttentionPrograms, ConvKeyHash>& conv_forms() {
+  static std::unordered_map<ConvKey, AttentionPrograms, ConvKeyHash> forms;
+  return forms;
+}
+
+ConvKey conv_key(const std::array<const at::Tensor*, 5>& tensors, bool silu, bool deterministic) {
+  ConvKey key;
+  key.dims.fill(-1);
+  size_t i = 0;
+  int shift = 0;
+  for (const at::Tensor* t : tensors) {
+    if (t != nullptr && t->defined()) {
+      for (int64_t d = 0; d < t->dim() && d < 3; ++d) {
+        key.dims[i + d] = t->size(d);
+        key.dims[i + 3 + d] = t->stride(d);
+      }
+      key.dtypes |= (static_cast<int64_t>(t->scalar_type()) + 1) << shift;
+    }
+    i += 6;
+    shift += 8;
+  }
+  key.device = tensors[0]->device().index();
+  key.silu = silu;
+  key.deterministic = deterministic;
+  return key;
+}
+
+std::array<const at::Tensor*, 5> conv_tensors(const at::Tensor& x, const at::Tensor& w,
+                                              const std::optional<at::Tensor>& b,
+                                              const std::optional<at::Tensor>& seq_idx,
+                                              const std::optional<at::Tensor>& init) {
+  return {&x, &w, b ? &*b : nullptr, seq_idx ? &*seq_idx : nullptr, init ? &*init : nullptr};
+}
+
+// (ops/causal_conv1d.py) Registers a checked call's Programs (Note [eager conv from C++]); backward None: a form
+// seen without grad so far.
+void register_conv(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                   const std::optional<at::Tensor>& seq_idx, const std::optional<at::Tensor>& init, bool silu,
+                   bool deterministic, const std::shared_ptr<Program>& forward,
+                   const std::shared_ptr<Program>& backward) {
+  if (!forward || forward->outputs.empty()) throw std::invalid_argument("register_conv: no forward Program");
+  if (x.dim() != 3 || weight.dim() != 2) throw std::invalid_argument("register_conv: x 3-d and weight 2-d");
+  auto& forms = conv_forms();
+  if (forms.size() >= kMaxForms) forms.clear();
+  forms[conv_key(conv_tensors(x, weight, bias, seq_idx, init), silu, deterministic)] =
+      AttentionPrograms{forward, backward};
+}
+
+// An optional tensor argument: None, or an exact Tensor / Parameter; false for anything else.
+bool optional_tensor(pybind11::handle h, std::optional<at::Tensor>& out) {
+  if (h.is_none()) return true;
+  if (!THPVariable_CheckExact(h.ptr())) return false;
+  out = THPVariable_Unpack(h.ptr());
+  return true;
+}
+
+// The eager conv op's call run from C++ (Note [eager conv from C++]): y, or None.
+pybind11::object eager_causal_conv1d(pybind11::handle x_, pybind11::handle w_, pybind11::handle b_,
+                                     pybind11::handle seq_, pybind11::handle init_, pybind11::handle activation,
+                                     bool deterministic) {
+  if (!THPVariable_CheckExact(x_.ptr()) || !THPVariable_CheckExact(w_.ptr())) return pybind11::none();
+  std::optional<at::Tensor> b, seq_idx, init;
+  if (!optional_tensor(b_, b) || !optional_tensor(seq_, seq_idx) || !optional_tensor(init_, init))
+    return pybind11::none();
+  bool silu = false;
+  if (!activation.is_none()) {
+    if (!PyUnicode_CheckExact(activation.ptr())) return pybind11::none();
+    if (PyUnicode_CompareWithASCIIString(activation.ptr(), "silu") == 0 ||
+        PyUnicode_CompareWithASCIIString(activation.ptr(), "swish") == 0)
+      silu = true;
+    else
+      return pybind11::none();
+  }
+  auto included = c10::impl::tls_local_dispatch_key_set().included_;
+  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
+    return pybind11::none();
+  const at::Tensor& x = THPVariable_Unpack(x_.ptr());
+  const at::Tensor& w = THPVariable_Unpack(w_.ptr());
+  if (x.dim() != 3 || w.dim() != 2 || !x.is_cuda()) return pybind11::none();
+  if (c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index() != x.device().index())
+    return pybind11::none();
+  auto tensors = conv_tensors(x, w, b, seq_idx, init);
+  for (const at::Tensor* t : tensors) {
+    if (t == nullptr) continue;
+    if (t->dim() > 3 || t->device() != x.device() || reinterpret_cast<std::uintptr_t>(t->data_ptr()) % 16)
+      return pybind11::none();
+  }
+  auto& forms = conv_forms();
+  auto it = forms.find(conv_key(tensors, silu, deterministic));
+  if (it == forms.end()) return pybind11::none();
+  const AttentionPrograms& programs = it->second;
+  const bool grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() ||
+                                                   (b && b->requires_grad()) || (init && init->requires_grad()));
+  if (grad && !programs.backward) return pybind11::none();
+  std::vector<at::Tensor> slots;
+  slots.reserve(5 + programs.forward->allocs.size());
+  for (const at::Tensor* t : tensors)
+    if (t != nullptr) slots.push_back(*t);
+  const size_t n_inputs = slots.size();
+  run_program(*programs.forward, slots);
+  return pybind11::cast(finish_forward(*programs.forward, slots, n_inputs, {x, w, b, init},
+                                       grad ? programs.backward : nullptr));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -668,5 +799,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("host_dropout_seed", &host_dropout_seed, "the eager kernels' dropout seed drawn on the host, -1 in capture");
   m.def("dropout_seed_hash", [](uint64_t seed, uint64_t offset) { return dropout_seed_hash(seed, offset); });
   m.def("attention_forms", []() { return attention_forms().size(); });
+  m.def("register_conv", &register_conv, "register a checked conv call's Programs (Note [eager conv from C++])",
+        pybind11::arg("x"), pybind11::arg("weight"), pybind11::arg("bias").none(true),
+        pybind11::arg("seq_idx").none(true), pybind11::arg("initial_states").none(true), pybind11::arg("silu"),
+        pybind11::arg("deterministic"), pybind11::arg("forward"), pybind11::arg("backward").none(true));
+  m.def("eager_causal_conv1d", &eager_causal_conv1d, "a registered form of the eager conv run from C++, or None");
+  m.def("conv_forms", []() { return conv_forms().size(); });
+  m.def("clear_conv_forms", []() { conv_forms().clear(); });
   m.def("clear_attention_forms", []() { attention_forms().clear(); });
 }

@@ -26,6 +26,7 @@ from torch import Tensor
 
 from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
+from inductor_conv.kernels.native import built as native_extension_built
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
 
 # The public functions' `activation` argument -> the ops' (also read by ops/causal_conv1d_update.py).
@@ -214,6 +215,12 @@ def causal_conv1d(
     Returns:
         y ``[B, C, L]`` in x's dtype (and x's layout), or ``(y, final_states)``.
     """
+    if not return_final_states and final_states_out is None and not torch.compiler.is_compiling():
+        ext = native_extension_built()  # Note [eager conv from C++]: a registered form runs from one C++ call
+        y = None if ext is None else ext.eager_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation,
+                                                             config.deterministic)
+        if y is not None:
+            return y
     act = _check_args(x, weight, bias, activation, seq_idx, initial_states)
     if seq_idx is not None and return_final_states:
         # the last K - 1 inputs may span a sequence boundary: they are no state of the last sequence
@@ -272,13 +279,16 @@ def _native_causal_conv1d(x, weight, bias, seq_idx, initial_states, activation, 
     _EagerCausalConv1d's backward, planned once per configuration and shape; None where that path does not apply
     (kernels/causal_conv1d.py's native_programs says so), and then the Python launchers run."""
     from inductor_conv.kernels.causal_conv1d import native_programs, native_saved
-    from inductor_conv.kernels.native import built
 
     programs = native_programs(x, weight, bias, seq_idx, activation, config.deterministic, initial_states, grad)
     if programs is None:
         return None
-    return built().run_forward(programs[0], [x, weight, bias, initial_states],
-                               native_saved(x, weight, bias, seq_idx, initial_states), programs[1])
+    ext = native_extension_built()
+    # later calls of this form run from C++ (Note [eager conv from C++] in inductor_conv/csrc/backward_node.cpp)
+    ext.register_conv(x, weight, bias, seq_idx, initial_states, activation == "silu", config.deterministic,
+                      *programs)
+    return ext.run_forward(programs[0], [x, weight, bias, initial_states],
+                           native_saved(x, weight, bias, seq_idx, initial_states), programs[1])
 
 
 def _final_states(x: Tensor, initial_states: Optional[Tensor], K: int) -> Tensor:

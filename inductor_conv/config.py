@@ -24,16 +24,17 @@ deterministic: bool = True
 # False: our templates everywhere.
 attention_cudnn: bool = True
 
-# The eager op takes that route only for calls of at least this much work, B · Hq · Sq · Sk · D (halved when causal):
-# below it our kernels' calls from C++ (Note [eager attention from C++]) cost less host time than cuDNN's (its
-# graph look-up, memsets and four launches a forward+backward) while their GPU times are alike, and a new shape costs
-# no cuDNN graph build (~150 ms).  H100 2026-12-07 (`benchmarks/diagnostics/wall_gap.py`, host / do_bench ms a
-# forward+backward, our kernels against the cuDNN route): B1 H8 S256 D64 causal (2^24) 0.134 / - against 0.288 / -;
-# B8 H16 S1024 D64 causal (2^32) 0.185 / 0.259 against 0.217 / 0.266; B4 H16 S2048 D128 causal (2^34) 0.253 / 0.754
-# against 0.271 / 0.622.  A call gains from our kernels while their GPU time stays below cuDNN's host time (~0.2 ms a
-# forward+backward): ~2^32 of work at head dims 64-128 (~230 TFLOP/s), ~2^31 at 256, where cuDNN's kernels are 1.8x
-# ours; the floor is the lower one.  0: the route at every size (the compiled graphs' rule).
-attention_cudnn_eager_min_work: int = 1 << 31
+# The eager op takes that route only for calls of at least this much work (heuristics/attention.py's
+# eager_cudnn_work: B · Hq · Sq · Sk · (D / 8)², halved when causal -- the FLOPs weighted by D / 64, as cuDNN's
+# kernels gain on ours with the head dim): below it our kernels' calls from C++ (Note [eager attention from C++]) cost
+# less host time than cuDNN's (its graph look-up, memsets and four launches a forward+backward) at a GPU time like
+# cuDNN's, and a new shape costs no cuDNN graph build (~150 ms).  H100 2026-12-07, `benchmarks/overhead.py --impls
+# ours-op,ours-op-kernels,sdpa --dropout 0 --rounds 5`, causal forward+backward, wall / GPU / host ms, our kernels
+# against the cuDNN route: B1 H8 S256 D64 (2^24) 0.137 / 0.020 / 0.170 against 0.125 / 0.020 / 0.165 (the route of
+# a call that host noise decides; `diagnostics/wall_gap.py` of the call before it: host 0.134 against 0.288); B8 H16
+# S1024 D64 (2^32) 0.257 / 0.250 / 0.151 against 0.265 / 0.259 / 0.221; B4 H16 S2048 D128 (2^35) 0.752 / 0.760 /
+# 0.178 against 0.635 / 0.622 / 0.237.  0: the route at every size (the compiled graphs' rule).
+attention_cudnn_eager_min_work: int = 1 << 33
 
 # A rewritten conv whose output y (or a view of it) leaves the compiled graph returns y in the layout eager's conv1d
 # gives it (contiguous), as Inductor keeps eager's output strides; inside a graph y is laid out like x (channel-last

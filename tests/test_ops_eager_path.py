@@ -347,7 +347,7 @@ def test_cudnn_route_admits_what_the_lowerings_admit(monkeypatch):
     assert not gate(q, k, t(B, H, D, S).transpose(-2, -1))  # head dim not unit-stride
     assert gate(q, t(B, S, H, D).transpose(1, 2), v)  # (B, S, H, D) memory: fine
     assert not gate(q.as_subclass(torch.Tensor), k, v)  # not on a GPU
-    work = B * H * S * S * D  # below config.attention_cudnn_eager_min_work: our kernels (halved when causal)
+    work = B * H * S * S * (D // 8) ** 2  # below config.attention_cudnn_eager_min_work: our kernels (halved causal)
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", work)
     assert gate(q, k, v) and not gate(q, k, v, causal=True)
     monkeypatch.setattr(inductor_conv.config, "attention_cudnn_eager_min_work", work + 1)

@@ -311,7 +311,8 @@ at::Tensor cudnn_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 // on and torch's deterministic mode off, one head dim for q, k and v (a multiple of 8 in [16, 256]), k and v of
 // q's batch, v of k's (B, Hkv, Sk), Hq a multiple of Hkv > 0 (and enable_gqa where they differ), no empty
 // dimension, Sk > 1, more than kMaxDecodeQueries queries, Sq == Sk when causal, B and Hq <= 65535, at least
-// `min_work` (config.attention_cudnn_eager_min_work: B · Hq · Sq · Sk · D, halved when causal), and the layout
+// `min_work` (config.attention_cudnn_eager_min_work: B · Hq · Sq · Sk · (D / 8)², halved when causal:
+// heuristics/attention.py's eager_cudnn_work), and the layout
 // cuDNN reads (unit-stride head dim, other strides multiples of 8 elements, 16-byte aligned).  tests/
 // test_native_backward.py checks the verdicts against the Python gate's on a grid of calls on the CPU
 // (check_device false: the device, capability and cuDNN build conditions are skipped there).
@@ -387,7 +388,7 @@ double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::han
   if (B == 0 || Hq == 0 || Hkv == 0 || Hq % Hkv != 0 || (Hq != Hkv && enable_gqa.ptr() != Py_True)) return 0.0;
   if (Sk <= 1 || Sq <= kMaxDecodeQueries || (is_causal.ptr() == Py_True && Sq != Sk) || B > 65535 || Hq > 65535)
     return 0.0;
-  const __int128 work = static_cast<__int128>(B) * Hq * Sq * Sk * D;  // up to 2^102: no overflow
+  const __int128 work = static_cast<__int128>(B) * Hq * Sq * Sk * (D / 8) * (D / 8);  // < 2^104: no overflow
   if ((work >> (is_causal.ptr() == Py_True ? 1 : 0)) < min_work) return 0.0;
   if (!cudnn_layout(q) || !cudnn_layout(k) || !cudnn_layout(v)) return 0.0;
   return positive_scale(scale_, D);

@@ -424,6 +424,14 @@ def template_pays(head_dim: int, softcap: bool, dense_mask: bool) -> bool:
 CUDNN_COMPILED_MIN_HEAD_DIM = 128
 
 
+def eager_cudnn_work(B: int, H: int, Sq: int, Sk: int, head_dim: int, causal: bool) -> int:
+    """The eager cuDNN route's measure of a call (config.attention_cudnn_eager_min_work): its score elements
+    B · H · Sq · Sk (halved when causal) times (head_dim / 8)², the FLOPs weighted by head_dim / 64, as cuDNN's
+    kernels gain on ours with the head dim (alike at 64, 1.2x at 128, 1.8x at 256).  backward_node.cpp's
+    cudnn_route_scale computes the same."""
+    return (B * H * Sq * Sk * (head_dim // 8) ** 2) >> bool(causal)
+
+
 def cudnn_attention_form(dtype: torch.dtype, head_dim: int, head_dim_v: int, capability: tuple[int, int]) -> bool:
     """Whether a form without mask, dropout or soft-capping goes to cuDNN's fused attention (Note [cuDNN route]),
     from what does not depend on sizes or layout: config.attention_cudnn, fp16 / bf16, one head dim (a multiple of 8,

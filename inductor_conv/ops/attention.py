@@ -35,7 +35,8 @@ from torch import Tensor
 
 from inductor_conv import config
 from inductor_conv._compat import raw_function_apply
-from inductor_conv.heuristics.attention import EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_mask_row
+from inductor_conv.heuristics.attention import (EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_cudnn_work,
+                                               eager_mask_row)
 from inductor_conv.kernels import empty_like_q
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.kernels.native import built as native_extension_built
@@ -209,8 +210,8 @@ def _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap) -> bool:
     _use_cudnn proves of sizes, checked on the values): no mask, dropout or soft-capping, Sk > 1, causal only with
     Sq == Sk (cuDNN aligns a causal band bottom-right, we top-left), B and H <= 65535, aligned layouts; and more than
     MAX_QUERIES queries: fewer run our flash-decoding kernels (Note [flash-decoding]), as the lowerings decide
-    before they ask _use_cudnn; and config.attention_cudnn_eager_min_work of work (B · H · Sq · Sk · D, halved when
-    causal): smaller calls cost less host time on our kernels."""
+    before they ask _use_cudnn; and config.attention_cudnn_eager_min_work of work (heuristics/attention.py's
+    eager_cudnn_work): smaller calls cost less host time on our kernels, at a GPU time like cuDNN's."""
     if attn_mask is not None or dropout_p > 0.0 or softcap or not q.is_cuda:
         return False
     if not cudnn_attention_form(q.dtype, q.shape[-1], v.shape[-1], _capability(q.device.index)):
@@ -219,7 +220,7 @@ def _cudnn_eager(q, k, v, attn_mask, dropout_p, is_causal, softcap) -> bool:
     Sk = k.shape[2]
     if Sk <= 1 or Sq <= MAX_QUERIES or (is_causal and Sq != Sk) or B > 65535 or H > 65535:
         return False
-    if (B * H * Sq * Sk * D) >> bool(is_causal) < config.attention_cudnn_eager_min_work:
+    if eager_cudnn_work(B, H, Sq, Sk, D, is_causal) < config.attention_cudnn_eager_min_work:
         return False
     return _aligned(q) and _aligned(k) and _aligned(v)
 
@@ -333,8 +334,8 @@ def attention(
         ``[B, Hq, Sq, Dv]`` in query's dtype. A row with no allowed key is zero (eager would give NaN).
 
     Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
-    on an sm_90+ GPU a call of at least ``config.attention_cudnn_eager_min_work`` (B · Hq · Sq · Sk · D, halved when
-    causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the output's layout
+    on an sm_90+ GPU a call of at least ``config.attention_cudnn_eager_min_work`` (B · Hq · Sq · Sk · (D / 8)²,
+    halved when causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the output's layout
     first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py); smaller calls run ours, whose
     calls cost less host time.
     """

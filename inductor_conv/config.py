@@ -28,11 +28,10 @@ attention_cudnn: bool = True
 # eager_cudnn_work: B · Hq · Sq · Sk · (D / 8)², halved when causal -- the FLOPs weighted by D / 64, as cuDNN's
 # kernels gain on ours with the head dim): below it our kernels' calls from C++ (Note [eager attention from C++]) cost
 # less host time than cuDNN's (its graph look-up, memsets and four launches a forward+backward) at a GPU time like
-# cuDNN's, and a new shape costs no cuDNN graph build (~150 ms).  H100 2026-12-07, `benchmarks/overhead.py --impls
-# ours-op,ours-op-kernels,sdpa --dropout 0 --rounds 5`, causal forward+backward, wall / GPU / host ms, our kernels
-# against the cuDNN route: B1 H8 S256 D64 (2^24) 0.137 / 0.020 / 0.170 against 0.125 / 0.020 / 0.165 (the route of
-# a call that host noise decides; `diagnostics/wall_gap.py` of the call before it: host 0.134 against 0.288); B8 H16
-# S1024 D64 (2^32) 0.257 / 0.250 / 0.151 against 0.265 / 0.259 / 0.221; B4 H16 S2048 D128 (2^35) 0.752 / 0.760 /
+# cuDNN's, and a new shape costs no cuDNN graph build (~150 ms).  H100 2026-12-07, causal forward+backward, our
+# kernels against the cuDNN route: B1 H8 S256 D64 (2^24) host 0.134 against 0.288 ms (`diagnostics/wall_gap.py`);
+# wall / GPU / host ms (`benchmarks/overhead.py --impls ours-op,ours-op-kernels,sdpa --dropout 0 --rounds 5`) B8 H16
+# S1024 D64 (2^32) 0.257 / 0.250 / 0.151 against 0.265 / 0.259 / 0.221, B4 H16 S2048 D128 (2^35) 0.752 / 0.760 /
 # 0.178 against 0.635 / 0.622 / 0.237.  0: the route at every size (the compiled graphs' rule).
 attention_cudnn_eager_min_work: int = 1 << 33
 

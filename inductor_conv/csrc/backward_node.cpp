@@ -340,6 +340,20 @@ bool cudnn_layout(const at::Tensor& t) {
          reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
 }
 
+// A functorch transform or a TorchDispatchMode is active: the eager ops' calls go through their custom ops then
+// (Note [eager fast path] in inductor_conv/ops/eager.py; torch._C._are_functorch_transforms_active and
+// _len_torch_dispatch_stack, read here).
+bool transformed() {
+  auto included = c10::impl::tls_local_dispatch_key_set().included_;
+  return included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+         included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len();
+}
+
+// A CUDA tensor on the current device (the Programs hold the kernels Triton loaded there).
+bool on_current_device(const at::Tensor& t) {
+  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index() == t.device().index();
+}
+
 bool is_bool(pybind11::handle h) { return h.ptr() == Py_True || h.ptr() == Py_False; }
 
 // A scale argument as the op takes it: None -> 1 / sqrt(head_dim); an exact float or int; 0 for anything else, or
@@ -366,10 +380,7 @@ double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::han
   for (auto h : {q_, k_, v_})
     if (!THPVariable_CheckExact(h.ptr())) return 0.0;
   if (!is_bool(is_causal) || !is_bool(enable_gqa)) return 0.0;
-  auto included = c10::impl::tls_local_dispatch_key_set().included_;
-  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
-      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
-    return 0.0;
+  if (transformed()) return 0.0;
   const at::Tensor& q = THPVariable_Unpack(q_.ptr());
   const at::Tensor& k = THPVariable_Unpack(k_.ptr());
   const at::Tensor& v = THPVariable_Unpack(v_.ptr());
@@ -584,18 +595,14 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
     return pybind11::none();
   }
   if (!(dropout_p >= 0.0 && dropout_p < 1.0)) return pybind11::none();
-  auto included = c10::impl::tls_local_dispatch_key_set().included_;
-  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
-      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
-    return pybind11::none();
+  if (transformed()) return pybind11::none();
   const at::Tensor& q = THPVariable_Unpack(q_.ptr());
   const at::Tensor& k = THPVariable_Unpack(k_.ptr());
   const at::Tensor& v = THPVariable_Unpack(v_.ptr());
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || !q.is_cuda() || k.device() != q.device() ||
       v.device() != q.device())
     return pybind11::none();
-  if (c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index() != q.device().index())
-    return pybind11::none();
+  if (!on_current_device(q)) return pybind11::none();
   if (q.size(1) != k.size(1) && enable_gqa.ptr() != Py_True) return pybind11::none();
   double scale = positive_scale(scale_, q.size(3));
   if (scale == 0.0) return pybind11::none();
@@ -719,15 +726,11 @@ pybind11::object eager_causal_conv1d(pybind11::handle x_, pybind11::handle w_, p
     else
       return pybind11::none();
   }
-  auto included = c10::impl::tls_local_dispatch_key_set().included_;
-  if (included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
-      included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode) || c10::impl::TorchDispatchModeTLS::stack_len())
-    return pybind11::none();
+  if (transformed()) return pybind11::none();
   const at::Tensor& x = THPVariable_Unpack(x_.ptr());
   const at::Tensor& w = THPVariable_Unpack(w_.ptr());
   if (x.dim() != 3 || w.dim() != 2 || !x.is_cuda()) return pybind11::none();
-  if (c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index() != x.device().index())
-    return pybind11::none();
+  if (!on_current_device(x)) return pybind11::none();
   auto tensors = conv_tensors(x, w, b, seq_idx, init);
   for (const at::Tensor* t : tensors) {
     if (t == nullptr) continue;

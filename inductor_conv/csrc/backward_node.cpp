@@ -795,7 +795,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return cudnn_route_scale(q, k, v, causal, scale, gqa, min_work, false);
   });
   m.attr("MAX_DECODE_QUERIES") = kMaxDecodeQueries;
-  m.def("register_attention", &register_attention, "register a checked call's Programs (Note [eager attention from C++])",
+  m.def("register_attention", &register_attention,
+        "register a checked call's Programs (Note [eager attention from C++])",
         pybind11::arg("q"), pybind11::arg("k"), pybind11::arg("v"), pybind11::arg("dropout_p"), pybind11::arg("causal"),
         pybind11::arg("scale"), pybind11::arg("switches"), pybind11::arg("forward"),
         pybind11::arg("backward").none(true));

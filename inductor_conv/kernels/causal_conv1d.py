@@ -441,9 +441,9 @@ def native_programs(x, weight, bias, seq_idx, activation: str, deterministic: bo
     launch_bwd would run (with seq_idx or initial_states or neither), for the C++ calls of kernels/native.py (Note
     [native forward] in inductor_conv/csrc/backward_node.cpp), or None where that path does not apply: not on a GPU,
     x not on the current device, the extension not built (yet), a batch past one launch, an empty or non-dense
-    input, a pointer not 16-byte aligned, 64-bit offsets (_native_applies).  A call without grad plans no backward (no backward compile for
-    inference).  The C++ node gives dy x's strides (copying it where they differ), so every launch argument is known
-    here."""
+    input, a pointer not 16-byte aligned, 64-bit offsets (_native_applies).  A call without grad plans no backward
+    (no backward compile for inference).  The C++ node gives dy x's strides (copying it where they differ), so every
+    launch argument is known here."""
     from inductor_conv._compat import cuda_current_device
     from inductor_conv.kernels import native
 

@@ -335,9 +335,9 @@ def attention(
 
     Without a mask, dropout or soft-capping (fp16 / bf16, one head dim, a multiple of 8; causal only with Sq == Sk)
     on an sm_90+ GPU a call of at least ``config.attention_cudnn_eager_min_work`` (B · Hq · Sq · Sk · (D / 8)²,
-    halved when causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the output's layout
-    first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py); smaller calls run ours, whose
-    calls cost less host time.
+    halved when causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
+    output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py); smaller calls
+    run ours, whose calls cost less host time.
     """
     if attn_mask is None and type(dropout_p) in _NUMBERS:
         out = _native_route(query, key, value, dropout_p, is_causal, scale, enable_gqa)
@@ -525,7 +525,7 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, soft
         from inductor_conv.kernels.attention import launch_fwd
 
         if attn_mask is None and not softcap:
-            _register_native(*args[:3], *args[4:7], seed_value, None)
+            _register_native(q, k, v, float(dropout_p), bool(is_causal), float(scale), seed_value, None)
         return launch_fwd(*args[:9], seed_value=seed_value)[0]
     seed = dropout_seed(dropout_p, q.device)
     out, _ = torch.ops.inductor_conv.attention_fwd(q, k, v, attn_mask, float(dropout_p), is_causal, float(scale), seed,

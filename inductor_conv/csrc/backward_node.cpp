@@ -312,10 +312,10 @@ at::Tensor cudnn_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 // q's batch, v of k's (B, Hkv, Sk), Hq a multiple of Hkv > 0 (and enable_gqa where they differ), no empty
 // dimension, Sk > 1, more than kMaxDecodeQueries queries, Sq == Sk when causal, B and Hq <= 65535, at least
 // `min_work` (config.attention_cudnn_eager_min_work: B · Hq · Sq · Sk · (D / 8)², halved when causal:
-// heuristics/attention.py's eager_cudnn_work), and the layout
-// cuDNN reads (unit-stride head dim, other strides multiples of 8 elements, 16-byte aligned).  tests/
-// test_native_backward.py checks the verdicts against the Python gate's on a grid of calls on the CPU
-// (check_device false: the device, capability and cuDNN build conditions are skipped there).
+// heuristics/attention.py's eager_cudnn_work), and the layout cuDNN reads (unit-stride head dim, other strides
+// multiples of 8 elements, 16-byte aligned).  tests/test_native_backward.py checks the verdicts against the Python
+// gate's on random calls on the CPU (check_device false: the device, capability and cuDNN build conditions are
+// skipped there).
 constexpr int64_t kMaxDecodeQueries = 16;  // kernels/attention_decode.py's MAX_QUERIES: fewer run flash-decoding
 
 // The compute capability of CUDA device `index` as major * 10 + minor, asked of the driver once per device.
@@ -538,15 +538,16 @@ struct AttentionKeyHash {
   }
 };
 
-struct AttentionPrograms {
+// The Programs of a registered form (Note [eager attention from C++], Note [eager conv from C++]).
+struct FormPrograms {
   std::shared_ptr<Program> forward, backward;  // backward: null for a form registered from a call without grad
 };
 
 // Registered forms (the GIL guards it: every caller holds it); past kMaxForms it starts afresh, as the Python
 // caches of Programs do.
 constexpr size_t kMaxForms = 256;
-std::unordered_map<AttentionKey, AttentionPrograms, AttentionKeyHash>& attention_forms() {
-  static std::unordered_map<AttentionKey, AttentionPrograms, AttentionKeyHash> forms;
+std::unordered_map<AttentionKey, FormPrograms, AttentionKeyHash>& attention_forms() {
+  static std::unordered_map<AttentionKey, FormPrograms, AttentionKeyHash> forms;
   return forms;
 }
 
@@ -576,7 +577,7 @@ void register_attention(const at::Tensor& q, const at::Tensor& k, const at::Tens
   if (!forward || forward->outputs.empty()) throw std::invalid_argument("register_attention: no forward Program");
   auto& forms = attention_forms();
   if (forms.size() >= kMaxForms) forms.clear();
-  forms[attention_key(q, k, v, dropout_p, causal, scale, switches)] = AttentionPrograms{forward, backward};
+  forms[attention_key(q, k, v, dropout_p, causal, scale, switches)] = FormPrograms{forward, backward};
 }
 
 // The eager attention op's call without a mask run from C++ (Note [eager attention from C++]): O, or None.
@@ -609,7 +610,7 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
   auto& forms = attention_forms();
   auto it = forms.find(attention_key(q, k, v, dropout_p, is_causal.ptr() == Py_True, scale, switches));
   if (it == forms.end()) return pybind11::none();
-  const AttentionPrograms& programs = it->second;
+  const FormPrograms& programs = it->second;
   const bool grad =
       at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (grad && !programs.backward) return pybind11::none();
@@ -653,8 +654,8 @@ struct ConvKeyHash {
   }
 };
 
-std::unordered_map<ConvKey, AttentionPrograms, ConvKeyHash>& conv_forms() {
-  static std::unordered_map<ConvKey, AttentionPrograms, ConvKeyHash> forms;
+std::unordered_map<ConvKey, FormPrograms, ConvKeyHash>& conv_forms() {
+  static std::unordered_map<ConvKey, FormPrograms, ConvKeyHash> forms;
   return forms;
 }
 
@@ -698,7 +699,7 @@ void register_conv(const at::Tensor& x, const at::Tensor& weight, const std::opt
   auto& forms = conv_forms();
   if (forms.size() >= kMaxForms) forms.clear();
   forms[conv_key(conv_tensors(x, weight, bias, seq_idx, init), silu, deterministic)] =
-      AttentionPrograms{forward, backward};
+      FormPrograms{forward, backward};
 }
 
 // An optional tensor argument: None, or an exact Tensor / Parameter; false for anything else.
@@ -740,7 +741,7 @@ pybind11::object eager_causal_conv1d(pybind11::handle x_, pybind11::handle w_, p
   auto& forms = conv_forms();
   auto it = forms.find(conv_key(tensors, silu, deterministic));
   if (it == forms.end()) return pybind11::none();
-  const AttentionPrograms& programs = it->second;
+  const FormPrograms& programs = it->second;
   const bool grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() ||
                                                    (b && b->requires_grad()) || (init && init->requires_grad()));
   if (grad && !programs.backward) return pybind11::none();

@@ -240,6 +240,43 @@ def test_host_dropout_seed_hash_is_the_pythons(ext):
     assert len({ops_attention.seed_hash(42, 4 * i) for i in range(100)}) == 100
 
 
+def test_registered_forms_key_every_switch_the_planning_reads(monkeypatch):
+    """Note [eager attention from C++]: a registered form is keyed by the config switches of
+    kernels/attention.py's planning_switches (ops/attention.py's _switches): every config setting the attention's
+    planning reads, for the forms that register (no mask, soft-capping or not, dropout or not, head dims 64-256 and
+    80), is one of them, and each of them changes the key.  A switch read but not keyed would let a form planned
+    under one value serve calls made under another."""
+    import inductor_conv.kernels.attention as ka
+    from inductor_conv.kernels import attn_common
+
+    read, config = set(), inductor_conv.config
+
+    class Recording:
+        def __getattr__(self, name):
+            read.add(name)
+            return getattr(config, name)
+
+    recorder = Recording()
+    for module, name in ((ka, "_config"), (attn_common, "config"), (inductor_conv, "config")):
+        monkeypatch.setattr(module, name, recorder)
+    real_plan = ka._plan
+    monkeypatch.setattr(ka, "_plan", real_plan.__wrapped__)  # plan afresh: every read happens
+    for D, p, causal, kind in ((64, 0.1, True, "fwd"), (128, 0.0, False, "bwd"), (256, 0.1, True, "bwd"),
+                               (80, 0.0, True, "fwd")):
+        q = torch.empty(1, 2, 200, D, dtype=torch.bfloat16)
+        for softcap in (0.0, 30.0):
+            plan = ka._plan_for(kind, q, q, None, causal, p, softcap, False, None)
+            plan.variant(1, True, True, p > 0)
+    keyed = {"attention_fast_tanh", "attention_mask_ranges", "attention_split_head_dim"}
+    assert read == keyed, read ^ keyed  # a switch read and not keyed, or a recorder that saw nothing
+    monkeypatch.undo()
+    before = ops_attention._switches()
+    for name in keyed:
+        monkeypatch.setattr(inductor_conv.config, name, not getattr(inductor_conv.config, name))
+        assert ops_attention._switches() != before, name
+        monkeypatch.undo()
+
+
 def ext_output(ext, program, x, w, b):
     y = x.detach() * 2
     ext.attach(y, [x, w, b], [x, w, b], program)

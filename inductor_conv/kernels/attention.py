@@ -438,6 +438,12 @@ class _Plan:
 _plan = functools.lru_cache(maxsize=None)(_Plan)
 
 
+def planning_switches() -> tuple[bool, bool, bool]:
+    """The config switches _plan_for reads (the plans' constexprs follow them): a key of every launch planned ahead
+    (the native Programs' caches, the registered forms of Note [eager attention from C++]) holds them."""
+    return _config.attention_fast_tanh, _config.attention_mask_ranges, _config.attention_split_head_dim
+
+
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
@@ -637,7 +643,7 @@ def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
         return None
     mask_key = None if mask4d is None else (mask4d.shape, mask4d.stride(), mask4d.dtype)
     # the switches _plan_for reads: a Program planned under others would not match the forward launch_fwd_rows runs
-    switches = (_config.attention_fast_tanh, _config.attention_mask_ranges, _config.attention_split_head_dim)
+    switches = planning_switches()
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, mask_key, dropout_p, is_causal,
            scale, softcap, q.device.index, switches)
     return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v, mask4d), q, k, v, mask4d,
@@ -712,8 +718,7 @@ def native_forward(q, k, v, dropout_p, is_causal, scale, seed_value):
     if not q.is_cuda or q.device.index != cuda_current_device() or (dropout_p > 0 and seed_value is None):
         return None
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale,
-           q.device.index, (_config.attention_fast_tanh, _config.attention_mask_ranges,
-                            _config.attention_split_head_dim))
+           q.device.index, planning_switches())
     return native.cached_program(_NATIVE_FORWARDS, key, native_forward_program, (q, k, v), q, k, v, dropout_p,
                                  is_causal, scale)
 

@@ -38,6 +38,7 @@ from inductor_conv._compat import raw_function_apply
 from inductor_conv.heuristics.attention import (EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_cudnn_work,
                                                eager_mask_row)
 from inductor_conv.kernels import empty_like_q
+from inductor_conv.kernels.attention import planning_switches
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.kernels.native import built as native_extension_built
 from inductor_conv.ops.eager import fast_path, needs_grad, use_triton
@@ -368,8 +369,10 @@ def _native_route(q, k, v, dropout_p, is_causal, scale, enable_gqa) -> Optional[
 
 
 def _switches() -> int:
-    """The config switches the attention's planning reads, as one int (a key of the registered forms)."""
-    return (config.attention_fast_tanh | config.attention_mask_ranges << 1 | config.attention_split_head_dim << 2)
+    """The config switches the attention's planning reads (kernels/attention.py's planning_switches), as one int: a
+    key of the registered forms."""
+    fast_tanh, mask_ranges, split_head_dim = planning_switches()
+    return fast_tanh | mask_ranges << 1 | split_head_dim << 2
 
 
 def _register_native(q, k, v, dropout_p, is_causal, scale, seed_value, backward) -> None:

@@ -277,6 +277,36 @@ def test_registered_forms_key_every_switch_the_planning_reads(monkeypatch):
         monkeypatch.undo()
 
 
+@pytest.mark.xdist_group("native_extension")
+def test_registered_forms_mechanics(ext):
+    """On the CPU (Note [eager attention from C++], Note [eager conv from C++]): the two ops' forms share one
+    registry, counted and cleared per op; a form registered again replaces itself; forms that differ in a stride, a
+    dtype, dropout_p, the scale, the flags or the switches are distinct; a call on the CPU is never run from it."""
+    program = ext.Program()
+    program.outputs = [3]
+    q, k, v = (torch.randn(1, 2, 32, 64) for _ in range(3))
+    ext.clear_attention_forms()
+    ext.clear_conv_forms()
+    variants = [(q, 0.1, True, 0.125, 0), (q.transpose(1, 2).contiguous().transpose(1, 2), 0.1, True, 0.125, 0),
+                (q.half(), 0.1, True, 0.125, 0), (q, 0.0, True, 0.125, 0), (q, 0.1, False, 0.125, 0),
+                (q, 0.1, True, 0.25, 0), (q, 0.1, True, 0.125, 4)]
+    for q_, p, causal, scale, switches in variants + variants[:1]:
+        ext.register_attention(q_, k, v, p, causal, scale, switches, program, None)
+    assert ext.attention_forms() == len(variants) and ext.conv_forms() == 0
+    x, w = torch.randn(2, 8, 16), torch.randn(8, 4)
+    ext.register_conv(x, w, None, None, None, True, True, program, program)
+    ext.register_conv(x, w, torch.randn(8), None, None, True, True, program, None)
+    assert ext.conv_forms() == 2 and ext.attention_forms() == len(variants)
+    assert ext.eager_attention(q, k, v, 0.1, True, 0.125, False, 0) is None  # not on a GPU
+    assert ext.eager_causal_conv1d(x, w, None, None, None, "silu", True) is None
+    ext.clear_conv_forms()
+    assert ext.conv_forms() == 0 and ext.attention_forms() == len(variants)
+    ext.clear_attention_forms()
+    assert ext.attention_forms() == 0
+    with pytest.raises(Exception, match="no forward Program"):
+        ext.register_attention(q, k, v, 0.1, True, 0.125, 0, ext.Program(), None)
+
+
 def ext_output(ext, program, x, w, b):
     y = x.detach() * 2
     ext.attach(y, [x, w, b], [x, w, b], program)

@@ -26,8 +26,10 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -374,21 +376,29 @@ double positive_scale(pybind11::handle scale, int64_t head_dim) {
   return s > 0.0 && std::isfinite(s) ? s : 0.0;
 }
 
+// q, k and v as the eager attention's C++ entries take a call: exact Tensor / Parameter arguments of 4 dims on one
+// device, is_causal and enable_gqa True / False, no functorch transform or dispatch mode; false for anything else
+// (the Python path then checks the call).
+bool plain_qkv(pybind11::handle q, pybind11::handle k, pybind11::handle v, pybind11::handle is_causal,
+               pybind11::handle enable_gqa, std::array<at::Tensor, 3>& qkv) {
+  for (auto h : {q, k, v})
+    if (!THPVariable_CheckExact(h.ptr())) return false;
+  if (!is_bool(is_causal) || !is_bool(enable_gqa) || transformed()) return false;
+  qkv = {THPVariable_Unpack(q.ptr()), THPVariable_Unpack(k.ptr()), THPVariable_Unpack(v.ptr())};
+  for (const at::Tensor& t : qkv)
+    if (t.dim() != 4 || t.device() != qkv[0].device()) return false;
+  return true;
+}
+
 // The scale the route runs the call with, or 0 where it does not take the call (Note [cuDNN route from C++]).
 double cudnn_route_scale(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_, pybind11::handle is_causal,
                          pybind11::handle scale_, pybind11::handle enable_gqa, int64_t min_work, bool check_device) {
-  for (auto h : {q_, k_, v_})
-    if (!THPVariable_CheckExact(h.ptr())) return 0.0;
-  if (!is_bool(is_causal) || !is_bool(enable_gqa)) return 0.0;
-  if (transformed()) return 0.0;
-  const at::Tensor& q = THPVariable_Unpack(q_.ptr());
-  const at::Tensor& k = THPVariable_Unpack(k_.ptr());
-  const at::Tensor& v = THPVariable_Unpack(v_.ptr());
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return 0.0;
+  std::array<at::Tensor, 3> qkv;
+  if (!plain_qkv(q_, k_, v_, is_causal, enable_gqa, qkv)) return 0.0;
+  const auto& [q, k, v] = qkv;
   auto dtype = q.scalar_type();
   if ((dtype != at::kHalf && dtype != at::kBFloat16) || k.scalar_type() != dtype || v.scalar_type() != dtype)
     return 0.0;
-  if (k.device() != q.device() || v.device() != q.device()) return 0.0;
   auto& ctx = at::globalContext();
   if (!ctx.userEnabledCuDNNSDP() || ctx.deterministicAlgorithms()) return 0.0;
   if (check_device && (!q.is_cuda() || !ctx.hasCuDNN() || capability(q.device().index()) < 90)) return 0.0;
@@ -516,56 +526,80 @@ int64_t host_dropout_seed(int64_t index) {
   return static_cast<int64_t>(dropout_seed_hash(gen.current_seed(), offset));
 }
 
-struct AttentionKey {
-  std::array<int64_t, 24> dims{};  // q, k, v: sizes, then strides
-  int64_t dtypes = 0, device = 0, switches = 0;
-  double dropout_p = 0.0, scale = 0.0;
-  bool causal = false;
-  bool operator==(const AttentionKey& o) const {
-    return dims == o.dims && dtypes == o.dtypes && device == o.device && switches == o.switches &&
-           dropout_p == o.dropout_p && scale == o.scale && causal == o.causal;
-  }
-};
-
-struct AttentionKeyHash {
-  size_t operator()(const AttentionKey& k) const {
-    size_t h = std::hash<int64_t>()(k.dtypes ^ (k.device << 16) ^ (k.switches << 24) ^ (k.causal ? 1LL << 40 : 0));
-    auto mix = [&h](size_t v) { h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2); };
-    for (int64_t d : k.dims) mix(std::hash<int64_t>()(d));
-    mix(std::hash<double>()(k.dropout_p));
-    mix(std::hash<double>()(k.scale));
-    return h;
-  }
-};
-
 // The Programs of a registered form (Note [eager attention from C++], Note [eager conv from C++]).
 struct FormPrograms {
   std::shared_ptr<Program> forward, backward;  // backward: null for a form registered from a call without grad
 };
 
-// Registered forms (the GIL guards it: every caller holds it); past kMaxForms it starts afresh, as the Python
-// caches of Programs do.
-constexpr size_t kMaxForms = 256;
-std::unordered_map<AttentionKey, FormPrograms, AttentionKeyHash>& attention_forms() {
-  static std::unordered_map<AttentionKey, FormPrograms, AttentionKeyHash> forms;
-  return forms;
+// A registered form's key: the op (kAttentionForm / kConvForm), then what decides its Programs, as int64 words
+// (doubles by their bits), the unused words zero.
+constexpr int64_t kAttentionForm = 1, kConvForm = 2;
+using FormKey = std::array<int64_t, 40>;
+
+struct FormKeyHash {
+  size_t operator()(const FormKey& k) const {
+    size_t h = 0;
+    for (int64_t w : k) h ^= std::hash<int64_t>()(w) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+int64_t double_bits(double x) {
+  int64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
 }
 
-AttentionKey attention_key(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p,
-                           bool causal, double scale, int64_t switches) {
-  AttentionKey key;
+// Registered forms of both ops (the GIL guards them: every caller holds it); past kMaxForms they start afresh, as the
+// Python caches of Programs do.
+constexpr size_t kMaxForms = 256;
+std::unordered_map<FormKey, FormPrograms, FormKeyHash>& forms() {
+  static std::unordered_map<FormKey, FormPrograms, FormKeyHash> registered;
+  return registered;
+}
+
+void register_form(const FormKey& key, const std::shared_ptr<Program>& forward,
+                   const std::shared_ptr<Program>& backward) {
+  if (!forward || forward->outputs.empty()) throw std::invalid_argument("register: no forward Program");
+  auto& registered = forms();
+  if (registered.size() >= kMaxForms) registered.clear();
+  registered[key] = FormPrograms{forward, backward};
+}
+
+// The Programs registered under `key`, or null.
+const FormPrograms* find_form(const FormKey& key) {
+  auto& registered = forms();
+  auto it = registered.find(key);
+  return it == registered.end() ? nullptr : &it->second;
+}
+
+// (tests) How many forms of `op` are registered; clear_forms forgets them.
+size_t count_forms(int64_t op) {
+  size_t n = 0;
+  for (const auto& entry : forms()) n += entry.first[0] == op;
+  return n;
+}
+
+void clear_forms(int64_t op) {
+  auto& registered = forms();
+  for (auto it = registered.begin(); it != registered.end();) it = it->first[0] == op ? registered.erase(it) : ++it;
+}
+
+FormKey attention_key(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool causal,
+                      double scale, int64_t switches) {
+  FormKey key{};
   size_t i = 0;
-  for (const at::Tensor* t : {&q, &k, &v}) {
-    for (int64_t d = 0; d < 4; ++d) key.dims[i++] = t->size(d);
-    for (int64_t d = 0; d < 4; ++d) key.dims[i++] = t->stride(d);
+  key[i++] = kAttentionForm;
+  for (const at::Tensor* t : {&q, &k, &v}) {  // sizes, then strides
+    for (int64_t d = 0; d < 4; ++d) key[i++] = t->size(d);
+    for (int64_t d = 0; d < 4; ++d) key[i++] = t->stride(d);
+    key[i++] = static_cast<int64_t>(t->scalar_type());
   }
-  key.dtypes = static_cast<int64_t>(q.scalar_type()) | (static_cast<int64_t>(k.scalar_type()) << 8) |
-               (static_cast<int64_t>(v.scalar_type()) << 16);
-  key.device = q.device().index();
-  key.switches = switches;
-  key.dropout_p = dropout_p;
-  key.scale = scale;
-  key.causal = causal;
+  key[i++] = q.device().index();
+  key[i++] = switches;
+  key[i++] = double_bits(dropout_p);
+  key[i++] = double_bits(scale);
+  key[i++] = causal;
   return key;
 }
 
@@ -574,19 +608,16 @@ AttentionKey attention_key(const at::Tensor& q, const at::Tensor& k, const at::T
 void register_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool causal,
                         double scale, int64_t switches, const std::shared_ptr<Program>& forward,
                         const std::shared_ptr<Program>& backward) {
-  if (!forward || forward->outputs.empty()) throw std::invalid_argument("register_attention: no forward Program");
-  auto& forms = attention_forms();
-  if (forms.size() >= kMaxForms) forms.clear();
-  forms[attention_key(q, k, v, dropout_p, causal, scale, switches)] = FormPrograms{forward, backward};
+  register_form(attention_key(q, k, v, dropout_p, causal, scale, switches), forward, backward);
 }
 
 // The eager attention op's call without a mask run from C++ (Note [eager attention from C++]): O, or None.
 pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybind11::handle v_,
                                  pybind11::handle dropout_p_, pybind11::handle is_causal, pybind11::handle scale_,
                                  pybind11::handle enable_gqa, int64_t switches) {
-  for (auto h : {q_, k_, v_})
-    if (!THPVariable_CheckExact(h.ptr())) return pybind11::none();
-  if (!is_bool(is_causal) || !is_bool(enable_gqa)) return pybind11::none();
+  std::array<at::Tensor, 3> qkv;
+  if (!plain_qkv(q_, k_, v_, is_causal, enable_gqa, qkv)) return pybind11::none();
+  const auto& [q, k, v] = qkv;
   double dropout_p = 0.0;
   if (PyFloat_CheckExact(dropout_p_.ptr())) dropout_p = PyFloat_AS_DOUBLE(dropout_p_.ptr());
   else if (PyLong_CheckExact(dropout_p_.ptr())) dropout_p = static_cast<double>(PyLong_AsLong(dropout_p_.ptr()));
@@ -596,24 +627,16 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
     return pybind11::none();
   }
   if (!(dropout_p >= 0.0 && dropout_p < 1.0)) return pybind11::none();
-  if (transformed()) return pybind11::none();
-  const at::Tensor& q = THPVariable_Unpack(q_.ptr());
-  const at::Tensor& k = THPVariable_Unpack(k_.ptr());
-  const at::Tensor& v = THPVariable_Unpack(v_.ptr());
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || !q.is_cuda() || k.device() != q.device() ||
-      v.device() != q.device())
-    return pybind11::none();
-  if (!on_current_device(q)) return pybind11::none();
+  if (!q.is_cuda() || !on_current_device(q)) return pybind11::none();
   if (q.size(1) != k.size(1) && enable_gqa.ptr() != Py_True) return pybind11::none();
   double scale = positive_scale(scale_, q.size(3));
   if (scale == 0.0) return pybind11::none();
-  auto& forms = attention_forms();
-  auto it = forms.find(attention_key(q, k, v, dropout_p, is_causal.ptr() == Py_True, scale, switches));
-  if (it == forms.end()) return pybind11::none();
-  const FormPrograms& programs = it->second;
+  const FormPrograms* programs =
+      find_form(attention_key(q, k, v, dropout_p, is_causal.ptr() == Py_True, scale, switches));
+  if (programs == nullptr) return pybind11::none();
   const bool grad =
       at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-  if (grad && !programs.backward) return pybind11::none();
+  if (grad && !programs->backward) return pybind11::none();
   for (const at::Tensor* t : {&q, &k, &v})
     if (reinterpret_cast<std::uintptr_t>(t->data_ptr()) % 16) return pybind11::none();
   std::vector<int64_t> call;
@@ -623,9 +646,9 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
     call.push_back(seed);
   }
   std::vector<at::Tensor> slots{q, k, v};
-  slots.reserve(3 + programs.forward->allocs.size());
-  run_program(*programs.forward, slots, call);
-  return pybind11::cast(finish_forward(*programs.forward, slots, 3, {q, k, v}, grad ? programs.backward : nullptr));
+  slots.reserve(3 + programs->forward->allocs.size());
+  run_program(*programs->forward, slots, call);
+  return pybind11::cast(finish_forward(*programs->forward, slots, 3, {q, k, v}, grad ? programs->backward : nullptr));
 }
 
 // Note [eager conv from C++]: the eager conv op's calls, as Note [eager attention from C++] does for the
@@ -635,49 +658,24 @@ pybind11::object eager_attention(pybind11::handle q_, pybind11::handle k_, pybin
 // deterministic and the device; a later call of the form, checked for what the key does not hold (exact Tensor /
 // Parameter arguments, no functorch transform or dispatch mode, x on the current device, 16-byte aligned pointers),
 // runs from this one call; anything else answers None and takes the Python path.
-struct ConvKey {
-  std::array<int64_t, 30> dims{};  // x, weight, bias, seq_idx, initial_states: sizes then strides (-1: absent)
-  int64_t dtypes = 0, device = 0;
-  bool silu = false, deterministic = false;
-  bool operator==(const ConvKey& o) const {
-    return dims == o.dims && dtypes == o.dtypes && device == o.device && silu == o.silu &&
-           deterministic == o.deterministic;
-  }
-};
-
-struct ConvKeyHash {
-  size_t operator()(const ConvKey& k) const {
-    size_t h = std::hash<int64_t>()(k.dtypes ^ (k.device << 40) ^ (k.silu ? 1LL << 50 : 0) ^
-                                    (k.deterministic ? 1LL << 51 : 0));
-    for (int64_t d : k.dims) h ^= std::hash<int64_t>()(d) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    return h;
-  }
-};
-
-std::unordered_map<ConvKey, FormPrograms, ConvKeyHash>& conv_forms() {
-  static std::unordered_map<ConvKey, FormPrograms, ConvKeyHash> forms;
-  return forms;
-}
-
-ConvKey conv_key(const std::array<const at::Tensor*, 5>& tensors, bool silu, bool deterministic) {
-  ConvKey key;
-  key.dims.fill(-1);
+FormKey conv_key(const std::array<const at::Tensor*, 5>& tensors, bool silu, bool deterministic) {
+  FormKey key{};
   size_t i = 0;
-  int shift = 0;
-  for (const at::Tensor* t : tensors) {
-    if (t != nullptr && t->defined()) {
+  key[i++] = kConvForm;
+  for (const at::Tensor* t : tensors) {  // x, weight, bias, seq_idx, initial_states: sizes, strides, dtype
+    std::fill(key.begin() + i, key.begin() + i + 7, -1);  // -1: absent
+    if (t != nullptr) {
       for (int64_t d = 0; d < t->dim() && d < 3; ++d) {
-        key.dims[i + d] = t->size(d);
-        key.dims[i + 3 + d] = t->stride(d);
+        key[i + d] = t->size(d);
+        key[i + 3 + d] = t->stride(d);
       }
-      key.dtypes |= (static_cast<int64_t>(t->scalar_type()) + 1) << shift;
+      key[i + 6] = static_cast<int64_t>(t->scalar_type());
     }
-    i += 6;
-    shift += 8;
+    i += 7;
   }
-  key.device = tensors[0]->device().index();
-  key.silu = silu;
-  key.deterministic = deterministic;
+  key[i++] = tensors[0]->device().index();
+  key[i++] = silu;
+  key[i++] = deterministic;
   return key;
 }
 
@@ -694,12 +692,8 @@ void register_conv(const at::Tensor& x, const at::Tensor& weight, const std::opt
                    const std::optional<at::Tensor>& seq_idx, const std::optional<at::Tensor>& init, bool silu,
                    bool deterministic, const std::shared_ptr<Program>& forward,
                    const std::shared_ptr<Program>& backward) {
-  if (!forward || forward->outputs.empty()) throw std::invalid_argument("register_conv: no forward Program");
   if (x.dim() != 3 || weight.dim() != 2) throw std::invalid_argument("register_conv: x 3-d and weight 2-d");
-  auto& forms = conv_forms();
-  if (forms.size() >= kMaxForms) forms.clear();
-  forms[conv_key(conv_tensors(x, weight, bias, seq_idx, init), silu, deterministic)] =
-      FormPrograms{forward, backward};
+  register_form(conv_key(conv_tensors(x, weight, bias, seq_idx, init), silu, deterministic), forward, backward);
 }
 
 // An optional tensor argument: None, or an exact Tensor / Parameter; false for anything else.
@@ -738,21 +732,19 @@ pybind11::object eager_causal_conv1d(pybind11::handle x_, pybind11::handle w_, p
     if (t->dim() > 3 || t->device() != x.device() || reinterpret_cast<std::uintptr_t>(t->data_ptr()) % 16)
       return pybind11::none();
   }
-  auto& forms = conv_forms();
-  auto it = forms.find(conv_key(tensors, silu, deterministic));
-  if (it == forms.end()) return pybind11::none();
-  const FormPrograms& programs = it->second;
+  const FormPrograms* programs = find_form(conv_key(tensors, silu, deterministic));
+  if (programs == nullptr) return pybind11::none();
   const bool grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() ||
                                                    (b && b->requires_grad()) || (init && init->requires_grad()));
-  if (grad && !programs.backward) return pybind11::none();
+  if (grad && !programs->backward) return pybind11::none();
   std::vector<at::Tensor> slots;
-  slots.reserve(5 + programs.forward->allocs.size());
+  slots.reserve(5 + programs->forward->allocs.size());
   for (const at::Tensor* t : tensors)
     if (t != nullptr) slots.push_back(*t);
   const size_t n_inputs = slots.size();
-  run_program(*programs.forward, slots);
-  return pybind11::cast(finish_forward(*programs.forward, slots, n_inputs, {x, w, b, init},
-                                       grad ? programs.backward : nullptr));
+  run_program(*programs->forward, slots);
+  return pybind11::cast(finish_forward(*programs->forward, slots, n_inputs, {x, w, b, init},
+                                       grad ? programs->backward : nullptr));
 }
 
 }  // namespace
@@ -804,13 +796,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("eager_attention", &eager_attention, "a registered form of the eager attention run from C++, or None");
   m.def("host_dropout_seed", &host_dropout_seed, "the eager kernels' dropout seed drawn on the host, -1 in capture");
   m.def("dropout_seed_hash", [](uint64_t seed, uint64_t offset) { return dropout_seed_hash(seed, offset); });
-  m.def("attention_forms", []() { return attention_forms().size(); });
+  m.def("attention_forms", []() { return count_forms(kAttentionForm); });
   m.def("register_conv", &register_conv, "register a checked conv call's Programs (Note [eager conv from C++])",
         pybind11::arg("x"), pybind11::arg("weight"), pybind11::arg("bias").none(true),
         pybind11::arg("seq_idx").none(true), pybind11::arg("initial_states").none(true), pybind11::arg("silu"),
         pybind11::arg("deterministic"), pybind11::arg("forward"), pybind11::arg("backward").none(true));
   m.def("eager_causal_conv1d", &eager_causal_conv1d, "a registered form of the eager conv run from C++, or None");
-  m.def("conv_forms", []() { return conv_forms().size(); });
-  m.def("clear_conv_forms", []() { conv_forms().clear(); });
-  m.def("clear_attention_forms", []() { attention_forms().clear(); });
+  m.def("conv_forms", []() { return count_forms(kConvForm); });
+  m.def("clear_conv_forms", []() { clear_forms(kConvForm); });
+  m.def("clear_attention_forms", []() { clear_forms(kAttentionForm); });
 }

@@ -658,13 +658,22 @@ def native_saved(q, k, v, mask4d, out, lse, seed, rows, flags) -> list:
     return saved
 
 
+def _native_applies(q, k, v) -> bool:
+    """Whether the native Programs (backward and forward) take a call: no empty input, dense q, k, v (O, dq, dk, dv
+    are their empty_like), one head dim for q, k and v, and more than MAX_QUERIES queries (fewer: launch_fwd_rows's
+    flash-decoding outputs)."""
+    from inductor_conv.kernels.native import dense
+
+    return not (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != q.shape[-1] or not all(dense(t) for t in (q, k, v))
+                or q.shape[2] <= attention_decode.MAX_QUERIES)
+
+
 def _native_program(ext, q, k, v, mask4d, dropout_p, is_causal, scale, softcap, order_out=None):
     from inductor_conv.kernels.attn_mask_summary import cols_launch, summary_layout
-    from inductor_conv.kernels.native import Phantom, dense, program_launch
+    from inductor_conv.kernels.native import Phantom, program_launch
 
     B, Hq, Sq, D = q.shape
-    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(dense(t) for t in (q, k, v))
-            or Sq <= attention_decode.MAX_QUERIES):  # few queries: launch_fwd_rows's flash-decoding outputs
+    if not _native_applies(q, k, v):
         return None
     plan = _plan_for("bwd", q, v, mask4d, is_causal, dropout_p, softcap, False, None)
     # the forward's plan summarises the mask exactly when this one does (_Plan: MASK_RANGES follows the switch, the
@@ -727,11 +736,10 @@ def native_forward_program(ext, q, k, v, dropout_p, is_causal, scale, order_out=
     """The forward's Program (Note [eager attention from C++]): O = empty_like(q), LSE (B, Hq, Sq) fp32 and, with
     dropout, the one-element seed tensor, then launch_fwd_rows's launch with the seed value as the run's call value
     0; its node saves q, k, v, O, LSE (, seed), native_saved's order.  None where _native_program refuses the call."""
-    from inductor_conv.kernels.native import Phantom, dense, program_launch
+    from inductor_conv.kernels.native import Phantom, program_launch
 
     B, Hq, Sq, D = q.shape
-    if (q.numel() == 0 or k.numel() == 0 or v.shape[-1] != D or not all(dense(t) for t in (q, k, v))
-            or Sq <= attention_decode.MAX_QUERIES):
+    if not _native_applies(q, k, v):
         return None
     plan = _plan_for("fwd", q, v, None, is_causal, dropout_p, 0.0, False, None)
     out = Phantom(q.shape, q.stride(), q.dtype)  # empty_like(q): empty_like_q's O for a dense q

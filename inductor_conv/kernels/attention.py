@@ -634,20 +634,27 @@ def native_backward(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
     returns)), then dO (given out's strides and dtype by the node), then dq, dk, dv, Δ (, the cols summary).  The
     forward's out is empty_like(q), so it has q's strides (q dense), and its lse, rows and flags are fresh contiguous
     buffers: the Program plans them so."""
-    from inductor_conv._compat import cuda_current_device
     from inductor_conv.kernels import native
 
-    # q on the current device: the Program holds the kernels Triton loaded there (autograd's device thread runs the
-    # node on q's device)
+    key = _program_key(q, k, v, mask4d, dropout_p, is_causal, scale, softcap)
+    if key is None:
+        return None
+    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v, mask4d), q, k, v, mask4d,
+                                 dropout_p, is_causal, scale, softcap)
+
+
+def _program_key(q, k, v, mask4d, dropout_p, is_causal, scale, softcap):
+    """The key of a call's native Programs (native_backward's, native_forward's): what decides their launches, with
+    the switches _plan_for reads (a Program planned under others would not match the launches the Python path
+    makes); None for q off the current device: a Program holds the kernels Triton loaded there (autograd's device
+    thread runs the node on q's device)."""
+    from inductor_conv._compat import cuda_current_device
+
     if not q.is_cuda or q.device.index != cuda_current_device():
         return None
     mask_key = None if mask4d is None else (mask4d.shape, mask4d.stride(), mask4d.dtype)
-    # the switches _plan_for reads: a Program planned under others would not match the forward launch_fwd_rows runs
-    switches = planning_switches()
-    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, mask_key, dropout_p, is_causal,
-           scale, softcap, q.device.index, switches)
-    return native.cached_program(_NATIVE_PROGRAMS, key, _native_program, (q, k, v, mask4d), q, k, v, mask4d,
-                                 dropout_p, is_causal, scale, softcap)
+    return (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, mask_key, dropout_p, is_causal,
+            scale, softcap, q.device.index, planning_switches())
 
 
 def native_saved(q, k, v, mask4d, out, lse, seed, rows, flags) -> list:
@@ -721,13 +728,11 @@ def native_forward(q, k, v, dropout_p, is_causal, scale, seed_value):
     """The Program of the forward launch_fwd_rows makes for a call without a mask or soft-capping (the dropout seed
     a per-run value, seed_value given), for the extension's eager_attention; None where it does not apply (as
     native_backward's conditions, and a seed drawn on the device)."""
-    from inductor_conv._compat import cuda_current_device
     from inductor_conv.kernels import native
 
-    if not q.is_cuda or q.device.index != cuda_current_device() or (dropout_p > 0 and seed_value is None):
+    key = _program_key(q, k, v, None, dropout_p, is_causal, scale, 0.0)
+    if key is None or (dropout_p > 0 and seed_value is None):
         return None
-    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, dropout_p, is_causal, scale,
-           q.device.index, planning_switches())
     return native.cached_program(_NATIVE_FORWARDS, key, native_forward_program, (q, k, v), q, k, v, dropout_p,
                                  is_causal, scale)
 

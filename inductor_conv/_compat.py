@@ -456,16 +456,15 @@ def _missing_cuda(*args):  # a CPU-only torch build: the fast launch path is nev
 
 
 # The current CUDA device and its current raw stream (what Triton's launcher and Inductor's wrapper code use).
-
-
-
-# The current CUDA device and its current raw stream (what Triton's launcher and Inductor's wrapper code use).
 cuda_current_device = getattr(torch._C, "_cuda_getDevice", _missing_cuda)
 cuda_current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _missing_cuda)
 # Whether a functorch transform (vmap, grad, ...) or a TorchDispatchMode (FakeTensorMode, FlopCounterMode,
 # functionalization, ...) is active: the eager ops then go through their custom ops, which those handle.
 functorch_transforms_active = torch._C._are_functorch_transforms_active
 dispatch_mode_depth = torch._C._len_torch_dispatch_stack
+# Whether torch.autocast is on for any device: 0.1 us where torch.is_autocast_enabled(device_type) takes 0.4, so the
+# eager attention's calls outside autocast pay only this (Note [eager attention under autocast]).  Dynamo traces it.
+any_autocast_enabled = torch._C._is_any_autocast_enabled
 
 
 def raw_function_apply(cls):
@@ -508,5 +507,6 @@ __all__ = [
     "user_triton_kernel", "ceil_div", "value_hint",
     # the eager launch path
     "cuda_current_device", "cuda_current_raw_stream", "functorch_transforms_active", "dispatch_mode_depth",
+    "any_autocast_enabled",
     "raw_function_apply", "extension_build_directory",
 ]

@@ -533,7 +533,7 @@ def test_empty_dims_give_sdpas_result(dims, how):
         assert torch.equal(out, want), (out, want)
         leaves = (q, k, v, bias) if "attn_mask" in kw else (q, k, v)
         dout = torch.randn_like(out)
-        grads = torch.autograd.grad(out, leaves, dout)
+        grads = torch.autograd.grad(out, leaves, dout, allow_unused=True)
         for g, w in zip(grads, torch.autograd.grad(want, leaves, dout, allow_unused=True)):
             w = torch.zeros_like(bias) if w is None else w  # the mask's (docstring)
             assert g.shape == w.shape and torch.equal(g, w)
@@ -556,3 +556,58 @@ def test_compiles_fullgraph_without_break():
     ref.sum().backward()
     for ours, leaf in zip((q.grad, k.grad, v.grad), leaves):
         torch.testing.assert_close(ours.double(), leaf.grad, **FP32_TOL)
+
+
+# Note [eager attention under autocast]: the public functions cast their inputs as autocast casts SDPA's. Against
+# the same call made with the inputs cast by hand (outside autocast): the same kernels on the same bf16 values, so
+# the outputs and the float32 leaves' gradients (the casts' backward) are equal bit for bit; without the cast the
+# output would be float32, computed in float32.
+AUTOCAST_CALLS = {
+    "attention, float mask": lambda q, k, v, m, s: inductor_conv.attention(q, k, v, m, 0.1, enable_gqa=True),
+    "attention, causal": lambda q, k, v, m, s: inductor_conv.attention(q, k, v, is_causal=True, enable_gqa=True),
+    "softcapped, float mask": lambda q, k, v, m, s: inductor_conv.softcapped_attention(q, k, v, 7.0, m,
+                                                                                      enable_gqa=True),
+    "sinks, float mask": lambda q, k, v, m, s: inductor_conv.attention_with_sinks(q, k, v, s, m, enable_gqa=True),
+}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("name", list(AUTOCAST_CALLS))
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_autocast_casts_like_sdpa(device, name, compiled):
+    call = AUTOCAST_CALLS[name]
+    if compiled:
+        call = compiled_fullgraph(call)
+    q, k, v = (t.to(device) for t in _qkv(Sq=24, Sk=24, D=32))
+    mask = torch.randn(24, 24, device=device)
+    sinks = torch.randn(4, device=device)
+    leaves = [t.requires_grad_(True) for t in (q, k, v, mask)]
+    with torch.autocast(device, dtype=torch.bfloat16):
+        torch.manual_seed(0)
+        out = call(q, k, v, mask, sinks)
+        sdpa = F.scaled_dot_product_attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), mask)
+    assert out.dtype == sdpa.dtype == torch.bfloat16
+    dout = torch.randn_like(out)
+    grads = torch.autograd.grad(out, leaves, dout, allow_unused=True)
+
+    by_hand = [t.detach().bfloat16().requires_grad_(True) for t in leaves]
+    torch.manual_seed(0)
+    ref = call(*by_hand, sinks)
+    assert torch.equal(out, ref)
+    ref_grads = torch.autograd.grad(ref, by_hand, dout, allow_unused=True)
+    assert grads[0] is not None and (grads[3] is None) == (name == "attention, causal")
+    for name_, got, want in zip(("query", "key", "value", "attn_mask"), grads, ref_grads):
+        if got is not None:
+            assert got.dtype == torch.float32, name_
+            assert torch.equal(got, want.float()), name_
+
+
+def test_autocast_leaves_float64_alone():
+    """As SDPA: float64 arguments are not autocast's to cast; the call runs in float64."""
+    q, k, v = (t.double() for t in _qkv())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = inductor_conv.attention(q, k, v, enable_gqa=True)
+    assert out.dtype == torch.float64
+    assert torch.equal(out, inductor_conv.attention(q, k, v, enable_gqa=True))
+    q, k, v = _qkv()  # and outside autocast nothing is cast
+    assert inductor_conv.attention(q, k, v, enable_gqa=True).dtype == torch.float32

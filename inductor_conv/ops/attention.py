@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 
 from inductor_conv import config
-from inductor_conv._compat import raw_function_apply
+from inductor_conv._compat import any_autocast_enabled, raw_function_apply
 from inductor_conv.heuristics.attention import (EAGER_MASK_PAD_HEAD_DIM, cudnn_attention_form, eager_cudnn_work,
                                                eager_mask_row)
 from inductor_conv.kernels import empty_like_q
@@ -339,7 +339,15 @@ def attention(
     halved when causal) runs cuDNN's fused kernels, as SDPA does there, with the output gradient put into the
     output's layout first (``config.attention_cudnn``; Note [cuDNN route] in heuristics/attention.py); smaller calls
     run ours, whose calls cost less host time.
+
+    Under ``torch.autocast`` query, key, value and a float mask are first cast to autocast's dtype, as SDPA's are
+    (Note [eager attention under autocast]).
     """
+    if any_autocast_enabled():
+        cast = _autocast_inputs(query, key, value, attn_mask)
+        if cast is not None:
+            with torch.autocast(query.device.type, enabled=False):
+                return attention(*cast, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
     if attn_mask is None and type(dropout_p) in _NUMBERS:
         out = _native_route(query, key, value, dropout_p, is_causal, scale, enable_gqa)
         if out is not None:
@@ -348,6 +356,29 @@ def attention(
 
 
 _NUMBERS = (float, int)
+
+
+# Note [eager attention under autocast]: SDPA is on autocast's lower-precision list: inside ``torch.autocast`` its
+# floating-point arguments other than float64 (query, key, value and a float mask) are cast to autocast's dtype and it
+# runs in that dtype. The eager functions do the same, so that code written for SDPA under autocast runs our
+# kernels in bf16 / fp16 rather than float32, and returns what SDPA returns: the cast, then the call with autocast
+# off (so that the torch fallback's ops, on CPU, are not cast again). The casts are autograd ops, so the gradients
+# reach the float32 leaves in their dtype. Float64 arguments are left as they are, as by autocast (a float64 call
+# runs in float64); sinks keep their dtype (a logit per head or row, which the op takes in any float dtype).
+# Calls outside autocast pay one check, any_autocast_enabled (0.1 us). Compiled graphs need none of this: Dynamo
+# traces the cast, and the patterns match the graph's casts (Note [autocast respellings] in patterns/autocast.py).
+def _autocast_inputs(q, k, v, attn_mask) -> Optional[tuple]:
+    """(q, k, v, attn_mask) cast as autocast casts SDPA's arguments, or None when autocast is off for query's device
+    (or query is not a Tensor: the argument checks then name it)."""
+    if not isinstance(q, Tensor) or q.device.type not in _AUTOCAST_DEVICES or not torch.is_autocast_enabled(
+            q.device.type):
+        return None
+    dtype = torch.get_autocast_dtype(q.device.type)
+    return tuple(t.to(dtype) if isinstance(t, Tensor) and t.is_floating_point() and t.dtype != torch.float64 else t
+                 for t in (q, k, v, attn_mask))
+
+
+_AUTOCAST_DEVICES = ("cuda", "cpu")  # torch.is_autocast_enabled raises for device types autocast does not know (meta)
 
 
 def _native_route(q, k, v, dropout_p, is_causal, scale, enable_gqa) -> Optional[Tensor]:
@@ -408,8 +439,14 @@ def softcapped_attention(
             arguments as in ``attention`` (SDPA's names).
 
     Returns:
-        ``[B, Hq, Sq, Dv]`` in query's dtype.
+        ``[B, Hq, Sq, Dv]`` in query's dtype (autocast's under ``torch.autocast``, as ``attention``).
     """
+    if any_autocast_enabled():
+        cast = _autocast_inputs(query, key, value, attn_mask)
+        if cast is not None:
+            with torch.autocast(query.device.type, enabled=False):
+                return softcapped_attention(*cast[:3], softcap, cast[3], dropout_p, is_causal, scale=scale,
+                                            enable_gqa=enable_gqa)
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap)
 
 
@@ -436,11 +473,17 @@ def attention_with_sinks(
             ``attention`` (SDPA's names).
 
     Returns:
-        ``[B, Hq, Sq, Dv]`` in query's dtype; a row with no allowed key puts all its weight on the sink: 0, as
-        eager gives.
+        ``[B, Hq, Sq, Dv]`` in query's dtype (autocast's under ``torch.autocast``, as ``attention``); a row with no
+        allowed key puts all its weight on the sink: 0, as eager gives.
     """
     if sinks is None:
         raise TypeError("sinks must be a Tensor, got None (use attention without sinks)")
+    if any_autocast_enabled():
+        cast = _autocast_inputs(query, key, value, attn_mask)
+        if cast is not None:
+            with torch.autocast(query.device.type, enabled=False):
+                return attention_with_sinks(*cast[:3], sinks, cast[3], dropout_p, is_causal, scale=scale,
+                                            enable_gqa=enable_gqa, softcap=softcap)
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, softcap, sinks)
 
 

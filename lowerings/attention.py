@@ -31,6 +31,7 @@ from inductor_conv._compat import (
     autotune_example_value,
     select_algorithm,
     size_hint,
+    statically_known_true,
     tma_compatible,
     triton_template,
     user_triton_kernel,
@@ -50,7 +51,7 @@ from inductor_conv.heuristics.attention import (
 )
 from inductor_conv.kernels import attn_math
 from inductor_conv.kernels.attention_decode import MAX_QUERIES, decode_shape_ok
-from inductor_conv.kernels.attn_common import mask_kind, score_scales, softcap_mode
+from inductor_conv.kernels.attn_common import INT32_SPAN, mask_kind, score_scales, slice_span, softcap_mode
 from inductor_conv.kernels.attn_mask_summary import launches as summary_launches
 from inductor_conv.ops.attention import softcap_kwargs
 from inductor_conv.lowerings import install, stride_order
@@ -220,6 +221,12 @@ def _even(block: int, *lengths) -> bool:
     return all(V.graph.sizevars.statically_known_multiple_of(n, block) for n in lengths)
 
 
+def _wide(*nodes) -> bool:
+    """The templates' WIDE (Note [int64 offsets] in kernels/attn_common.py): some node's (b, h) slice may span 2^31
+    elements; with symbolic sizes, unless proven not to."""
+    return not all(statically_known_true(slice_span(n.get_size(), n.get_stride()) < INT32_SPAN) for n in nodes)
+
+
 def _static_length(n) -> int | None:
     """A sequence length (or any size or stride) as an int when it is static, else None (the tiles then stay the
     table's; a mask's layout stays as it is)."""
@@ -285,7 +292,8 @@ def _summary_plan(mask):
             or not all(sizevars.statically_known_gt(n, 0) for n in size)):
         return None
     return summary_launches(tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
-                            broadcast=lambda st: sizevars.statically_known_equals(st, 0))
+                            broadcast=lambda st: sizevars.statically_known_equals(st, 0),
+                            small=lambda span: statically_known_true(span < INT32_SPAN))
 
 
 def _summarise(mask, cols: bool):
@@ -588,7 +596,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             CAUSAL_PAIR=tile.pair if config.attention_causal_pair is None else config.attention_causal_pair,
-            EVEN=_even(tile.block_n, k.get_size()[2]), **options)
+            EVEN=_even(tile.block_n, k.get_size()[2]), WIDE=_wide(q, k, v, mask), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
@@ -659,7 +667,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             SPLIT_KV=tile.split, STORE_DS=bool(mask_grad),
-            EVEN=_even(tile.block_m, Sq, Sk) and _even(tile.block_n, Sk), **options)
+            EVEN=_even(tile.block_m, Sq, Sk) and _even(tile.block_n, Sk), WIDE=_wide(q, k, v, mask, dout, dq, dkv),
+            **options)
     if autotune or not choices:
         BWD_FALLBACK.maybe_append_choice(
             choices, input_nodes=inputs, layout=layout, dropout_p=dropout_p,

@@ -10,6 +10,9 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+
+import inductor_conv
 
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
 from inductor_conv.ops.attention import _torch_dropout_keep
@@ -493,3 +496,60 @@ def test_short_calls_plan_fitted_tiles_without_summaries():
     assert (long_bwd.block_n, long_bwd.constexprs["MASK_RANGES"]) == (128, True)
     assert (short_bwd.block_n, short_bwd.constexprs["MASK_RANGES"]) == (64, False)
     assert short_bwd.block_n % short_bwd.block_m == 0
+
+
+def _rows_apart(S, D, n_tensors, dtype, device):
+    """n_tensors (1, 1, S, D) views of one storage whose rows lie `stride` elements apart, (S - 1) * stride >= 2^31:
+    each (b, h) slice spans 2^31 elements (Note [int64 offsets] in kernels/attn_common.py).  Only the rows are
+    written; the rest of the ~4 GiB (bf16) allocation is never touched, so it costs little real memory.  None when
+    the allocation is refused."""
+    stride = -(-(2**31) // (S - 1) // 8) * 8 + 8
+    try:
+        store = torch.empty((S - 1) * stride + n_tensors * D, dtype=dtype, device=device)
+    except RuntimeError:
+        return None
+    views = [store.as_strided((1, 1, S, D), (0, 0, stride, 1), t * D) for t in range(n_tensors)]
+    g = torch.Generator().manual_seed(5)
+    for view in views:
+        view.copy_(torch.randn(1, 1, S, D, generator=g).to(dtype))
+    return views
+
+
+@pytest.mark.parametrize("how", ["eager", pytest.param("compiled", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("Sq", [20, 5], ids=["flash", "decode"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_slices_spanning_2_to_the_31_elements(device, Sq, how):
+    """q, k, v (and dO) whose rows are 2^31 / (S - 1) elements apart: the int32 row offsets would wrap and read
+    outside the tensors (a segfault under the interpreter); WIDE makes them int64.  Forward and backward against
+    float64 (the flash kernels); forward only with 5 queries (the decode kernels, which take no gradient).  On a
+    GPU the eager call runs twice (the second from C++, Note [eager attention from C++]), and compiled: the
+    templates, whose lowering proves WIDE from the layouts."""
+    if how == "compiled" and device == "cpu":
+        pytest.skip("the templates run on a GPU")
+    views = _rows_apart(Sq, 16, 4, torch.bfloat16, device)
+    if views is None:
+        pytest.skip("no room for a 4 GiB (untouched) allocation")
+    q, k, v, do = views
+    grad = Sq > 5
+    leaves = [t.detach().requires_grad_(grad) for t in (q, k, v)]
+
+    def call(q, k, v):
+        return inductor_conv.attention(q, k, v, is_causal=grad)
+
+    if how == "compiled":
+        torch._dynamo.reset()
+        call = torch.compile(call, fullgraph=True, backend="inductor")
+    out = call(*leaves)
+    ref = F.scaled_dot_product_attention(*(t.detach().double().requires_grad_(grad) for t in (q, k, v)),
+                                         is_causal=grad)
+    bf16 = dict(atol=2e-2, rtol=2e-2)  # bf16 output rounding (2^-8 relative) of values <= 3
+    torch.testing.assert_close(out.double(), ref, **bf16)
+    if grad:
+        dq, dk, dv = torch.autograd.grad(out, leaves, do)
+        ref_leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        ref_grads = torch.autograd.grad(F.scaled_dot_product_attention(*ref_leaves, is_causal=True), ref_leaves,
+                                        do.double())
+        for name, got, want in zip(("dq", "dk", "dv"), (dq, dk, dv), ref_grads):
+            torch.testing.assert_close(got.double(), want, **bf16, msg=lambda m: f"{name}: {m}")
+    if device == "cuda" and how == "eager":
+        assert torch.equal(call(*leaves), out)

@@ -100,7 +100,8 @@ def _load_rendered(source, tmp_path, name):
 
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
-                pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False, split_head=False):
+                pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False, split_head=False,
+                wide=False):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
     block_d, block_d2 = head_dim_blocks(D, split_head, any_dim=True)  # Note [split head dim]
     return dict(HEAD_DIM=D, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=D_V or D,
@@ -116,28 +117,29 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
                 SPLIT_KV=split,  # dK and dV in programs of their own (Note [split dK/dV])
                 EVEN=False,  # ragged lengths here (Note [even lengths])
+                WIDE=wide,  # int64 products inside a slice (Note [int64 offsets] in kernels/attn_common.py)
                 MASK_RANGES=mask_ranges,  # Note [mask ranges]
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap,split", [
-    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0, False),
-    (False, 0.3, 41, 45, False, 3, True, False, False, 0.0, False),
-    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0, False),
-    (True, 0.3, 75, 75, True, 3, False, False, False, 0.0, False),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0, False),
-    (True, 0.0, 75, 110, True, 0, False, False, False, 0.0, False),
-    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0, False),
-    (True, 0.0, 41, 110, False, 3, False, True, False, 0.0, False),
-    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0, False),
-    (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False),
-    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False),
-    (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True),
-    (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True)])
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap,split,wide", [
+    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0, False, False),
+    (False, 0.3, 41, 45, False, 3, True, False, False, 0.0, False, False),
+    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0, False, False),
+    (True, 0.3, 75, 75, True, 3, False, False, False, 0.0, False, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0, False, False),
+    (True, 0.0, 75, 110, True, 0, False, False, False, 0.0, False, False),
+    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0, False, False),
+    (True, 0.0, 41, 110, False, 3, False, True, False, 0.0, False, False),
+    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0, False, True),
+    (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False, False),
+    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False, False),
+    (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True, True),
+    (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True, True)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
-                                                        pair, tma, softcap, split):
+                                                        pair, tma, softcap, split, wide):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
@@ -149,7 +151,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     tensor descriptors (head dim 24 of a 32-wide tile and the ragged ends: TMA's zero fill); softcap: scores capped
     (Note [soft-capping]; 2.0 against scaled scores of std ~1.5, so the cap bends most of them), the learned
     additive mask's gradient taken after the cap; split: dK and dV in programs of their own (Note [split dK/dV]),
-    with and without KV_FIRST."""
+    with and without KV_FIRST.  wide: the strides cast to int64 first (Note [int64 offsets] in
+    kernels/attn_common.py; the same values)."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))  # descriptors' scratch
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -158,9 +161,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     seed = torch.tensor([77], dtype=torch.int64)
     do = _randn(B, Hq, Sq, D, seed=4)
 
-    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair, tma=tma, softcap=softcap)
+    cfg = _constexprs(D, 2, causal, p, scale, 32, 16, pair=pair, tma=tma, softcap=softcap, wide=wide)
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path,
-                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}_{tma}_{softcap}")
+                         f"fwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{pair}_{tma}_{softcap}_{wide}")
     nan = float("nan")
     out, lse = torch.full((B, Hq, Sq, D), nan), torch.full((B, Hq, Sq), nan)
     # argument order: def_kernel names, OUT, stride / size args in first-use order, OUT strides, constexprs
@@ -174,9 +177,9 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first, tma=tma,
-                      softcap=softcap, split=split) | dict(STORE_DS=True)
+                      softcap=softcap, split=split, wide=wide) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}_{split}")
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}_{split}_{wide}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](

@@ -259,10 +259,12 @@ def test_summary_launches_with_symbolic_sizes(shape, stride, dtype):
     at = dict(zip(symbols, shape))
     kind = mask_kind(dtype)
     want, want_shapes = summary.launches(shape, stride, kind, cdiv)
-    got, got_shapes = summary.launches(symbols, stride, kind, ceil_div)
 
     def value(e):
         return int(sympy.sympify(e).subs(at))
+
+    # WIDE (Note [int64 offsets]): the lowering proves the span small with its size hints; here, at the sizes
+    got, got_shapes = summary.launches(symbols, stride, kind, ceil_div, small=lambda span: value(span) < 2**31)
 
     for w, g in zip(want, got):
         assert (g.kernel, g.constexprs, g.num_warps) == (w.kernel, w.constexprs, w.num_warps)

@@ -199,9 +199,9 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
     used = set()
     variant = kernels._Plan.variant
 
-    def record(plan, group, even, rows16=None, seed_arg=False):
-        used.add((id(plan), group, even, rows16))
-        return variant(plan, group, even, rows16, seed_arg)
+    def record(plan, group, even, rows16=None, seed_arg=False, wide=False):
+        used.add((id(plan), group, even, rows16, wide))
+        return variant(plan, group, even, rows16, seed_arg, wide)
 
     monkeypatch.setattr(kernels._Plan, "variant", record)
 
@@ -218,7 +218,8 @@ def test_new_lengths_reuse_the_configurations_kernels(monkeypatch, gqa, mask):
     plans = {plan for plan, *_ in used}
     assert len(plans) == 4  # the forward's and the backward's plan, short and not
     assert len(used) <= 8 and {group for _, group, *_ in used} == {2 if gqa else 1}  # EVEN or not, each
-    forward = {(even, rows16) for _, _, even, rows16 in used if rows16 is not None}
+    forward = {(even, rows16) for _, _, even, rows16, _ in used if rows16 is not None}
+    assert not any(wide for *_, wide in used)  # Note [int64 offsets]: only for slices of 2^31 elements
     assert forward and all(rows16 for even, rows16 in forward if even), forward
     for a, b in zip(step(53), step(53)):
         assert torch.equal(a, b)

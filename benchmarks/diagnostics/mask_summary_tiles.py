@@ -47,7 +47,7 @@ def main():
             grid = (triton.cdiv(S, p_rows) * triton.cdiv(S, p_keys) * b_s * h_s,)
 
             def run():
-                ms._mask_flags_kernel[grid](mask, out, *ints, MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys,
+                ms._mask_flags_kernel[grid](mask, out, *ints, MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys, WIDE=False,
                                             num_warps=warps)
 
             us = triton.testing.do_bench(run) * 1e3

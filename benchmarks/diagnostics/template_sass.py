@@ -3,7 +3,7 @@
     python benchmarks/diagnostics/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P]
                                                    [--tile BM,BN,WARPS,STAGES] [--masked-first] [--group N]
                                                    [--kv-first 0|1] [--pair] [--tma] [--softcap CAP] [--mask 0|1|2] [--fwd]
-                                                   [--sass FILE] [--ttgir FILE]
+                                                   [--wide] [--sass FILE] [--ttgir FILE]
 
 Renders `inductor_conv_attention_bwd` (or `_fwd` with --fwd) the way Inductor does for static shapes — sizes and
 strides as literals, kernel options as constexpr lines, 16-byte aligned pointers — with a plain tl.store for
@@ -48,6 +48,8 @@ def main():
                         help="MASK_KIND: 0 none, 1 bool, 2 additive ((S, S) tensor; MASK_RANGES as the lowering's default)")
     parser.add_argument("--split", action="store_true", help="SPLIT_KV: dK and dV in programs of their own")
     parser.add_argument("--fwd", action="store_true")
+    parser.add_argument("--wide", action="store_true",
+                        help="WIDE: int64 products inside a slice (Note [int64 offsets] in kernels/attn_common.py)")
     parser.add_argument("--sass", default=None, help="also write the SASS listing to this file")
     parser.add_argument("--ttgir", default=None, help="also write Triton's GPU IR (layouts, convert_layout) here")
     args = parser.parse_args()
@@ -59,7 +61,7 @@ def main():
         mask_kind=args.mask,
         tile=tuple(map(int, args.tile.split(","))) if args.tile else None, masked_first=args.masked_first,
         group=args.group, kv_first=bool(args.kv_first), pair=args.pair, tma=args.tma,
-        split=args.split if args.tile else None)
+        split=args.split if args.tile else None, wide=args.wide)
     bm, bn = constexprs["BLOCK_M"], constexprs["BLOCK_N"]
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_attention_template(args.fwd, shape, constexprs, warps, stages, args.hkv)

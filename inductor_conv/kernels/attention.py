@@ -26,13 +26,14 @@ from inductor_conv.heuristics.attention import (
     short_sequences,
 )
 from inductor_conv.kernels import attention_decode, empty_like_q, interpreting
-from inductor_conv.kernels.attn_common import MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode
+from inductor_conv.kernels.attn_common import (MASK_ADDITIVE, check_softcap, mask_kind, score_scales, softcap_mode,
+                                              wide_offsets)
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 from inductor_conv.reference.attention import dropout_threshold
 
 from .attn_mask_summary import summarise
 from .attn_math import (attn_bwd_dkdv_cols, attn_bwd_dq_rows, attn_fwd_rows, bwd_program, head_cols, head_pad,
-                        head_ptrs, load_tile, multiple_hint, store_head)
+                        head_ptrs, load_tile, multiple_hint, store_head, wide)
 
 # float64 is for tests (gradcheck through the launchers): it accumulates in float64 but keeps the fp32 LSE and scalars.
 _DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32, torch.float64: tl.float64}
@@ -63,13 +64,18 @@ def _attn_fwd_kernel(
     DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, PAIR: tl.constexpr,
     SOFTCAP: tl.constexpr, EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr,
     MASK_RANGES: tl.constexpr, BLOCK_D2: tl.constexpr, ROWS16: tl.constexpr, SEED_ARG: tl.constexpr,
+    WIDE: tl.constexpr,
 ):
     """Grid (cdiv(Sq, BLOCK_M) * B * Hq,): one program = BLOCK_M query rows of one (b, h); the row blocks of a
     head run together (K/V stay in L2), the longest causal rows first.  One grid axis: B * Hq may pass 65535.
     PAIR (causal): grid (cdiv(cdiv(Sq, BLOCK_M), 2) * B * Hq,), program u of a (b, h) runs row blocks n - 1 - u and
     u, as the template's CAUSAL_PAIR (lowerings/attention.py).  ROWS16: SEQ_Q % 16 == 0 (Note [length hints]).
     SEED_ARG (with dropout): the seed is SEED_VALUE, and program 0 writes it to SEED for the backward (Note [host
-    dropout seed]); otherwise SEED holds it."""
+    dropout seed]); otherwise SEED holds it.  WIDE: Note [int64 offsets] in attn_common.py."""
+    if WIDE:
+        stride_qm, stride_qd, stride_kn, stride_kd = wide(stride_qm), wide(stride_qd), wide(stride_kn), wide(stride_kd)
+        stride_vn, stride_vd, stride_mm, stride_mn = wide(stride_vn), wide(stride_vd), wide(stride_mm), wide(stride_mn)
+        stride_om, stride_od = wide(stride_om), wide(stride_od)
     if SEED_ARG and HAS_DROPOUT:
         if tl.program_id(0) == 0:
             tl.store(SEED, SEED_VALUE)
@@ -139,9 +145,12 @@ def _attn_fwd_block(
 def _attn_bwd_delta_kernel(
     OUT, DO, DELTA, stride_ob, stride_oh, stride_om, stride_od, stride_dob, stride_doh, stride_dom, stride_dod,
     H_Q, SEQ_Q, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, ACC_DTYPE: tl.constexpr,
+    WIDE: tl.constexpr,
 ):
     """Δ_i = Σ_d dO_id O_id (fp32): the softmax-backward row term, since Σ_j P_ij dP_ij = dO_i · O_i.
-    Grid (cdiv(Sq, BLOCK_M) * B * Hq,)."""
+    Grid (cdiv(Sq, BLOCK_M) * B * Hq,).  WIDE: Note [int64 offsets] in attn_common.py."""
+    if WIDE:
+        stride_om, stride_od, stride_dom, stride_dod = wide(stride_om), wide(stride_od), wide(stride_dom), wide(stride_dod)
     n_m = tl.cdiv(SEQ_Q, BLOCK_M)
     i_bh = tl.program_id(0) // n_m
     i_b, i_h = i_bh // H_Q, i_bh % H_Q
@@ -204,13 +213,21 @@ def _attn_bwd_kernel(
     STORE_DS: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr,
     MASKED_FIRST: tl.constexpr, KV_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, SPLIT_KV: tl.constexpr,
     EVEN: tl.constexpr, HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, MASK_RANGES: tl.constexpr,
-    BLOCK_D2: tl.constexpr,
+    BLOCK_D2: tl.constexpr, WIDE: tl.constexpr,
 ):
     """Grid ((cdiv(Sk, BLOCK_N) + GROUP * cdiv(Sq, BLOCK_N)) * B * Hkv,), two kinds of program in one launch (as
     FlexAttention's backward), per (b, kv head): the first cdiv(Sk, BLOCK_N) own BLOCK_N keys and produce dK/dV
     (query tiles of BLOCK_M), the others own BLOCK_N query rows of one query head and produce dQ (key tiles of
     BLOCK_M); KV_FIRST (under GQA) launches every slice's dK/dV programs first (bwd_program).  SPLIT_KV (Note [split
-    dK/dV]): 2 * cdiv(Sk, BLOCK_N) key programs per slice, the dK ones, then the dV ones."""
+    dK/dV]): 2 * cdiv(Sk, BLOCK_N) key programs per slice, the dK ones, then the dV ones.  WIDE: Note [int64
+    offsets] in attn_common.py."""
+    if WIDE:
+        stride_qm, stride_qd, stride_kn, stride_kd = wide(stride_qm), wide(stride_qd), wide(stride_kn), wide(stride_kd)
+        stride_vn, stride_vd, stride_mm, stride_mn = wide(stride_vn), wide(stride_vd), wide(stride_mm), wide(stride_mn)
+        stride_dom, stride_dod, stride_dqm, stride_dqd = wide(stride_dom), wide(stride_dod), wide(stride_dqm), wide(
+            stride_dqd)
+        stride_dkn, stride_dkd, stride_dvn, stride_dvd = wide(stride_dkn), wide(stride_dkd), wide(stride_dvn), wide(
+            stride_dvd)
     SEQ_Q = multiple_hint(SEQ_Q, BLOCK_M, EVEN)  # Note [length hints]
     SEQ_K = multiple_hint(SEQ_K, BLOCK_N, EVEN)
     n_kv_blocks = tl.cdiv(SEQ_K, BLOCK_N)
@@ -416,17 +433,17 @@ class _Plan:
             self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal, SPLIT_KV=tile[4])
             self.kv_programs = 2 if tile[4] else 1  # key programs per key block (Note [split dK/dV])
             self.delta_constexprs = dict(HEAD_DIM=head_dim_v, BLOCK_D=block_dv, BLOCK_M=_DELTA_BLOCK_M,
-                                         ACC_DTYPE=opts["ACC_DTYPE"])
+                                         ACC_DTYPE=opts["ACC_DTYPE"], WIDE=False)
         self._variants = {}
 
-    def variant(self, group: int, even: bool, rows16: bool | None = None, seed_arg: bool = False):
+    def variant(self, group: int, even: bool, rows16: bool | None = None, seed_arg: bool = False, wide: bool = False):
         """(meta, constexprs) of the kernel for a GQA group and EVEN (Note [one kernel per configuration]), and for
-        the forward ROWS16 (Note [length hints]) and SEED_ARG (Note [host dropout seed]): the meta is FastLaunch's
-        key, made once per variant."""
-        key = (group, even, rows16, seed_arg)
+        the forward ROWS16 (Note [length hints]) and SEED_ARG (Note [host dropout seed]), and WIDE (Note [int64
+        offsets] in attn_common.py): the meta is FastLaunch's key, made once per variant."""
+        key = (group, even, rows16, seed_arg, wide)
         entry = self._variants.get(key)
         if entry is None:
-            constexprs = dict(self.constexprs, GROUP=group, EVEN=even)
+            constexprs = dict(self.constexprs, GROUP=group, EVEN=even, WIDE=wide)
             if "SPLIT_KV" in constexprs:  # the backward: every dK/dV program first under GQA (bwd_program)
                 constexprs["KV_FIRST"] = group > 1
             else:
@@ -541,7 +558,8 @@ def _fwd_launch(q, k, v, mask4d, dropout_p, scale, seed, softcap, out, lse, rows
     floats = (qk_scale2, plan.dropout_scale, softcap_scale)
     # Note [one kernel per configuration], Note [length hints]
     seed_arg = seed_value is not None and dropout_p > 0
-    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0, seed_arg)
+    meta, constexprs = plan.variant(Hq // Hkv, Sk % plan.block_n == 0, Sq % 16 == 0, seed_arg,
+                                    wide_offsets(q, k, v, mask4d, out))
     return (_FWD, grid, meta, ptrs, strides + (Hq, Sq, Sk), (seed_value if seed_arg else _UNUSED_SEED,), floats,
             constexprs, dict(num_warps=plan.num_warps, num_stages=plan.num_stages))
 
@@ -604,8 +622,13 @@ def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softc
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     qk_scale2, softcap_scale = score_scales(scale, softcap)
+    # Note [int64 offsets]; the delta kernel's WIDE follows out and dout alone, the strides and length its
+    # FastLaunch key holds beside the plan (its meta)
+    delta_constexprs = plan.delta_constexprs
+    if wide_offsets(out, dout):
+        delta_constexprs = dict(delta_constexprs, WIDE=True)
     launches = [(_DELTA, (cdiv(Sq, _DELTA_BLOCK_M) * B * Hq,), plan, (out, dout, delta),
-                 (*out.stride(), *dout.stride(), Hq, Sq), (), plan.delta_constexprs, {})]
+                 (*out.stride(), *dout.stride(), Hq, Sq), (), delta_constexprs, {})]
     grid = ((plan.kv_programs * cdiv(Sk, plan.block_n) + (Hq // Hkv) * cdiv(Sq, plan.block_n)) * B * Hkv,)
     ptrs = (q, k, v, mask4d, seed if dropout_p > 0 else None, dout, lse, delta, dq, dk, dv, ds, rows, cols)
     strides = (*q.stride(), *k.stride(), *v.stride(), *_mask_strides(mask4d), *dout.stride(), *dq.stride(),
@@ -614,7 +637,7 @@ def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softc
     # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M, and the dK/dV programs'
     # key blocks of BLOCK_N are whole (Note [even lengths])
     even = Sq % plan.block_m == 0 and Sk % plan.block_m == 0 and Sk % plan.block_n == 0
-    meta, constexprs = plan.variant(Hq // Hkv, even)
+    meta, constexprs = plan.variant(Hq // Hkv, even, wide=wide_offsets(q, k, v, mask4d, out, dout, dq, dk, dv))
     launches.append((_BWD, grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs,
                      dict(num_warps=plan.num_warps, num_stages=plan.num_stages)))
     return launches

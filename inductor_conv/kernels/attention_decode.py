@@ -33,10 +33,11 @@ import triton
 import triton.language as tl
 
 from inductor_conv.kernels import interpreting
-from inductor_conv.kernels.attn_common import MASK_ADDITIVE, MASK_BOOL, MASK_NONE, check_softcap, score_scales
+from inductor_conv.kernels.attn_common import (INT32_SPAN, MASK_ADDITIVE, MASK_BOOL, MASK_NONE, check_softcap,
+                                              score_scales, slice_span, wide_offsets)
 from inductor_conv.kernels.launch import FastLaunch, cdiv
 
-from .attn_math import attn_fwd_inner, lse_pack, tile_source
+from .attn_math import attn_fwd_inner, lse_pack, tile_source, wide
 
 MAX_QUERIES = 16  # decode takes Sq <= 16 (use_decode)
 _TL_DTYPES = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32}
@@ -81,13 +82,18 @@ def _decode_split_kernel(
     H_KV, GROUP, SEQ_Q, SEQ_K, N_SPLITS, KEYS_PER_SPLIT, ML_OFF, N_ROWS, qk_scale2, softcap_scale,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, SOFTCAP: tl.constexpr, FINAL: tl.constexpr,
-    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr,
+    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, WIDE: tl.constexpr,
 ):
     """Grid (n_row_blocks * N_SPLITS * B * H_KV,), row blocks fastest (they read the same keys: L2), then splits.
     One program: packed rows [i_mb * BLOCK_M, +BLOCK_M) of (b, kv head) against keys [lo, lo + KEYS_PER_SPLIT).
     FINAL (one split): O and LSE.  Else the partials of Note [flash-decoding] into the fp32 workspace WS:
     acc at (row * N_SPLITS + split) * HEAD_DIM, m at ML_OFF + row * N_SPLITS + split, l N_ROWS * N_SPLITS after m,
-    where row = (b * H_KV + kv head) * GROUP * SEQ_Q + r indexes [B, Hq, Sq] (LSE's layout) as well."""
+    where row = (b * H_KV + kv head) * GROUP * SEQ_Q + r indexes [B, Hq, Sq] (LSE's layout) as well.
+    WIDE: Note [int64 offsets] in attn_common.py."""
+    if WIDE:
+        stride_qm, stride_qd, stride_kn, stride_kd = wide(stride_qm), wide(stride_qd), wide(stride_kn), wide(stride_kd)
+        stride_vn, stride_vd, stride_mm, stride_mn = wide(stride_vn), wide(stride_vd), wide(stride_mm), wide(stride_mn)
+        stride_om, stride_od = wide(stride_om), wide(stride_od)
     n_mb = tl.cdiv(GROUP * SEQ_Q, BLOCK_M)
     i_mb = tl.program_id(0) % n_mb
     i_split = tl.program_id(0) // n_mb % N_SPLITS
@@ -218,9 +224,12 @@ def attention_decode_fwd(q, k, v, attn_mask, is_causal: bool, scale, softcap: fl
     if p.empty:  # no rows, or no keys (then every row has no allowed key)
         return out.zero_(), lse.fill_(float("-inf"))
     ws = None if p.n_splits == 1 else torch.empty(p.ws_numel, device=q.device, dtype=torch.float32)
+    constexprs = p.split_constexprs  # WIDE for the mask's layout (the plan's key); for q, k, v and out here
+    if not constexprs["WIDE"] and wide_offsets(q, k, v, out):  # (their strides are in FastLaunch's key)
+        constexprs = dict(constexprs, WIDE=True)
     _SPLIT(p.grid, p, (q, k, v, attn_mask, ws, out, lse),
            (*q.stride(), *k.stride(), *v.stride(), *p.mask_strides, *out.stride(), *p.split_ints), p.split_floats,
-           p.split_constexprs, num_warps=p.num_warps, num_stages=p.num_stages)
+           constexprs, num_warps=p.num_warps, num_stages=p.num_stages)
     if p.n_splits > 1:
         _COMBINE((p.n_rows,), p, (ws, out, lse), (*out.stride(), *p.combine_ints), (), p.combine_constexprs,
                  num_warps=p.combine_warps)
@@ -309,7 +318,8 @@ def _plan(q_shape, q_dtype, q_device, k_shape, k_dtype, k_device, v_shape, v_dty
     split_constexprs = dict(
         HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=block_m, BLOCK_N=tile.block_n, MASK_KIND=mask_kind,
         IS_CAUSAL=bool(is_causal), SOFTCAP=softcap > 0, FINAL=n_splits == 1, DOT_DTYPE=dot_dtype,
-        PRECISION="ieee" if q_dtype == torch.float32 or interpreting() else "tf32")
+        PRECISION="ieee" if q_dtype == torch.float32 or interpreting() else "tf32",
+        WIDE=slice_span((B, Hq, Sq, Sk), mask_strides) >= INT32_SPAN)  # Note [int64 offsets]
     block_s = max(2, triton.next_power_of_2(n_splits))
     return _Plan(
         lse_shape, False, n_splits, n_rows, ml_off + 2 * n_rows * n_splits, (n_mb * n_splits * B * Hkv,), mask_strides,

@@ -36,6 +36,38 @@ def softcap_mode(softcap: bool, dtype: torch.dtype, interpret: bool) -> int:
     return 2 if fast else 1
 
 
+# Note [int64 offsets]: the kernels' offsets into a tensor are int64 products for its batch and head, and int32
+# products inside one (b, h) slice: a row index times the row stride (in the loops, the tile's first row times it)
+# plus a head-dim column times its stride, what Triton computes cheapest (a 32-bit multiply-add into the 64-bit
+# pointer).  They wrap once a slice spans 2^31 elements -- q in HF's (B, S, H, D) layout with 32 heads of 128 does at
+# about 512K tokens -- and a wrapped offset reads or writes outside the tensor.  A call where some tensor's slice
+# spans that far runs its kernels with WIDE: they cast their strides to int64 first, so every product is int64.  Only
+# then: every pointer product in int64 changes the SASS of the tuned loops (sm_90, template_sass.py: the causal
+# forward's wgmmas serialised, the masked dropout backward's whole-tile loop spilling twice as much), so the common
+# calls keep the int32 products.  The flag is a function of the lengths and strides, which the eager launchers'
+# FastLaunch keys hold, and the lowering proves it from the layouts (dynamic shapes: WIDE unless proven small).
+INT32_SPAN = 2**31
+
+
+def slice_span(size, stride):
+    """The largest element offset inside one (b, h) slice of a 4-D [B, H, S, D] tensor: Σ (n - 1) · stride over its
+    last two dims (ints, or sympy expressions for the lowering)."""
+    return sum((n - 1) * st for n, st in zip(size[2:], stride[2:]))
+
+
+def wide_offsets(*tensors) -> bool:
+    """WIDE of Note [int64 offsets] for an eager launch: some tensor's slice spans 2^31 elements (Nones skipped;
+    anything with a 4-D shape and stride(), the native Programs' Phantoms too).  slice_span written out: a launch
+    asks it, ~0.3 us a tensor."""
+    for t in tensors:
+        if t is not None:
+            _, _, n, d = t.shape
+            _, _, stride_n, stride_d = t.stride()
+            if (n - 1) * stride_n + (d - 1) * stride_d >= INT32_SPAN:
+                return True
+    return False
+
+
 def check_softcap(softcap) -> float:
     """softcap as a float, refused unless finite and >= 0 (0: no soft-capping)."""
     softcap = float(softcap)

@@ -22,8 +22,8 @@ import torch
 import triton
 import triton.language as tl
 
-from .attn_common import mask_kind
-from .attn_math import MASK_ROWS, MASK_TILE, load_mask_tile, mask_real
+from .attn_common import INT32_SPAN, mask_kind, slice_span
+from .attn_math import MASK_ROWS, MASK_TILE, load_mask_tile, mask_real, wide
 from .launch import FastLaunch, cdiv
 
 # Note [mask summary passes]
@@ -114,9 +114,12 @@ def _flags_block(MASK, FLAGS, mask_off, flag_off, i_q, i_k, stride_mm, stride_mn
 
 @triton.jit(do_not_specialize=["SEQ_Q", "SEQ_K"])
 def _mask_flags_kernel(MASK, FLAGS, stride_mb, stride_mh, stride_mm, stride_mn, H_S, SEQ_Q, SEQ_K,
-                       MASK_KIND: tl.constexpr, P_ROWS: tl.constexpr, P_KEYS: tl.constexpr):
+                       MASK_KIND: tl.constexpr, P_ROWS: tl.constexpr, P_KEYS: tl.constexpr, WIDE: tl.constexpr):
     """Grid (cdiv(SEQ_K, P_KEYS) * cdiv(SEQ_Q, P_ROWS) * Bs * Hs,): the flags (Note [mask summary passes]) of one
-    [P_ROWS, P_KEYS] block of one mask slice, FLAGS [Bs * Hs, cdiv(SEQ_Q, MASK_ROWS), cdiv(SEQ_K, MASK_TILE)]."""
+    [P_ROWS, P_KEYS] block of one mask slice, FLAGS [Bs * Hs, cdiv(SEQ_Q, MASK_ROWS), cdiv(SEQ_K, MASK_TILE)].
+    WIDE: Note [int64 offsets] in attn_common.py."""
+    if WIDE:
+        stride_mm, stride_mn = wide(stride_mm), wide(stride_mn)
     n_k = tl.cdiv(SEQ_K, P_KEYS)
     n_q = tl.cdiv(SEQ_Q, P_ROWS)
     i_k = tl.program_id(0) % n_k
@@ -227,6 +230,10 @@ def _is_zero(stride) -> bool:
     return stride == 0
 
 
+def _below_int32_span(span) -> bool:
+    return span < INT32_SPAN
+
+
 def summary_slices(mask4d: torch.Tensor) -> tuple[int, int]:
     """(Bs, Hs): the mask's batch and head extents, 1 along a broadcast (stride-0) dim."""
     return _slices(mask4d.shape, mask4d.stride(), _is_zero)
@@ -256,11 +263,13 @@ class Launch(NamedTuple):
     num_warps: int
 
 
-def launches(shape: tuple, stride: tuple, kind: int, cdiv, programs: tuple | None = None, broadcast=_is_zero):
+def launches(shape: tuple, stride: tuple, kind: int, cdiv, programs: tuple | None = None, broadcast=_is_zero,
+             small=_below_int32_span):
     """(flags, rows, cols) Launches and (row, col, flag) shapes for a mask viewed as [B, H, Sq, Sk] with these sizes
     and strides: ints for the eager op, sympy expressions (with Inductor's ceiling division as cdiv, and broadcast
-    proving a stride 0 without a guard) for the lowering, which launches the same kernels from a compiled graph
-    (Note [summary kernels in the graph] in lowerings/attention.py).  programs: (flags (rows, keys, warps), rows
+    proving a stride 0 without a guard, and small proving a span below 2^31, Note [int64 offsets]) for the lowering,
+    which launches the same kernels from a compiled graph (Note [summary kernels in the graph] in
+    lowerings/attention.py).  programs: (flags (rows, keys, warps), rows
     (entries, tiles), cols (entries, tiles)), the module's shapes when None."""
     (p_rows, p_keys, warps), (r_e, r_t), (c_e, c_t) = programs or (
         _FLAG_SHAPES[kind], (_ROWS_ENTRIES, _ROWS_TILES), (_COLS_ENTRIES, _COLS_TILES))
@@ -273,7 +282,8 @@ def launches(shape: tuple, stride: tuple, kind: int, cdiv, programs: tuple | Non
     flags = Launch(_mask_flags_kernel, (cdiv(Sq, p_rows) * cdiv(Sk, p_keys) * B_s * H_s,),
                    dict(stride_mb=stride[0], stride_mh=stride[1], stride_mm=stride[2], stride_mn=stride[3], H_S=H_s,
                         **seqs),
-                   dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys), warps)
+                   dict(MASK_KIND=kind, P_ROWS=p_rows, P_KEYS=p_keys, WIDE=not small(slice_span(shape, stride))),
+                   warps)
     rows = Launch(_mask_rows_kernel, (cdiv(n_r, r_e) * B_s * H_s,), seqs, dict(E=r_e, CT=r_t), 4)
     cols = Launch(_mask_cols_kernel, (cdiv(n_c, c_e) * B_s * H_s,), seqs, dict(E=c_e, QT=c_t), 4)
     return (flags, rows, cols), ((B_s, H_s, n_r, 4), (B_s, H_s, n_c, 4), (B_s * H_s, n_r, n_c))

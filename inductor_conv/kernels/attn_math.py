@@ -198,6 +198,12 @@ def load_tile(p, m_rows, m_cols, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.conste
 
 
 @triton.jit
+def wide(stride):
+    """A stride as int64, so that its products are (a kernel's WIDE: Note [int64 offsets] in attn_common.py)."""
+    return tl.cast(stride, tl.int64)
+
+
+@triton.jit
 def multiple_hint(n, BLOCK: tl.constexpr, KNOWN: tl.constexpr):
     """n, a length the caller knows to be a multiple of BLOCK when KNOWN, written so that the compiler knows it too
     (Note [length hints])."""

@@ -340,7 +340,7 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
-                         pair=None, tma=False, split=None, head_dim_v=None,
+                         pair=None, tma=False, split=None, head_dim_v=None, wide=False,
                          lengths=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
@@ -381,6 +381,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
+        WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py
         # the lowering's, with config.attention_mask_ranges's default
         MASK_RANGES=bool(mask_kind) and not store_ds and not (lengths is not None and short_sequences(*lengths)))
     return constexprs, tile[2], tile[3]

@@ -31,7 +31,6 @@ from inductor_conv._compat import (
     autotune_example_value,
     select_algorithm,
     size_hint,
-    statically_known_true,
     tma_compatible,
     triton_template,
     user_triton_kernel,
@@ -224,7 +223,8 @@ def _even(block: int, *lengths) -> bool:
 def _wide(*nodes) -> bool:
     """The templates' WIDE (Note [int64 offsets] in kernels/attn_common.py): some node's (b, h) slice may span 2^31
     elements; with symbolic sizes, unless proven not to."""
-    return not all(statically_known_true(slice_span(n.get_size(), n.get_stride()) < INT32_SPAN) for n in nodes)
+    sizevars = V.graph.sizevars
+    return not all(sizevars.statically_known_lt(slice_span(n.get_size(), n.get_stride()), INT32_SPAN) for n in nodes)
 
 
 def _static_length(n) -> int | None:
@@ -293,7 +293,7 @@ def _summary_plan(mask):
         return None
     return summary_launches(tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
                             broadcast=lambda st: sizevars.statically_known_equals(st, 0),
-                            small=lambda span: statically_known_true(span < INT32_SPAN))
+                            small=lambda span: sizevars.statically_known_lt(span, INT32_SPAN))
 
 
 def _summarise(mask, cols: bool):

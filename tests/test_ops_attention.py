@@ -597,8 +597,14 @@ def test_autocast_casts_like_sdpa(device, name, compiled):
     ref_grads = torch.autograd.grad(ref, by_hand, dout, allow_unused=True)
     assert grads[0] is not None and (grads[3] is None) == (name == "attention, causal")
     for name_, got, want in zip(("query", "key", "value", "attn_mask"), grads, ref_grads):
-        if got is not None:
-            assert got.dtype == torch.float32, name_
+        if got is None:
+            continue
+        assert got.dtype == torch.float32, name_
+        if name_ == "attn_mask" and compiled and device == "cuda":
+            # the graph sums dS into the float32 mask's gradient without rounding it to bf16 first (Inductor fuses
+            # the cast's backward), where the bf16 leaf's gradient is rounded: equal to bf16's rounding
+            torch.testing.assert_close(got, want.float(), rtol=2**-7, atol=1e-4, msg=name_)
+        else:
             assert torch.equal(got, want.float()), name_
 
 

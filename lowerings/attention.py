@@ -222,9 +222,21 @@ def _even(block: int, *lengths) -> bool:
 
 def _wide(*nodes) -> bool:
     """The templates' WIDE (Note [int64 offsets] in kernels/attn_common.py): some node's (b, h) slice may span 2^31
-    elements; with symbolic sizes, unless proven not to."""
+    elements (_fits_int32)."""
+    return not all(_fits_int32(slice_span(n.get_size(), n.get_stride())) for n in nodes)
+
+
+def _fits_int32(span) -> bool:
+    """Whether the offsets up to `span` (an element offset: an int, or sympy under dynamic shapes) fit int32, as
+    Inductor decides its own index dtype: proven, or true of the size hints and then guarded (a graph whose sizes
+    outgrow it compiles again, with WIDE), so that dynamic shapes keep the int32 kernels."""
     sizevars = V.graph.sizevars
-    return not all(sizevars.statically_known_lt(slice_span(n.get_size(), n.get_stride()), INT32_SPAN) for n in nodes)
+    if sizevars.statically_known_lt(span, INT32_SPAN):
+        return True
+    if size_hint(span, fallback=INT32_SPAN) >= INT32_SPAN:
+        return False
+    sizevars.check_lt(span, INT32_SPAN)
+    return True
 
 
 def _static_length(n) -> int | None:
@@ -293,7 +305,7 @@ def _summary_plan(mask):
         return None
     return summary_launches(tuple(size), tuple(stride), mask_kind(mask.get_dtype()), cdiv=ceil_div,
                             broadcast=lambda st: sizevars.statically_known_equals(st, 0),
-                            small=lambda span: sizevars.statically_known_lt(span, INT32_SPAN))
+                            small=_fits_int32)
 
 
 def _summarise(mask, cols: bool):

@@ -82,6 +82,33 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
     assert fwd["CAUSAL_PAIR"] is False  # fp32 keeps its one tile, one row block a program
     assert bwd["KV_FIRST"] is True and "KV_FIRST" not in fwd  # every dK/dV program launches before any dQ one
     assert bwd["STORE_DS"] == bool(mask) and bwd["mutated_inputs"]
+    # int32 products inside the slices, also under dynamic shapes: the hints fit, and a guard keeps them so (Note
+    # [int64 offsets] in kernels/attn_common.py)
+    assert fwd["WIDE"] is False and bwd["WIDE"] is False
+
+
+def test_slices_of_2_to_the_31_elements_take_wide_templates(dry_run):
+    """Note [int64 offsets]: a q whose 20 rows lie 2^31 / 19 elements apart (a view of one 4 GiB storage, only its
+    rows written) spans 2^31 elements in its slice: both templates get WIDE (smaller slices do not:
+    test_attention_lowerings_reach_their_templates)."""
+    S, D = 20, 16
+    stride = 2**31 // (S - 1) // 16 * 16 + 16
+    try:
+        store = torch.empty((S - 1) * stride + D, dtype=torch.bfloat16)
+    except RuntimeError:
+        pytest.skip("no room for a 4 GiB (untouched) allocation")
+    q = store.as_strided((1, 1, S, D), (0, 0, stride, 1))
+    q.copy_(_randn(1, 1, S, D, seed=1).bfloat16())
+    k, v = (_randn(1, 1, 40, D, seed=i).bfloat16() for i in (2, 3))
+    q.requires_grad_()
+
+    def fn(q, k, v):
+        return inductor_conv.attention(q, k, v)
+
+    out = torch.compile(fn, fullgraph=True)(q, k, v)
+    torch.autograd.grad(out, q, torch.ones_like(out))
+    (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
+    assert fwd["WIDE"] is True and bwd["WIDE"] is True
 
 
 def _buffer(node):

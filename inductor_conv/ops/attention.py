@@ -370,12 +370,20 @@ _NUMBERS = (float, int)
 def _autocast_inputs(q, k, v, attn_mask) -> Optional[tuple]:
     """(q, k, v, attn_mask) cast as autocast casts SDPA's arguments, or None when autocast is off for query's device
     (or query is not a Tensor: the argument checks then name it)."""
-    if not isinstance(q, Tensor) or q.device.type not in _AUTOCAST_DEVICES or not torch.is_autocast_enabled(
-            q.device.type):
+    if not isinstance(q, Tensor):
         return None
-    dtype = torch.get_autocast_dtype(q.device.type)
-    return tuple(t.to(dtype) if isinstance(t, Tensor) and t.is_floating_point() and t.dtype != torch.float64 else t
-                 for t in (q, k, v, attn_mask))
+    device_type = q.device.type
+    if device_type not in _AUTOCAST_DEVICES or not torch.is_autocast_enabled(device_type):
+        return None
+    dtype = torch.get_autocast_dtype(device_type)
+    return _cast(q, dtype), _cast(k, dtype), _cast(v, dtype), _cast(attn_mask, dtype)
+
+
+def _cast(t, dtype):
+    """autocast's cast of one argument: floating-point tensors other than float64 to dtype (a no-op in it)."""
+    if isinstance(t, Tensor) and t.dtype != dtype and t.is_floating_point() and t.dtype != torch.float64:
+        return t.to(dtype)
+    return t
 
 
 _AUTOCAST_DEVICES = ("cuda", "cpu")  # torch.is_autocast_enabled raises for device types autocast does not know (meta)

@@ -45,7 +45,9 @@ def softcap_mode(softcap: bool, dtype: torch.dtype, interpret: bool) -> int:
 # then: every pointer product in int64 changes the SASS of the tuned loops (sm_90, template_sass.py: the causal
 # forward's wgmmas serialised, the masked dropout backward's whole-tile loop spilling twice as much), so the common
 # calls keep the int32 products.  The flag is a function of the lengths and strides, which the eager launchers'
-# FastLaunch keys hold, and the lowering proves it from the layouts (dynamic shapes: WIDE unless proven small).
+# FastLaunch keys hold; the lowering decides it from the layouts as Inductor picks its own index dtype (proven small,
+# or small by the size hints and then guarded, so dynamic shapes keep the int32 kernels: lowerings/attention.py's
+# _fits_int32).
 INT32_SPAN = 2**31
 
 

@@ -6,7 +6,8 @@ interpreter never compiles anything, so a template the GPU compiler rejects unde
 device.  tests/tools/compile_sm90.py renders a representative set (ATTENTION_TEMPLATES: forward and backward, head dims
 64 and 128, causal with and without pairs, dropout, bool and additive masks, the mask's gradient, GQA,
 soft-capping, fp16 / bf16 / fp32, Swin's 49-token windows (the short tiles, no mask summary: Note [short
-sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); CONV_TEMPLATES: forward and
+sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); WIDE_TEMPLATES: a forward and a
+backward with int64 offsets (Note [int64 offsets]); CONV_TEMPLATES: forward and
 backward, contiguous and channel-last) with each lowering's default tile and compiles it in a subprocess (the
 interpreter, switched on in conftest.py, would replace the kernels).  .ci/run runs this with the main venv's triton
 (3.6.0, torch 2.11's CUDA pin) and again with triton 3.7.1 (torch 2.13's CUDA pin) in a second venv.
@@ -16,7 +17,8 @@ import json
 import os
 
 import pytest
-from tools.compile_sm90 import ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, SM90_SHARED_BYTES, run_script
+from tools.compile_sm90 import (ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, SM90_SHARED_BYTES, WIDE_TEMPLATES,
+                                run_script)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
                                 reason="this triton has no NVIDIA backend with ptxas")
@@ -29,9 +31,9 @@ def compiled():
 
 def test_every_template_variant_compiles_for_sm90(compiled):
     names = collections.Counter(r["kernel"].split("(")[0] for r in compiled)
-    expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES)
+    expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES + WIDE_TEMPLATES)
     expected.update(f"inductor_conv_causal_conv1d_{v[0]}" for v in CONV_TEMPLATES)
-    assert names == expected and len(compiled) == 18, names
+    assert names == expected and len(compiled) == 20 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
@@ -44,14 +46,16 @@ def test_no_local_memory_in_the_loops(compiled):
     3.6.0 and 3.7.1 alike).  Not checked: the fp32 backward (twice the registers a tile; ~500 LDL/STL in its loops),
     the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
     loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 3) tile, the fastest
-    measured (heuristics/attention.py's CUDA_BWD[(192, 128)]: the 8-warp tiles are 12-80% slower)."""
+    measured (heuristics/attention.py's CUDA_BWD[(192, 128)]: the 8-warp tiles are 12-80% slower), and the WIDE
+    backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked)."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
-               or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"])]
+               or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"]
+                   and "WIDE" not in r["kernel"])]
     # loops were found (a conv forward program runs one tile at these sizes, and so does every program of Swin's
     # 49-token window: their loops are unrolled away; test_short_windows_do_not_spill checks those)
     looping = [r for r in checked if not r["kernel"].startswith("inductor_conv_causal_conv1d_fwd")
                and _SHORT not in r["kernel"]]
-    assert len(checked) == 15 and all(r["loops"] for r in looping), [(r["kernel"], r["loops"]) for r in checked]
+    assert len(checked) == 16 and all(r["loops"] for r in looping), [(r["kernel"], r["loops"]) for r in checked]
     spills = [(r["kernel"], r["local_in_loops"]) for r in checked if r["local_in_loops"]]
     assert not spills, spills
 

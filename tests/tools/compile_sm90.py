@@ -485,6 +485,12 @@ ATTENTION_TEMPLATES = (
     ("fwd", torch.bfloat16, (8, 4, 197, 32), 4, 2, False, 0.0, 0.0, False),  # an odd row (Note [mask row alignment])
 )
 MLA_HEAD_DIM_V = 128  # the value head dim of ATTENTION_TEMPLATES' head-dim-192 rows
+# Their WIDE variants (strides cast to int64 first: Note [int64 offsets] in kernels/attn_common.py), as
+# ATTENTION_TEMPLATES' rows: a forward and a backward with an additive mask and dropout.
+WIDE_TEMPLATES = (
+    ("fwd", torch.bfloat16, (1, 4, 256, 128), 2, 2, False, 0.1, 0.0, False),
+    ("bwd", torch.bfloat16, (1, 4, 256, 128), 2, 2, False, 0.1, 0.0, False),
+)
 # Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.
 CONV_TEMPLATES = (("fwd", "bcl"), ("fwd", "blc"), ("bwd", "bcl"), ("bwd", "blc"), ("bwd", "blc_t"))
 CONV_SHAPE = (2, 512, 8192, 4)  # 11-16 tiles a backward program (a forward one runs one tile: no loop)
@@ -495,20 +501,22 @@ def _conv_template(direction: str, layout: str):
 
 
 def compile_templates(report=print) -> list[dict]:
-    """Compile each of ATTENTION_TEMPLATES and CONV_TEMPLATES for sm_90; one summary() per variant."""
+    """Compile each of ATTENTION_TEMPLATES, WIDE_TEMPLATES and CONV_TEMPLATES for sm_90; one summary() per
+    variant."""
     from inductor_conv.heuristics.conv import conv_geometry
 
     variants = []
-    for pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds in ATTENTION_TEMPLATES:
+    rows = [(row, False) for row in ATTENTION_TEMPLATES] + [(row, True) for row in WIDE_TEMPLATES]
+    for (pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds), wide in rows:
         constexprs, warps, stages = attention_constexprs(dtype, shape[3], fwd=pass_ == "fwd", causal=causal, p=p,
                                                          mask_kind=mask_kind, softcap=softcap, store_ds=store_ds,
                                                          gqa=hkv != shape[1],
                                                          head_dim_v=MLA_HEAD_DIM_V if shape[3] == 192 else None,
-                                                         lengths=(shape[2], shape[2]))
+                                                         wide=wide, lengths=(shape[2], shape[2]))
         tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
         name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
                 f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "
-                f"tile={tile})")
+                f"tile={tile}{', WIDE' if wide else ''})")
         variants.append((name, functools.partial(compile_attention_template, pass_ == "fwd", shape, constexprs,
                                                  warps, stages, hkv, dtype)))
     for direction, layout in CONV_TEMPLATES:

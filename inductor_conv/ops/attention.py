@@ -365,8 +365,9 @@ _NUMBERS = (float, int)
 # off (so that the torch fallback's ops, on CPU, are not cast again). The casts are autograd ops, so the gradients
 # reach the float32 leaves in their dtype. Float64 arguments are left as they are, as by autocast (a float64 call
 # runs in float64); sinks keep their dtype (a logit per head or row, which the op takes in any float dtype).
-# Calls outside autocast pay one check, any_autocast_enabled (0.1 us). Compiled graphs need none of this: Dynamo
-# traces the cast, and the patterns match the graph's casts (Note [autocast respellings] in patterns/autocast.py).
+# Calls outside autocast pay one check, any_autocast_enabled (0.1 us). Under torch.compile Dynamo traces the cast into
+# the graph like any other op; a model's own attention under autocast is matched by the patterns, casts included
+# (Note [autocast respellings] in patterns/autocast.py).
 def _autocast_inputs(q, k, v, attn_mask) -> Optional[tuple]:
     """(q, k, v, attn_mask) cast as autocast casts SDPA's arguments, or None when autocast is off for query's device
     (or query is not a Tensor: the argument checks then name it)."""

@@ -553,3 +553,21 @@ def test_slices_spanning_2_to_the_31_elements(device, Sq, how):
             torch.testing.assert_close(got.double(), want, **bf16, msg=lambda m: f"{name}: {m}")
     if device == "cuda" and how == "eager":
         assert torch.equal(call(*leaves), out)
+
+
+def test_wide_offsets_threshold():
+    """WIDE (Note [int64 offsets]) from the largest offset inside a slice, (S - 1)·stride_s + (D - 1)·stride_d: off
+    up to 2^31 - 1, on from 2^31; batch and head strides do not count (their products are int64 anyway)."""
+    from inductor_conv.kernels.attn_common import wide_offsets
+
+    class Layout:
+        def __init__(self, shape, stride):
+            self.shape, self._stride = shape, stride
+
+        def stride(self):
+            return self._stride
+
+    last = 2**31 - 1  # (S - 1) * stride_s + (D - 1) * 1 == last with S = 2, D = 128
+    assert not wide_offsets(Layout((1, 1, 2, 128), (2**40, 2**40, last - 127, 1)), None)
+    assert wide_offsets(None, Layout((1, 1, 2, 128), (0, 0, last - 126, 1)))
+    assert wide_offsets(Layout((1, 1, 1, 2), (0, 0, 1, 2**31)))  # a head-dim stride alone

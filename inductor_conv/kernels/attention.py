@@ -637,7 +637,8 @@ def _bwd_launches(dout, q, k, v, mask4d, out, lse, dropout_p, scale, seed, softc
     # EVEN: the dK/dV programs step over queries, the dQ programs over keys, both by BLOCK_M, and the dK/dV programs'
     # key blocks of BLOCK_N are whole (Note [even lengths])
     even = Sq % plan.block_m == 0 and Sk % plan.block_m == 0 and Sk % plan.block_n == 0
-    meta, constexprs = plan.variant(Hq // Hkv, even, wide=wide_offsets(q, k, v, mask4d, out, dout, dq, dk, dv))
+    # WIDE from the tensors the kernel reads and writes (not out: the delta kernel's alone)
+    meta, constexprs = plan.variant(Hq // Hkv, even, wide=wide_offsets(q, k, v, mask4d, dout, dq, dk, dv))
     launches.append((_BWD, grid, meta, ptrs, strides + (Hq, Hkv, Sq, Sk), floats, constexprs,
                      dict(num_warps=plan.num_warps, num_stages=plan.num_stages)))
     return launches

@@ -226,3 +226,20 @@ def node_below_views(out) -> str:
         return fn.name()  # a C++ node's (the native extension's nodes share one type)
     except RuntimeError:  # a Python Function's node has no name()
         return type(fn).__name__
+
+
+def rows_apart(S, D, n_tensors, dtype, device):
+    """n_tensors (1, 1, S, D) views of one storage whose rows lie `stride` elements apart, (S - 1) * stride >= 2^31:
+    each (b, h) slice spans 2^31 elements (Note [int64 offsets] in kernels/attn_common.py).  Only the rows are
+    written; the rest of the ~4 GiB (bf16) allocation is never touched, so it costs little real memory.  None when
+    the allocation is refused."""
+    stride = -(-(2**31) // (S - 1) // 8) * 8 + 8
+    try:
+        store = torch.empty((S - 1) * stride + n_tensors * D, dtype=dtype, device=device)
+    except RuntimeError:
+        return None
+    views = [store.as_strided((1, 1, S, D), (0, 0, stride, 1), t * D) for t in range(n_tensors)]
+    g = torch.Generator().manual_seed(5)
+    for view in views:
+        view.copy_(torch.randn(1, 1, S, D, generator=g).to(dtype))
+    return views

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import rows_apart
 
 import inductor_conv
-
 from inductor_conv.kernels.attention import attention_bwd, attention_fwd
 from inductor_conv.ops.attention import _torch_dropout_keep
 from inductor_conv.reference.attention import attention_ref, lse_ref
@@ -498,23 +498,6 @@ def test_short_calls_plan_fitted_tiles_without_summaries():
     assert short_bwd.block_n % short_bwd.block_m == 0
 
 
-def _rows_apart(S, D, n_tensors, dtype, device):
-    """n_tensors (1, 1, S, D) views of one storage whose rows lie `stride` elements apart, (S - 1) * stride >= 2^31:
-    each (b, h) slice spans 2^31 elements (Note [int64 offsets] in kernels/attn_common.py).  Only the rows are
-    written; the rest of the ~4 GiB (bf16) allocation is never touched, so it costs little real memory.  None when
-    the allocation is refused."""
-    stride = -(-(2**31) // (S - 1) // 8) * 8 + 8
-    try:
-        store = torch.empty((S - 1) * stride + n_tensors * D, dtype=dtype, device=device)
-    except RuntimeError:
-        return None
-    views = [store.as_strided((1, 1, S, D), (0, 0, stride, 1), t * D) for t in range(n_tensors)]
-    g = torch.Generator().manual_seed(5)
-    for view in views:
-        view.copy_(torch.randn(1, 1, S, D, generator=g).to(dtype))
-    return views
-
-
 @pytest.mark.parametrize("how", ["eager", pytest.param("compiled", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("Sq", [20, 5], ids=["flash", "decode"])
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
@@ -526,7 +509,7 @@ def test_slices_spanning_2_to_the_31_elements(device, Sq, how):
     templates, whose lowering proves WIDE from the layouts."""
     if how == "compiled" and device == "cpu":
         pytest.skip("the templates run on a GPU")
-    views = _rows_apart(Sq, 16, 4, torch.bfloat16, device)
+    views = rows_apart(Sq, 16, 4, torch.bfloat16, device)
     if views is None:
         pytest.skip("no room for a 4 GiB (untouched) allocation")
     q, k, v, do = views

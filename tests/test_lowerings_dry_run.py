@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import saved_lowerings
+from helpers import rows_apart, saved_lowerings
 
 import inductor_conv
 from inductor_conv._compat import compiled_graph_caches_disabled, inductor_config, ir
@@ -92,13 +92,10 @@ def test_slices_of_2_to_the_31_elements_take_wide_templates(dry_run):
     rows written) spans 2^31 elements in its slice: both templates get WIDE (smaller slices do not:
     test_attention_lowerings_reach_their_templates)."""
     S, D = 20, 16
-    stride = 2**31 // (S - 1) // 16 * 16 + 16
-    try:
-        store = torch.empty((S - 1) * stride + D, dtype=torch.bfloat16)
-    except RuntimeError:
+    views = rows_apart(S, D, 1, torch.bfloat16, "cpu")
+    if views is None:
         pytest.skip("no room for a 4 GiB (untouched) allocation")
-    q = store.as_strided((1, 1, S, D), (0, 0, stride, 1))
-    q.copy_(_randn(1, 1, S, D, seed=1).bfloat16())
+    q = views[0]
     k, v = (_randn(1, 1, 40, D, seed=i).bfloat16() for i in (2, 3))
     q.requires_grad_()
 

@@ -4,7 +4,8 @@
 # `carry: [".whl"]` (expecttest, pytest-xdist, execnet and ninja wheels):
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
-# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles, native and gap when named. Every step's
+# sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles, native, gap and mask_tiles when
+# named. Every step's
 # output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it
 # to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
@@ -85,4 +86,9 @@ want gap && TAIL=80 step gap "${GAP_LIMIT:-300}" bash -c "python3 benchmarks/dia
 # list): BWD_TILES_ARGS='--tiles "64,64,8,2;32,64,8,2" --p 0,0.1' and the like.
 want bwd_tiles && TAIL=30 step bwd_tiles "${BWD_TILES_LIMIT:-240}" bash -c \
   "python3 benchmarks/diagnostics/attention_bwd_tiles.py ${BWD_TILES_ARGS:-} | tee '$OUT/bwd_tiles.md'"
+# The compiled masked templates against is_causal at other tiles or configs (diagnostics/mask_template_tiles.py; not in
+# the default list): one run per line of MASK_TILES_ARGS, e.g. $'--p 0.1 --fwd 0 --bwd=\n--shape 4,8,4,2048,256 --p 0'.
+want mask_tiles && TAIL=60 step mask_tiles "${MASK_TILES_LIMIT:-300}" bash -c \
+  'while IFS= read -r line; do eval "python3 benchmarks/diagnostics/mask_template_tiles.py $line"; done <<< "$0"' \
+  "${MASK_TILES_ARGS:---p 0.1 --fwd 0 --bwd=}"
 exit 0

@@ -117,6 +117,9 @@ attention_split_head_dim: bool = True
 # Note [TMA loads] in kernels/attn_math.py: the templates stream tiles through TMA descriptors where inputs allow.
 # Off: slower with triton 3.6, forward 3-13%, backward 2-8%.
 attention_tma: bool = False
+# Note [row offsets] in heuristics/attention.py: the backward template's dK/dV programs address their Q / dO tiles
+# from integer offsets; None: with a summarised mask tensor only (measured), a bool forces it.
+attention_row_offsets: bool | None = None
 # Note [channels-last stops at our ops] in _compat.py: in a graph with a convolution, Inductor's channels-last layout
 # propagation stops at our ops and their inputs, as at a bmm.  False lets it run through them (q, k, v, the bias and
 # the output realised head-fastest).

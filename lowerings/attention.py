@@ -45,6 +45,7 @@ from inductor_conv.heuristics.attention import (
     fit_bwd_tile,
     fit_fwd_tile,
     head_dim_tiles,
+    row_offsets,
     short_sequences,
     template_mask_row,
 )
@@ -645,6 +646,8 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
     lse = ir.ExternKernel.require_contiguous(lse)
     q, k, v, dout, out, lse, delta = realize_inputs(q, k, v, dout, out, lse, delta)
     options["USE_TMA"] = _use_tma(q, k, v, dout) and not options["BLOCK_D2"]
+    options["ROW_OFFSETS"] = row_offsets(options["MASK_RANGES"], bool(is_causal), bool(options["BLOCK_D2"]),
+                                          options["USE_TMA"])
     device = q.get_device()
     mask = _padded_mask(realize_inputs(attn_mask)) if attn_mask is not None else _placeholder(torch.bool, device)
     seed_node = realize_inputs(seed) if dropout_p > 0 else _placeholder(torch.int64, device)

@@ -19,6 +19,7 @@ from helpers import assert_cudnn_switches_refuse, saved_lowerings
 import inductor_conv.ops  # noqa: F401  (registers the custom ops)
 from inductor_conv._compat import compiled_graph_caches_disabled, has_lowering, inductor_lowerings
 from inductor_conv.heuristics.attention import SPLIT_HEAD_DIMS, head_dim_blocks
+from inductor_conv.heuristics.attention import row_offsets as lowering_row_offsets
 from inductor_conv.kernels.attn_common import score_scales
 from inductor_conv.kernels.attention_decode import MAX_QUERIES
 from inductor_conv.kernels.attn_mask_summary import mask_summary
@@ -101,7 +102,7 @@ def _load_rendered(source, tmp_path, name):
 
 def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=False, group=3, kv_first=False,
                 pair=False, tma=False, softcap=0.0, split=False, D_V=None, mask_ranges=False, split_head=False,
-                wide=False):
+                wide=False, row_offsets=None):
     qk_scale2, softcap_scale = score_scales(scale, softcap)  # Note [soft-capping]
     block_d, block_d2 = head_dim_blocks(D, split_head, any_dim=True)  # Note [split head dim]
     return dict(HEAD_DIM=D, BLOCK_D=block_d, BLOCK_D2=block_d2, HEAD_DIM_V=D_V or D,
@@ -119,27 +120,30 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 EVEN=False,  # ragged lengths here (Note [even lengths])
                 WIDE=wide,  # int64 products inside a slice (Note [int64 offsets] in kernels/attn_common.py)
                 MASK_RANGES=mask_ranges,  # Note [mask ranges]
+                # Q / dO tiles from integer offsets (Note [row offsets]): as the lowering picks it unless forced
+                ROW_OFFSETS=lowering_row_offsets(mask_ranges, causal, bool(block_d2), tma) if row_offsets is None
+                else row_offsets,
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
-@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap,split,wide", [
-    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0, False, False),
-    (False, 0.3, 41, 45, False, 3, True, False, False, 0.0, False, False),
-    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0, False, False),
-    (True, 0.3, 75, 75, True, 3, False, False, False, 0.0, False, False),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0, False, False),
-    (True, 0.0, 75, 110, True, 0, False, False, False, 0.0, False, False),
-    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0, False, False),
-    (True, 0.0, 41, 110, False, 3, False, True, False, 0.0, False, False),
-    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0, False, True),
-    (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False, False),
-    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False, False),
-    (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False, False),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True, True),
-    (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True, True)])
+@pytest.mark.parametrize("causal,p,Sq,Sk,masked_first,group,kv_first,pair,tma,softcap,split,wide,rows", [
+    (True, 0.0, 41, 45, False, 3, False, False, False, 0.0, False, False, False),
+    (False, 0.3, 41, 45, False, 3, True, False, False, 0.0, False, False, False),
+    (True, 0.0, 41, 110, False, 3, True, False, False, 0.0, False, False, False),
+    (True, 0.3, 75, 75, True, 3, False, False, False, 0.0, False, False, True),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 0.0, False, False, False),
+    (True, 0.0, 75, 110, True, 0, False, False, False, 0.0, False, False, False),
+    (True, 0.3, 75, 75, True, 0, True, True, False, 0.0, False, False, False),
+    (True, 0.0, 41, 110, False, 3, False, True, False, 0.0, False, False, False),
+    (True, 0.3, 75, 75, True, 0, True, True, True, 0.0, False, True, False),
+    (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False, False, False),
+    (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False, False, True),
+    (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False, False, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True, True, False),
+    (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True, True, False)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
-                                                        pair, tma, softcap, split, wide):
+                                                        pair, tma, softcap, split, wide, rows):
     """Outputs start as NaN, so an entry a template never writes fails; Sq spans several dQ programs (32 rows each).
     Causal with Sk = 45 has as many key blocks as query blocks (the backward's longest-first launch order), with
     Sk = 110 two more (the plain order; the reordering is a bijection only for equal counts, or one more).
@@ -152,7 +156,8 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     (Note [soft-capping]; 2.0 against scaled scores of std ~1.5, so the cap bends most of them), the learned
     additive mask's gradient taken after the cap; split: dK and dV in programs of their own (Note [split dK/dV]),
     with and without KV_FIRST.  wide: the strides cast to int64 first (Note [int64 offsets] in
-    kernels/attn_common.py; the same values)."""
+    kernels/attn_common.py; the same values).  rows: the backward's Q / dO tiles from integer offsets, forced (the
+    lowering picks them for summarised masks only: Note [row offsets])."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))  # descriptors' scratch
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -177,9 +182,10 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)  # fp32 math, as test_kernels_attention
 
     cfg = _constexprs(D, 2, causal, p, scale, 16, 32, masked_first, group, kv_first, tma=tma,
-                      softcap=softcap, split=split, wide=wide) | dict(STORE_DS=True)
+                      softcap=softcap, split=split, wide=wide, row_offsets=rows) | dict(STORE_DS=True)
     bwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_bwd"), tmp_path,
-                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}_{split}_{wide}")
+                         f"bwd_{causal}_{p}_{Sq}_{Sk}_{masked_first}_{group}_{kv_first}_{tma}_{softcap}_{split}_{wide}"
+                         f"_{rows}")
     delta = (do * out).sum(-1)
     dq, dk, dv, ds = (torch.full_like(t, nan) for t in (q, k, v, torch.empty(B, Hq, Sq, Sk)))
     bwd[lowering.attention_bwd_grid(B, Hq, Sq, D, Hkv, Sk, cfg)](
@@ -219,6 +225,7 @@ def test_template_bodies_with_other_head_dims(tmp_path, D, Dv, blocks, causal, p
     nan = float("nan")
     cfg = _constexprs(D, 2, causal, p, scale, 32, 16, D_V=Dv, split_head=True, mask_ranges=ranges)
     assert (cfg["BLOCK_D"], cfg["BLOCK_D2"]) == blocks, cfg
+    assert cfg["ROW_OFFSETS"] == (ranges and not causal and not blocks[1])  # Note [row offsets]: the ranges cases
     name = f"{D}_{Dv}_{causal}_{p}_{split}_{ranges}"
     fwd = _load_rendered(_Render(cfg).module("inductor_conv_attention_fwd"), tmp_path, f"hd_fwd_{name}")
     out, lse = torch.full((B, Hq, Sq, Dv), nan), torch.full((B, Hq, Sq), nan)

@@ -4,13 +4,14 @@ tables', beside the same call compiled with is_causal=True at its own tiles.  Pi
 (heuristics/attention.py); the tile is forced by replacing the lowering's table lookup.
 
     python benchmarks/diagnostics/mask_template_tiles.py [--p P,...] [--fwd I,...] [--bwd I,...] [--no-causal]
-        [--groups default,0,...] [--shape B,HQ,HKV,S,D] [--softcap CAP] [--window W]
+        [--groups default,0,...] [--shape B,HQ,HKV,S,D] [--softcap CAP] [--window W] [--configs "default;K=V,..."]
     python benchmarks/diagnostics/mask_template_tiles.py --mla [--p P,...] [--fwd I,...] [--bwd I,...]
 
 (--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile; --groups: the mask
 rows again at each config.attention_causal_group, the forward's launch order; --shape: default 4,16,8,2048,128;
 --softcap: softcapped_attention with this cap; --window: the mask also hides keys W or more behind the query, as
-Gemma 2's sliding-window layers, and the is_causal row is left out)
+Gemma 2's sliding-window layers, and the is_causal row is left out; --configs: the mask rows again under each
+semicolon-separated set of inductor_conv.config assignments, e.g. "default;attention_row_offsets=0")
 --mla: DeepSeek's MLA head dims (q/k 192, v 128, Note [split head dim]), B4 H16 S2048 is_causal, at each tile,
 after the same call at head dim 128 (its table tiles): the split templates' tiles against the D128 template's
 throughput per FLOP.
@@ -67,6 +68,7 @@ def main():
     parser.add_argument("--shape", default="4,16,8,2048,128", help="B,HQ,HKV,S,D")
     parser.add_argument("--softcap", type=float, default=0.0, help="logit soft-capping (0: none)")
     parser.add_argument("--window", type=int, default=0, help="sliding window of the mask (0: causal only)")
+    parser.add_argument("--configs", default="default", help="config assignments per mask row set (see above)")
     args = parser.parse_args()
     inductor_config.force_disable_caches = True
     inductor_conv.enable()
@@ -87,9 +89,12 @@ def main():
     for p in map(float, args.p.split(",")):
         cases = [] if args.no_causal or args.window else [(None, None, True, "default")]
         for group in args.groups.split(","):
-            cases += [(f, None, False, group) for f in fwd_tiles] + [(None, b, False, group) for b in bwd_tiles]
+            for conf in args.configs.split(";"):
+                cases += [(f, None, False, group, conf) for f in fwd_tiles]
+                cases += [(None, b, False, group, conf) for b in bwd_tiles]
         ref = None
-        for fwd_tile, bwd_tile, causal, group in cases:
+        for fwd_tile, bwd_tile, causal, group, *conf in cases:
+            _configure(conf[0] if conf else "default")
             lowering.attn_fwd_tile = (lambda *a, t=fwd_tile, **kw: t) if fwd_tile else table_fwd
             lowering.attn_bwd_tile = (lambda *a, t=bwd_tile, **kw: t) if bwd_tile else table_bwd
             inductor_conv.config.attention_causal_group = None if group == "default" else int(group)
@@ -118,12 +123,30 @@ def main():
                 wall = bench(step)
                 gpu, top = top_kernels(step)
                 form = "is_causal" if causal else "mask" if group == "default" else f"mask g{group}"
+                form += "" if not conf or conf[0] == "default" else f" [{conf[0]}]"
                 print(f"p={p} {form:9s} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: wall {wall:.3f} ms, "
                       f"GPU {gpu:.3f}, grads vs first {err:.1e} | {top}", flush=True)
             except Exception as e:  # a tile that does not compile or fit
                 print(f"p={p} fwd {fwd_tile} bwd {bwd_tile}: {type(e).__name__}: {str(e)[:200]}", flush=True)
     lowering.attn_fwd_tile, lowering.attn_bwd_tile = table_fwd, table_bwd
     inductor_conv.config.attention_causal_group = None
+    _configure("default")
+
+
+_DEFAULTS = {}
+
+
+def _configure(assignments: str):
+    """Set inductor_conv.config from "K=V,..." (ints, None, or as written), the earlier ones restored first."""
+    for key, value in _DEFAULTS.items():
+        setattr(inductor_conv.config, key, value)
+    if assignments == "default":
+        return
+    for item in assignments.split(","):
+        key, value = item.split("=")
+        _DEFAULTS.setdefault(key, getattr(inductor_conv.config, key))
+        setattr(inductor_conv.config, key, None if value == "None" else int(value) if value.lstrip("-").isdigit()
+                else value)
 
 
 def mla(args, lowering):

@@ -378,6 +378,29 @@ def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide)
     return [default] + [t for t in extra if t != default]
 
 
+# Note [row offsets]: a dK/dV program streams its query heads' Q and dO tiles, and by default holds them as pointer
+# tiles made once per head (tile_source in kernels/attn_math.py): 64-bit addresses, one per vector a thread loads.
+# With ROW_OFFSETS it holds the slice's base pointer and the tile's int32 offsets instead and makes the addresses
+# per tile, a few integer adds more a tile and half the registers for them.  Where the loop body is already at the
+# register limit this is the difference between spilling and not: the summarised-mask backward (a mask tensor,
+# Note [mask ranges]) at the dropout tile, compiled for sm_90 (benchmarks/diagnostics/template_sass.py --shape
+# 4,16,2048,128 --hkv 8 --mask 2 --p 0.1 --tile 64,64,4,2, --row-offsets 0 / 1), reloads 18 -> 0 values a tile in its
+# full-tile loop and 24 -> 6 in its partial one (stack 200 -> 80 B); Gemma 2's form (--shape 4,8,2048,256 --hkv 4
+# --mask 2 --softcap 50) 43 -> 22 and 51 -> 27.  In the causal backward (is_causal: its band loop) the same change
+# spills more (28 -> 106 local loads a band tile at head dim 128, p 0), so it is on for summarised masks only.  The
+# values are the same either way.  config.attention_row_offsets forces it.
+def row_offsets(masked: bool, causal: bool, split: bool, tma: bool) -> bool:
+    """Whether a backward template streams its dK/dV programs' Q / dO tiles from integer offsets (Note [row offsets]):
+    with a summarised mask tensor (`masked`) and not causal, one head-dim tile (not `split`: Note [split head dim]),
+    not through TMA; config.attention_row_offsets forces it on (where allowed) or off."""
+    from inductor_conv import config
+
+    if split or tma:
+        return False
+    forced = config.attention_row_offsets
+    return (masked and not causal) if forced is None else bool(forced)
+
+
 # ---------------------------------------------------------------- routing
 # Where the fused template is measured slower than what Inductor runs without the rewrite, the pattern is left to
 # Inductor (patterns/attention_checks.py's template_pays; the decision table is in docs/attention.md).  Soft-capped

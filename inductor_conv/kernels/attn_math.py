@@ -315,26 +315,34 @@ def dot_into_heads(a, b, acc, PAD_D: tl.constexpr, DOT_DTYPE: tl.constexpr, PREC
 
 @triton.jit
 def tile_source(X, off, o_rows, o_d, stride_row, stride_d, n_rows, HEAD_DIM: tl.constexpr, BLOCK_R: tl.constexpr,
-                BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr, PAD_D: tl.constexpr = 0):
+                BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr, PAD_D: tl.constexpr = 0,
+                ROW_OFFSETS: tl.constexpr = False):
     """What an inner loop streams [BLOCK_R, BLOCK_D] tiles of the (n_rows, HEAD_DIM) slice at X + off from: a TMA
-    tensor descriptor (USE_TMA: unit stride_d, 16-byte aligned base and rows -- the lowering checks) or the pointers
-    of its first tile (o_rows = arange(BLOCK_R); a pair with a split head dim, PAD_D >= 2).  Note [TMA loads]."""
+    tensor descriptor (USE_TMA: unit stride_d, 16-byte aligned base and rows -- the lowering checks), the slice's
+    base pointer and the integer offsets of its first tile (ROW_OFFSETS: Note [row offsets] in
+    heuristics/attention.py) or the pointers of its first tile (o_rows = arange(BLOCK_R); a pair with a split head
+    dim, PAD_D >= 2).  Note [TMA loads]."""
     if USE_TMA:
         tl.static_assert(PAD_D < 2, "TMA tiles take one head-dim tile (Note [split head dim])")
         return tl.make_tensor_descriptor(X + off, shape=[n_rows, HEAD_DIM], strides=[stride_row, 1],
                                          block_shape=[BLOCK_R, BLOCK_D])
+    elif ROW_OFFSETS:
+        tl.static_assert(PAD_D < 2, "row offsets take one head-dim tile (Note [split head dim])")
+        return X + off, o_rows[:, None] * stride_row + o_d[None, :] * stride_d
     else:
         return head_ptrs(X, off, o_rows, o_d, stride_row, stride_d, PAD_D)
 
 
 @triton.jit
 def load_stream_tile(src, start, stride_row, m_rows, m_d, CHECK_ROWS: tl.constexpr, CHECK_COLS: tl.constexpr,
-                     USE_TMA: tl.constexpr):
+                     USE_TMA: tl.constexpr, ROW_OFFSETS: tl.constexpr = False):
     """The tile of rows [start, start + BLOCK_R) of a tile_source; rows past n_rows and columns past HEAD_DIM are 0
     either way (TMA fills out-of-bounds elements with zeros), so both give the same values.  CHECK_COLS is the
     source's PAD_D: 2 / 3 load a pair (Note [split head dim])."""
     if USE_TMA:
         return src.load([start, 0])
+    elif ROW_OFFSETS:  # the pointers made here, per tile (Note [row offsets])
+        return load_tile(src[0] + (start * stride_row + src[1]), m_rows, m_d, CHECK_ROWS, CHECK_COLS)
     elif CHECK_COLS >= 2:
         return (load_tile(src[0] + start * stride_row, m_rows, m_d[0], CHECK_ROWS, False),
                 load_tile(src[1] + start * stride_row, m_rows, m_d[1], CHECK_ROWS, CHECK_COLS == 3))
@@ -689,13 +697,13 @@ def _dkdv_tile(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i
                PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr, IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                MASKED: tl.constexpr, DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr,
                softcap_scale, SOFTCAP: tl.constexpr, PART: tl.constexpr, WHOLE_KEYS: tl.constexpr,
-               ALL_FULL: tl.constexpr):
+               ALL_FULL: tl.constexpr, ROW_OFFSETS: tl.constexpr):
     """One query tile [start_m, start_m + BLOCK_M) of attn_bwd_dkdv_inner (which see)."""
     start_m = tl.multiple_of(start_m, BLOCK_M)
     o_i = start_m + o_ib
     m_i = o_i < SEQ_Q
-    q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA)  # [BM, BD]
-    do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_dv, MASKED, PAD_DV, USE_TMA)  # [BM, BDV]
+    q = load_stream_tile(p_q, start_m, stride_qm, m_i, m_d, MASKED, PAD_D, USE_TMA, ROW_OFFSETS)  # [BM, BD]
+    do = load_stream_tile(p_do, start_m, stride_dom, m_i, m_dv, MASKED, PAD_DV, USE_TMA, ROW_OFFSETS)  # [BM, BDV]
     # The statements keep one order for every PART (dPᵀ's product before dV's): ptxas spills otherwise at
     # head dim 128 with dropout (benchmarks/diagnostics/template_sass.py, 16 LDL a masked iteration).
     if MASKED:
@@ -750,7 +758,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                         SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False,
-                        ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0, GAP: tl.constexpr = False):
+                        ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0, GAP: tl.constexpr = False,
+                        ROW_OFFSETS: tl.constexpr = False):
     """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head (ALL_FULL: the
     mask allows every entry of these tiles and is not read, Note [mask ranges]; GAP: leaving out the tiles of
     [gap_lo, gap_hi), lo <= gap_lo <= gap_hi <= hi).
@@ -761,7 +770,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
     scale, both applied once by the caller.  Ragged query rows load LSE = +inf, so their P is 0.
     PART (Note [split dK/dV]): 0 both, 1 dV only (no dPᵀ, Δ or dK), 2 dK only (no dV product); the other
     accumulator is returned as it came.  WHOLE_KEYS: every key of the tile is below SEQ_K (EVEN), so the mask tile
-    loads without a per-key check (load_mask_tile's CHECK_KEYS).
+    loads without a per-key check (load_mask_tile's CHECK_KEYS).  ROW_OFFSETS: p_q / p_do are tile_source's
+    (base, offsets) pairs (Note [row offsets]).
     """
     c = score_scale(qk_scale2, MASK_KIND, ALL_FULL)
     o_ib = tl.arange(0, BLOCK_M)
@@ -775,7 +785,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                 dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, start_m, o_ib, o_j, c,
                 m_d, m_dv, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
                 dropout_scale, BLOCK_M, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED,
-                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL)
+                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL, ROW_OFFSETS)
     else:
         for start_m in range(lo, hi, BLOCK_M):
             if GAP:
@@ -784,7 +794,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                 dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, seed, i_b, i_h, start_n, start_m, o_ib, o_j, c,
                 m_d, m_dv, stride_qm, stride_dom, stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
                 dropout_scale, BLOCK_M, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED,
-                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL)
+                DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL, ROW_OFFSETS)
     return dk, dv
 
 
@@ -974,15 +984,16 @@ def bwd_program(lin, n_programs, n_kv_blocks, n_p, KV_FIRST: tl.constexpr):
 def dkdv_head_ptrs(Q, DO, LSE, DELTA, i_b, i_h, o_ib, o_d, o_dv, stride_qb, stride_qh, stride_qm, stride_qd,
                    stride_dob, stride_doh, stride_dom, stride_dod, stride_mb, stride_mh, H_Q, SEQ_Q,
                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, USE_TMA: tl.constexpr,
-                   HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, PAD_D: tl.constexpr = 0):
+                   HEAD_DIM_V: tl.constexpr, BLOCK_DV: tl.constexpr, PAD_D: tl.constexpr = 0,
+                   ROW_OFFSETS: tl.constexpr = False):
     """Query head i_h's Q / dO tile sources, LSE / DELTA rows and mask offset (attn_bwd_dkdv_cols)."""
     i_bh = i_b * H_Q + i_h
     p_q = tile_source(Q, i_b.to(tl.int64) * stride_qb + i_h.to(tl.int64) * stride_qh, o_rows=o_ib, o_d=o_d,
                       stride_row=stride_qm, stride_d=stride_qd, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_R=BLOCK_M,
-                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, PAD_D=PAD_D)
+                      BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, PAD_D=PAD_D, ROW_OFFSETS=ROW_OFFSETS)
     p_do = tile_source(DO, i_b.to(tl.int64) * stride_dob + i_h.to(tl.int64) * stride_doh, o_rows=o_ib, o_d=o_dv,
                        stride_row=stride_dom, stride_d=stride_dod, n_rows=SEQ_Q, HEAD_DIM=HEAD_DIM_V, BLOCK_R=BLOCK_M,
-                       BLOCK_D=BLOCK_DV, USE_TMA=USE_TMA)
+                       BLOCK_D=BLOCK_DV, USE_TMA=USE_TMA, ROW_OFFSETS=ROW_OFFSETS)
     p_lse, p_delta = LSE + i_bh.to(tl.int64) * SEQ_Q, DELTA + i_bh.to(tl.int64) * SEQ_Q
     mask_off = i_b.to(tl.int64) * stride_mb + i_h.to(tl.int64) * stride_mh
     return p_q, p_do, p_lse, p_delta, mask_off, i_h
@@ -1000,13 +1011,14 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
                        PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                        BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, COLS=None, stride_cb=0,
-                       stride_ch=0, BLOCK_D2: tl.constexpr = 0):
+                       stride_ch=0, BLOCK_D2: tl.constexpr = 0, ROW_OFFSETS: tl.constexpr = False):
     """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
     only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
     tail (Note [even lengths]).  MASK_RANGES: COLS is the mask's column summary (Note [mask ranges]), as
-    attn_fwd_rows' ROWS.  BLOCK_D2: Note [split head dim] (dK is then a pair)."""
+    attn_fwd_rows' ROWS.  BLOCK_D2: Note [split head dim] (dK is then a pair).  ROW_OFFSETS: Q and dO tiles
+    addressed from integer offsets (Note [row offsets])."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -1045,7 +1057,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
             stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
             stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
             stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
-            BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D)
+            BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D, ROW_OFFSETS=ROW_OFFSETS)
         band_lo, band_hi, w_lo, w_hi, t_lo, t_hi = start_n, start_n + BLOCK_N, full_lo, full_hi, full_hi, SEQ_Q
         f_lo = 0
         f_hi = 0
@@ -1063,7 +1075,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
         if TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1072,7 +1084,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
         if RANGES or not TAIL_FIRST:  # whole tiles (RANGES: those that read the mask, without [f_lo, f_hi))
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1082,7 +1094,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, gap_lo=f_lo, gap_hi=f_hi,
-                GAP=RANGES)
+                GAP=RANGES, ROW_OFFSETS=ROW_OFFSETS)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1091,7 +1103,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
     if TWO_LOOPS:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
@@ -1099,7 +1111,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 stride_qb=stride_qb, stride_qh=stride_qh, stride_qm=stride_qm, stride_qd=stride_qd,
                 stride_dob=stride_dob, stride_doh=stride_doh, stride_dom=stride_dom, stride_dod=stride_dod,
                 stride_mb=stride_mb, stride_mh=stride_mh, H_Q=H_Q, SEQ_Q=SEQ_Q, HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M,
-                BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D)
+                BLOCK_D=BLOCK_D, USE_TMA=USE_TMA, HEAD_DIM_V=DV, BLOCK_DV=BDV, PAD_D=PAD_D,
+                ROW_OFFSETS=ROW_OFFSETS)
             w_lo, w_hi = full_lo, full_hi
             if RANGES:  # Note [mask ranges]: only the full tiles are left, and the mask is not read
                 q_lo, f_lo, f_hi, q_hi = mask_tile_range(COLS, i_b, i_h, stride_cb, stride_ch, start=start_n,
@@ -1112,7 +1125,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ALL_FULL=RANGES)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ALL_FULL=RANGES,
+                ROW_OFFSETS=ROW_OFFSETS)
     return head_scale(dk, scale * dropout_scale, PAD_D), dv * dropout_scale
 
 

@@ -341,16 +341,18 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
                          pair=None, tma=False, split=None, head_dim_v=None, wide=False,
-                         lengths=None) -> tuple[dict, int, int]:
+                         lengths=None, row_offsets=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
-    causal pair, no TMA.  lengths: the static (Sq, Sk), which fit the table's tile and decide the mask's summary
-    as the lowering does (Note [short sequences])."""
+    causal pair, no TMA, the backward's ROW_OFFSETS as the lowering picks it (`row_offsets` forces it).  lengths:
+    the static (Sq, Sk), which fit the table's tile and decide the mask's summary as the lowering does (Note [short
+    sequences])."""
     from inductor_conv import config
     from inductor_conv.heuristics.attention import (attn_bwd_tile, attn_fwd_tile, fit_bwd_tile, fit_fwd_tile,
                                                     head_dim_tiles, short_sequences)
+    from inductor_conv.heuristics.attention import row_offsets as pick_row_offsets
     from inductor_conv.kernels.attn_common import score_scales, softcap_mode
     from inductor_conv.lowerings.attention import _DOT_DTYPES
     from inductor_conv.reference.attention import dropout_threshold
@@ -384,6 +386,9 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py
         # the lowering's, with config.attention_mask_ranges's default
         MASK_RANGES=bool(mask_kind) and not store_ds and not (lengths is not None and short_sequences(*lengths)))
+    if not fwd:  # Note [row offsets] in heuristics/attention.py
+        constexprs["ROW_OFFSETS"] = pick_row_offsets(constexprs["MASK_RANGES"], causal, bool(block_d2), tma) if (
+            row_offsets is None) else bool(row_offsets) and not block_d2 and not tma
     return constexprs, tile[2], tile[3]
 
 

@@ -126,7 +126,8 @@ CUDA_BWD_MASKED_DROPOUT = {
     # 2) 0.688).  Before: H200 2026-12-04, (32, 64, 4, 2) 0.614; (64, 128, 8, 2) 0.691, split (64, 64, 4, 2) 0.702,
     # (64, 128, 8, 3) 0.697, and the 8-warp tiles that do not spill: (32, 128, 8, 2) 0.730, (64, 64, 8, 3) 1.100,
     # (64, 64, 8, 2) 1.131, (32, 64, 8, 2) 1.551.  H100 2026-12-07 (--p 0.1 --fwd 0 --bwd 0,12,13,14): 0.578 / 0.579;
-    # (32, 64, 4, 3) 0.579, (16, 64, 4, 3) 0.705, (16, 64, 4, 2) 0.881
+    # (32, 64, 4, 3) 0.579, (16, 64, 4, 3) 0.705, (16, 64, 4, 2) 0.881.  With Note [row offsets]: 0.552 against 0.579
+    # (H100 2026-12-07, --p 0.1 --fwd 0 --bwd= --configs "default;attention_row_offsets=0")
     128: AttnBwdTile(64, 64, 4, 2),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
@@ -386,9 +387,13 @@ def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide)
 # Note [mask ranges]) at the dropout tile, compiled for sm_90 (benchmarks/diagnostics/template_sass.py --shape
 # 4,16,2048,128 --hkv 8 --mask 2 --p 0.1 --tile 64,64,4,2, --row-offsets 0 / 1), reloads 18 -> 0 values a tile in its
 # full-tile loop and 24 -> 6 in its partial one (stack 200 -> 80 B); Gemma 2's form (--shape 4,8,2048,256 --hkv 4
-# --mask 2 --softcap 50) 43 -> 22 and 51 -> 27.  In the causal backward (is_causal: its band loop) the same change
-# spills more (28 -> 106 local loads a band tile at head dim 128, p 0), so it is on for summarised masks only.  The
-# values are the same either way.  config.attention_row_offsets forces it.
+# --mask 2 --softcap 50) 43 -> 22 and 51 -> 27.  In the causal backward (is_causal) the same change spills more: at
+# head dim 128 with dropout 0 -> 17 local loads a tile in its full-tile loop and 89 -> 144 in a head's causal band, so
+# it is on for summarised masks only.  The values are the same either way.  config.attention_row_offsets forces it.  On the GPU (H100 2026-12-07,
+# benchmarks/diagnostics/mask_template_tiles.py --fwd 0 --bwd= --configs "default;attention_row_offsets=0", HF's bf16
+# causal mask as a graph input), the backward template with / without: B4 16/8 S2048 D128 p 0.1 0.552 / 0.579 ms
+# (is_causal's 0.508), p 0 at its (64, 128, 8, 3) tile, which did not spill, 0.524 / 0.525; Gemma 2's attention (B4
+# 8/4 S2048 D256, cap 50) 1.017 / 1.035 at p 0, 1.139 / 1.143 at p 0.1.
 def row_offsets(masked: bool, causal: bool, split: bool, tma: bool) -> bool:
     """Whether a backward template streams its dK/dV programs' Q / dO tiles from integer offsets (Note [row offsets]):
     with a summarised mask tensor (`masked`) and not causal, one head-dim tile (not `split`: Note [split head dim]),

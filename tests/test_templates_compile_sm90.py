@@ -7,7 +7,8 @@ device.  tests/tools/compile_sm90.py renders a representative set (ATTENTION_TEM
 64 and 128, causal with and without pairs, dropout, bool and additive masks, the mask's gradient, GQA,
 soft-capping, fp16 / bf16 / fp32, Swin's 49-token windows (the short tiles, no mask summary: Note [short
 sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); WIDE_TEMPLATES: a forward and a
-backward with int64 offsets (Note [int64 offsets]); CONV_TEMPLATES: forward and
+backward with int64 offsets (Note [int64 offsets]); ROW_OFFSETS_TEMPLATES: the summarised-mask backward with and
+without Note [row offsets]; CONV_TEMPLATES: forward and
 backward, contiguous and channel-last) with each lowering's default tile and compiles it in a subprocess (the
 interpreter, switched on in conftest.py, would replace the kernels).  .ci/run runs this with the main venv's triton
 (3.6.0, torch 2.11's CUDA pin) and again with triton 3.7.1 (torch 2.13's CUDA pin) in a second venv.
@@ -17,8 +18,8 @@ import json
 import os
 
 import pytest
-from tools.compile_sm90 import (ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, SM90_SHARED_BYTES, WIDE_TEMPLATES,
-                                run_script)
+from tools.compile_sm90 import (ATTENTION_TEMPLATES, CONV_TEMPLATES, NVIDIA_BIN, ROW_OFFSETS_TEMPLATES,
+                                SM90_SHARED_BYTES, WIDE_TEMPLATES, run_script)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(NVIDIA_BIN, "ptxas")),
                                 reason="this triton has no NVIDIA backend with ptxas")
@@ -31,9 +32,10 @@ def compiled():
 
 def test_every_template_variant_compiles_for_sm90(compiled):
     names = collections.Counter(r["kernel"].split("(")[0] for r in compiled)
-    expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES + WIDE_TEMPLATES)
+    expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES + WIDE_TEMPLATES
+                                   + ROW_OFFSETS_TEMPLATES * 2)
     expected.update(f"inductor_conv_causal_conv1d_{v[0]}" for v in CONV_TEMPLATES)
-    assert names == expected and len(compiled) == 20 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
+    assert names == expected and len(compiled) == 22 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
@@ -47,10 +49,11 @@ def test_no_local_memory_in_the_loops(compiled):
     the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
     loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 3) tile, the fastest
     measured (heuristics/attention.py's CUDA_BWD[(192, 128)]: the 8-warp tiles are 12-80% slower), and the WIDE
-    backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked)."""
+    backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked), and
+    the backwards of test_row_offsets_keep_the_masked_backward_in_registers."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
                or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"]
-                   and "WIDE" not in r["kernel"])]
+                   and "WIDE" not in r["kernel"] and "ROW_OFFSETS" not in r["kernel"])]
     # loops were found (a conv forward program runs one tile at these sizes, and so does every program of Swin's
     # 49-token window: their loops are unrolled away; test_short_windows_do_not_spill checks those)
     looping = [r for r in checked if not r["kernel"].startswith("inductor_conv_causal_conv1d_fwd")
@@ -71,3 +74,22 @@ def test_short_windows_do_not_spill(compiled):
     short = [r for r in compiled if _SHORT in r["kernel"]]
     assert len(short) == 2 and all("tile=(64, 64, 4, 3)" in r["kernel"] for r in short), short
     assert all(r["stack"] == 0 for r in short), [(r["kernel"], r["stack"]) for r in short]
+
+
+def test_row_offsets_keep_the_masked_backward_in_registers(compiled):
+    """Note [row offsets]: the backward over a summarised mask with dropout (HF's mask as a layer input, Llama's
+    form) at its table tile holds its Q / dO tiles as int32 offsets, not 64-bit pointer tiles.  Its hottest loop, the
+    dK/dV programs' full tiles (the innermost loops with the most HGMMA are the dK/dV ones: four products a tile
+    against the dQ programs' three; the full tiles' loop is the one without the mask's code, the smaller), then
+    keeps every value in registers; with pointer tiles it reloads spilled values each tile (19 local accesses with
+    triton 3.6.0, 17 with 3.7.1)."""
+    by_flag = {r["kernel"].split("ROW_OFFSETS=")[1][0]: r for r in compiled if "ROW_OFFSETS=" in r["kernel"]}
+    assert set(by_flag) == {"0", "1"}, list(by_flag)
+
+    def dkdv_inner(r):
+        most = max(hgmma for hgmma, _ in r["inner_loops"])
+        return [local for hgmma, local in r["inner_loops"] if hgmma == most]
+
+    on, off = dkdv_inner(by_flag["1"]), dkdv_inner(by_flag["0"])
+    assert len(on) == len(off) == 2, (on, off)  # the partial tiles' loop and the full tiles'
+    assert min(on) == 0 and min(off) > 0, (on, off)

@@ -171,11 +171,15 @@ def loops(text: str):
 
 def summary(name: str, compiled) -> dict:
     """What the tests check of one compiled variant: resources(), the ex2 flavours of its PTX, its loops and the
-    local-memory instructions (spills) inside them."""
-    loop_ops = [ops for _, _, ops in loops(sass(compiled))]
+    local-memory instructions (spills) inside them, and per innermost loop (one holding no other) its HGMMA and
+    local-memory instruction counts."""
+    found = list(loops(sass(compiled)))
+    loop_ops = [ops for _, _, ops in found]
+    inner = [(ops["HGMMA"], ops["LDL"] + ops["STL"]) for first, last, ops in found
+             if not any(first <= f and l <= last and (f, l) != (first, last) for f, l, _ in found)]
     return dict(kernel=name, **resources(compiled),
                 ex2=sorted(set(re.findall(r"\bex2\.approx[.\w]*", compiled.asm["ptx"]))), loops=len(loop_ops),
-                local_in_loops=sum(ops["LDL"] + ops["STL"] for ops in loop_ops))
+                local_in_loops=sum(ops["LDL"] + ops["STL"] for ops in loop_ops), inner_loops=inner)
 
 
 # (name, function compiling one variant) of the variants compile_variants is compiling: the pool's forked workers
@@ -496,6 +500,12 @@ WIDE_TEMPLATES = (
     ("fwd", torch.bfloat16, (1, 4, 256, 128), 2, 2, False, 0.1, 0.0, False),
     ("bwd", torch.bfloat16, (1, 4, 256, 128), 2, 2, False, 0.1, 0.0, False),
 )
+# Compiled with ROW_OFFSETS on and off (Note [row offsets] in inductor_conv/heuristics/attention.py), as
+# ATTENTION_TEMPLATES' rows: the backward over a summarised additive mask with dropout and GQA (Llama's attention
+# with HF's mask as a layer input), at its table tile.
+ROW_OFFSETS_TEMPLATES = (
+    ("bwd", torch.bfloat16, (1, 4, 512, 128), 2, 2, False, 0.1, 0.0, False),
+)
 # Conv: (pass, layout) for x (B, C, L) = CONV_SHAPE[:3] bf16, K = CONV_SHAPE[3] taps.
 CONV_TEMPLATES = (("fwd", "bcl"), ("fwd", "blc"), ("bwd", "bcl"), ("bwd", "blc"), ("bwd", "blc_t"))
 CONV_SHAPE = (2, 512, 8192, 4)  # 11-16 tiles a backward program (a forward one runs one tile: no loop)
@@ -506,22 +516,25 @@ def _conv_template(direction: str, layout: str):
 
 
 def compile_templates(report=print) -> list[dict]:
-    """Compile each of ATTENTION_TEMPLATES, WIDE_TEMPLATES and CONV_TEMPLATES for sm_90; one summary() per
-    variant."""
+    """Compile each of ATTENTION_TEMPLATES, WIDE_TEMPLATES, ROW_OFFSETS_TEMPLATES (twice) and CONV_TEMPLATES for
+    sm_90; one summary() per variant."""
     from inductor_conv.heuristics.conv import conv_geometry
 
     variants = []
-    rows = [(row, False) for row in ATTENTION_TEMPLATES] + [(row, True) for row in WIDE_TEMPLATES]
-    for (pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds), wide in rows:
+    rows = ([(row, {}) for row in ATTENTION_TEMPLATES] + [(row, dict(wide=True)) for row in WIDE_TEMPLATES]
+            + [(row, dict(row_offsets=on)) for row in ROW_OFFSETS_TEMPLATES for on in (True, False)])
+    for (pass_, dtype, shape, hkv, mask_kind, causal, p, softcap, store_ds), extra in rows:
         constexprs, warps, stages = attention_constexprs(dtype, shape[3], fwd=pass_ == "fwd", causal=causal, p=p,
                                                          mask_kind=mask_kind, softcap=softcap, store_ds=store_ds,
                                                          gqa=hkv != shape[1],
                                                          head_dim_v=MLA_HEAD_DIM_V if shape[3] == 192 else None,
-                                                         wide=wide, lengths=(shape[2], shape[2]))
+                                                         lengths=(shape[2], shape[2]), **extra)
         tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
+        tags = (", WIDE" if extra.get("wide") else "") + (
+            f", ROW_OFFSETS={int(extra['row_offsets'])}" if "row_offsets" in extra else "")
         name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
                 f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "
-                f"tile={tile}{', WIDE' if wide else ''})")
+                f"tile={tile}{tags})")
         variants.append((name, functools.partial(compile_attention_template, pass_ == "fwd", shape, constexprs,
                                                  warps, stages, hkv, dtype)))
     for direction, layout in CONV_TEMPLATES:

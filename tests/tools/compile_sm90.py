@@ -363,9 +363,12 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
 
     block_d, block_d2, tile_head_dim, split_v = head_dim_tiles(head_dim, head_dim_v or head_dim,
                                                                config.attention_split_head_dim)
+    # the lowering's, with config.attention_mask_ranges's default
+    mask_ranges = bool(mask_kind) and not store_ds and not (lengths is not None and short_sequences(*lengths))
     if tile is None:
         pick = attn_fwd_tile if fwd else attn_bwd_tile
-        table = pick(dtype, tile_head_dim, "cuda", causal=causal, dropout=p > 0, split_v=split_v)
+        table = pick(dtype, tile_head_dim, "cuda", causal=causal, dropout=p > 0, masked=mask_ranges,
+                     split_v=split_v)
         if lengths is not None:
             table = (fit_fwd_tile if fwd else fit_bwd_tile)(table, *lengths)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
@@ -388,8 +391,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
         WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py
-        # the lowering's, with config.attention_mask_ranges's default
-        MASK_RANGES=bool(mask_kind) and not store_ds and not (lengths is not None and short_sequences(*lengths)))
+        MASK_RANGES=mask_ranges)
     if not fwd:  # Note [row offsets] in heuristics/attention.py
         constexprs["ROW_OFFSETS"] = pick_row_offsets(constexprs["MASK_RANGES"], causal, bool(block_d2), tma) if (
             row_offsets is None) else bool(row_offsets) and not block_d2 and not tma

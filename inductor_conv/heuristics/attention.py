@@ -389,11 +389,13 @@ def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide)
 # full-tile loop and 24 -> 6 in its partial one (stack 200 -> 80 B); Gemma 2's form (--shape 4,8,2048,256 --hkv 4
 # --mask 2 --softcap 50) 43 -> 22 and 51 -> 27.  In the causal backward (is_causal) the same change spills more: at
 # head dim 128 with dropout 0 -> 17 local loads a tile in its full-tile loop and 89 -> 144 in a head's causal band, so
-# it is on for summarised masks only.  The values are the same either way.  config.attention_row_offsets forces it.  On the GPU (H100 2026-12-07,
-# benchmarks/diagnostics/mask_template_tiles.py --fwd 0 --bwd= --configs "default;attention_row_offsets=0", HF's bf16
-# causal mask as a graph input), the backward template with / without: B4 16/8 S2048 D128 p 0.1 0.552 / 0.579 ms
-# (is_causal's 0.508), p 0 at its (64, 128, 8, 3) tile, which did not spill, 0.524 / 0.525; Gemma 2's attention (B4
-# 8/4 S2048 D256, cap 50) 1.017 / 1.035 at p 0, 1.139 / 1.143 at p 0.1.
+# it is on for summarised masks only.  The values are the same either way.  config.attention_row_offsets forces it.
+# On the GPU (H100 2026-12-07, benchmarks/diagnostics/mask_template_tiles.py --fwd 0 --bwd= --configs
+# "default;attention_row_offsets=0", HF's bf16 causal mask as a graph input), the backward template with / without:
+# B4 16/8 S2048 D128 p 0.1 0.552 / 0.579 ms (is_causal's 0.508), p 0 at its (64, 128, 8, 3) tile, which did not
+# spill, 0.524 / 0.525; Gemma 2's attention (B4 8/4 S2048 D256, cap 50) 1.017 / 1.035 at p 0, 1.139 / 1.143 at p 0.1.
+# Under triton 3.7.1 (torch 2.13's CUDA pin) the full-tile loops gain as much (head dim 128 with dropout 17 -> 0,
+# Gemma 2's form 62 -> 32).
 def row_offsets(masked: bool, causal: bool, split: bool, tma: bool) -> bool:
     """Whether a backward template streams its dK/dV programs' Q / dO tiles from integer offsets (Note [row offsets]):
     with a summarised mask tensor (`masked`) and not causal, one head-dim tile (not `split`: Note [split head dim]),

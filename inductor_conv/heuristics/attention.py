@@ -394,8 +394,8 @@ def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide)
 # "default;attention_row_offsets=0", HF's bf16 causal mask as a graph input), the backward template with / without:
 # B4 16/8 S2048 D128 p 0.1 0.552 / 0.579 ms (is_causal's 0.508), p 0 at its (64, 128, 8, 3) tile, which did not
 # spill, 0.524 / 0.525; Gemma 2's attention (B4 8/4 S2048 D256, cap 50) 1.017 / 1.035 at p 0, 1.139 / 1.143 at p 0.1.
-# Under triton 3.7.1 (torch 2.13's CUDA pin) the full-tile loops gain as much (head dim 128 with dropout 17 -> 0,
-# Gemma 2's form 62 -> 32).
+# Under triton 3.7.1 (torch 2.13's CUDA pin) the full-tile loops gain as much (head dim 128 with dropout 14 -> 0,
+# Gemma 2's form 42 -> 19 reloads a tile).
 def row_offsets(masked: bool, causal: bool, split: bool, tma: bool) -> bool:
     """Whether a backward template streams its dK/dV programs' Q / dO tiles from integer offsets (Note [row offsets]):
     with a summarised mask tensor (`masked`) and not causal, one head-dim tile (not `split`: Note [split head dim]),

@@ -85,6 +85,30 @@ def test_attention_lowerings_reach_their_templates(dry_run, dynamic, causal, mas
     # int32 products inside the slices, also under dynamic shapes: the hints fit, and a guard keeps them so (Note
     # [int64 offsets] in kernels/attn_common.py)
     assert fwd["WIDE"] is False and bwd["WIDE"] is False
+    # pointer tiles: Note [row offsets] is for summarised masks only (the bias's gradient turns the summary off)
+    assert bwd["ROW_OFFSETS"] is False and bwd["MASK_RANGES"] is False
+
+
+@pytest.mark.parametrize("forced", [None, False])
+def test_summarised_masks_take_row_offsets(dry_run, monkeypatch, forced):
+    """Note [row offsets]: a mask input without a gradient over more than SHORT_MASK_LENGTH tokens is summarised,
+    and the backward template then streams its Q / dO tiles from integer offsets, unless
+    config.attention_row_offsets turns them off."""
+    monkeypatch.setattr(inductor_conv.config, "attention_row_offsets", forced)
+    B, H, S, D = 1, 2, 80, 16
+    q, k, v = (_randn(B, H, S, D, seed=i) for i in range(3))
+    allowed = torch.ones(S, S, dtype=torch.bool).tril()
+    mask = torch.zeros(S, S).masked_fill(~allowed, float("-inf")).expand(B, 1, S, S)
+
+    def fn(q, k, v):
+        return inductor_conv.attention(q, k, v, attn_mask=mask, dropout_p=0.0)
+
+    got, want = _fwd_bwd(fn, [q, k, v], dynamic=False)
+    for name, g, w in zip(["out", "dq", "dk", "dv"], got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, msg=name)
+    (bwd,) = dry_run["inductor_conv_attention_bwd"]
+    assert bwd["MASK_RANGES"] is True and bwd["IS_CAUSAL"] is False
+    assert bwd["ROW_OFFSETS"] is (forced is None)
 
 
 def test_slices_of_2_to_the_31_elements_take_wide_templates(dry_run):

@@ -140,7 +140,7 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
     (False, 0.0, 41, 110, False, 0, True, False, True, 0.0, False, False, False),
     (False, 0.3, 41, 45, False, 0, True, False, False, 2.0, False, False, True),
     (True, 0.0, 75, 75, True, 0, True, True, False, 2.0, False, False, False),
-    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True, True, False),
+    (True, 0.3, 75, 75, True, 0, True, False, False, 2.0, True, True, True),
     (False, 0.0, 41, 110, False, 0, False, False, False, 0.0, True, True, False)])
 def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq, Sk, masked_first, group, kv_first,
                                                         pair, tma, softcap, split, wide, rows):
@@ -157,7 +157,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
     additive mask's gradient taken after the cap; split: dK and dV in programs of their own (Note [split dK/dV]),
     with and without KV_FIRST.  wide: the strides cast to int64 first (Note [int64 offsets] in
     kernels/attn_common.py; the same values).  rows: the backward's Q / dO tiles from integer offsets, forced (the
-    lowering picks them for summarised masks only: Note [row offsets])."""
+    lowering picks them for summarised masks only: Note [row offsets]), once with WIDE's int64 offsets."""
     B, Hq, Hkv, D, scale = 2, 4, 2, 24, 0.3
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))  # descriptors' scratch
     q, k, v = (_randn(B, h, s, D, seed=i) for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))

@@ -5,9 +5,8 @@
 #   STEPS="tests overhead models" bash benchmarks/device_run.sh        (results land in $OUT)
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
 # sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles, native, gap and mask_tiles when
-# named. Every step's
-# output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that write a table write it
-# to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
+# named. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that
+# write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"

@@ -121,8 +121,7 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 WIDE=wide,  # int64 products inside a slice (Note [int64 offsets] in kernels/attn_common.py)
                 MASK_RANGES=mask_ranges,  # Note [mask ranges]
                 # Q / dO tiles from integer offsets (Note [row offsets]): as the lowering picks it unless forced
-                ROW_OFFSETS=lowering_row_offsets(mask_ranges, causal, bool(block_d2), tma) if row_offsets is None
-                else row_offsets,
+                ROW_OFFSETS=lowering_row_offsets(mask_ranges, causal, bool(block_d2), tma, forced=row_offsets),
                 INDEX_DTYPE=tl.int64 if p > 0 else tl.int32)  # Inductor's define: store_output's offsets
 
 

@@ -87,14 +87,14 @@ def main():
     print(f"# compiled attention, causal mask tensor, {torch.cuda.get_device_name()}, B{B} {Hq}/{Hkv} S{S} D{D}"
           f" softcap {args.softcap} window {args.window}")
     for p in map(float, args.p.split(",")):
-        cases = [] if args.no_causal or args.window else [(None, None, True, "default")]
+        cases = [] if args.no_causal or args.window else [(None, None, True, "default", "default")]
         for group in args.groups.split(","):
             for conf in args.configs.split(";"):
                 cases += [(f, None, False, group, conf) for f in fwd_tiles]
                 cases += [(None, b, False, group, conf) for b in bwd_tiles]
         ref = None
-        for fwd_tile, bwd_tile, causal, group, *conf in cases:
-            _configure(conf[0] if conf else "default")
+        for fwd_tile, bwd_tile, causal, group, conf in cases:
+            _configure(conf)
             lowering.attn_fwd_tile = (lambda *a, t=fwd_tile, **kw: t) if fwd_tile else table_fwd
             lowering.attn_bwd_tile = (lambda *a, t=bwd_tile, **kw: t) if bwd_tile else table_bwd
             inductor_conv.config.attention_causal_group = None if group == "default" else int(group)
@@ -123,7 +123,7 @@ def main():
                 wall = bench(step)
                 gpu, top = top_kernels(step)
                 form = "is_causal" if causal else "mask" if group == "default" else f"mask g{group}"
-                form += "" if not conf or conf[0] == "default" else f" [{conf[0]}]"
+                form += "" if conf == "default" else f" [{conf}]"
                 print(f"p={p} {form:9s} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: wall {wall:.3f} ms, "
                       f"GPU {gpu:.3f}, grads vs first {err:.1e} | {top}", flush=True)
             except Exception as e:  # a tile that does not compile or fit

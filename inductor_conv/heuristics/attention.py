@@ -396,15 +396,16 @@ def _autotune_tiles(default, extra, dtype, head_dim, split_v, split_table, wide)
 # spill, 0.524 / 0.525; Gemma 2's attention (B4 8/4 S2048 D256, cap 50) 1.017 / 1.035 at p 0, 1.139 / 1.143 at p 0.1.
 # Under triton 3.7.1 (torch 2.13's CUDA pin) the full-tile loops gain as much (head dim 128 with dropout 14 -> 0,
 # Gemma 2's form 42 -> 19 reloads a tile).
-def row_offsets(masked: bool, causal: bool, split: bool, tma: bool) -> bool:
+def row_offsets(masked: bool, causal: bool, split: bool, tma: bool, forced: bool | None = None) -> bool:
     """Whether a backward template streams its dK/dV programs' Q / dO tiles from integer offsets (Note [row offsets]):
     with a summarised mask tensor (`masked`) and not causal, one head-dim tile (not `split`: Note [split head dim]),
-    not through TMA; config.attention_row_offsets forces it on (where allowed) or off."""
+    not through TMA.  `forced` (default config.attention_row_offsets) turns it on (where allowed) or off."""
     from inductor_conv import config
 
     if split or tma:
         return False
-    forced = config.attention_row_offsets
+    if forced is None:
+        forced = config.attention_row_offsets
     return (masked and not causal) if forced is None else bool(forced)
 
 

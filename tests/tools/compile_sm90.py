@@ -393,8 +393,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py
         MASK_RANGES=mask_ranges)
     if not fwd:  # Note [row offsets] in heuristics/attention.py
-        constexprs["ROW_OFFSETS"] = pick_row_offsets(constexprs["MASK_RANGES"], causal, bool(block_d2), tma) if (
-            row_offsets is None) else bool(row_offsets) and not block_d2 and not tma
+        constexprs["ROW_OFFSETS"] = pick_row_offsets(mask_ranges, causal, bool(block_d2), tma, forced=row_offsets)
     return constexprs, tile[2], tile[3]
 
 

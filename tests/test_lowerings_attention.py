@@ -201,7 +201,7 @@ def test_template_bodies_match_reference_in_interpreter(tmp_path, causal, p, Sq,
 @pytest.mark.skipif(DEVICE != "cpu", reason="interpreter harness for the template bodies")
 @pytest.mark.parametrize("D,Dv,blocks,causal,p,split,ranges", [
     (24, 16, (32, 0), True, 0.3, False, False), (24, 16, (32, 0), False, 0.0, True, False),
-    (24, 16, (32, 0), False, 0.3, False, True),
+    (24, 16, (32, 0), False, 0.3, False, True), (24, 24, (32, 0), False, 0.3, True, True),
     (48, 48, (32, 16), True, 0.3, False, False), (40, 16, (32, 16), False, 0.0, True, False),
     (40, 40, (32, 16), True, 0.0, False, False), (48, 16, (32, 16), False, 0.3, False, True)])
 def test_template_bodies_with_other_head_dims(tmp_path, D, Dv, blocks, causal, p, split, ranges):
@@ -748,11 +748,13 @@ def test_unaligned_masks_are_read_padded_and_match_fp64(p, mask_kind, D):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal,p,mask_kind,Hq,Hkv,D", [(True, 0.0, None, 8, 2, 128), (False, 0.0, "bias", 4, 4, 80),
-                                                         (False, 0.1, "bool", 8, 2, 64), (True, 0.1, None, 4, 1, 256)])
+                                                         (False, 0.1, "bool", 8, 2, 64), (True, 0.1, None, 4, 1, 256),
+                                                         (False, 0.1, "bool", 8, 4, 256)])
 def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):
     """Soft-capped scores (Note [soft-capping]; cap 2 against scaled scores of std ~1.4, so it bends them) through
     both templates, never cuDNN (which has no soft-capping), in bf16 against float64; a learned bias gets its gradient
-    before the cap's derivative."""
+    before the cap's derivative.  Head dim 256 with a summarised mask: Gemma 2's form, its dK and dV in programs of
+    their own (heuristics/attention.py's CUDA_BWD_MASKED, Note [split dK/dV])."""
     B, Sq, Sk, cap = 2, 333, 517 if not causal else 333, 2.0
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=torch.bfloat16).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -769,6 +771,8 @@ def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):
     forward, backward = _modules(code)
     assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
     assert re.search(r"SOFTCAP\s*:\s*tl.constexpr\s*=\s*(True|1|2)\b", forward + backward)
+    split = re.search(r"SPLIT_KV\s*:\s*tl.constexpr\s*=\s*(\w+)", backward).group(1)
+    assert split == str(D == 256 and mask_kind == "bool"), split
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias",
                                     softcap=cap)

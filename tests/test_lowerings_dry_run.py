@@ -253,6 +253,26 @@ def test_summarised_mask_with_dropout_takes_its_tiles(dry_run, monkeypatch, rang
     assert got == (((128, 64, 8), (64, 64, 4)) if ranges else ((64, 64, 4), (64, 64, 4))), got
 
 
+@pytest.mark.parametrize("p", [0.0, 0.1])
+def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
+    """Gemma 2's form (bf16 head dim 256, soft-capped, a causal mask tensor): the backward template takes
+    CUDA_BWD_MASKED's tile, dK and dV in programs of their own on 4 warps (Note [split dK/dV]), with or without
+    dropout; the causal call keeps the plain table's one program per key block on 8 warps."""
+    S = 160
+    q, k, v = (_randn(1, 2, S, 256, seed=i).bfloat16().requires_grad_() for i in range(3))
+    mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(1, 1, S, S)
+    for causal in (False, True):
+        dry_run.clear()
+        torch._dynamo.reset()
+        fn = torch.compile(lambda q, k, v, m: inductor_conv.softcapped_attention(
+            q, k, v, 50.0, attn_mask=None if causal else m, dropout_p=p, is_causal=causal), fullgraph=True)
+        torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
+        (bwd,) = dry_run["inductor_conv_attention_bwd"]
+        got = bwd["MASK_RANGES"], (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"]), bwd["SPLIT_KV"]
+        want = (False, (64, 64, 8), False) if causal else (True, (64, 64, 4), True)
+        assert got == want, (causal, got)
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("channel_last", [False, True])
 def test_conv_lowerings_reach_their_templates(dry_run, dynamic, channel_last):

@@ -4,13 +4,15 @@ tables', beside the same call compiled with is_causal=True at its own tiles.  Pi
 (heuristics/attention.py); the tile is forced by replacing the lowering's table lookup.
 
     python benchmarks/diagnostics/mask_template_tiles.py [--p P,...] [--fwd I,...] [--bwd I,...] [--no-causal]
-        [--groups default,0,...] [--shape B,HQ,HKV,S,D] [--softcap CAP] [--window W] [--configs "default;K=V,..."]
+        [--groups default,0,...] [--shape B,HQ,HKV,S,D] [--softcap CAP] [--window W] [--causal-bwd]
+        [--configs "default;K=V,..."]
     python benchmarks/diagnostics/mask_template_tiles.py --mla [--p P,...] [--fwd I,...] [--bwd I,...]
 
 (--fwd / --bwd: indices into FWD / BWD, or MLA_FWD / MLA_BWD with --mla, 0 = the table's tile; --groups: the mask
 rows again at each config.attention_causal_group, the forward's launch order; --shape: default 4,16,8,2048,128;
 --softcap: softcapped_attention with this cap; --window: the mask also hides keys W or more behind the query, as
-Gemma 2's sliding-window layers, and the is_causal row is left out; --configs: the mask rows again under each
+Gemma 2's sliding-window layers, and the is_causal row is left out; --causal-bwd: the is_causal call at each --bwd
+tile too (its own table's tile otherwise); --configs: the mask rows again under each
 semicolon-separated set of inductor_conv.config assignments, e.g. "default;attention_row_offsets=0")
 --mla: DeepSeek's MLA head dims (q/k 192, v 128, Note [split head dim]), B4 H16 S2048 is_causal, at each tile,
 after the same call at head dim 128 (its table tiles): the split templates' tiles against the D128 template's
@@ -36,7 +38,11 @@ BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile
        # narrow query tiles: no spills in template_sass.py (head dim 128 with --p 0.1 --mask 2; head dim 256 with
        # --softcap 50, 8 warps), where the tables' tiles spill
        AttnBwdTile(32, 64, 4, 3), AttnBwdTile(16, 64, 4, 2), AttnBwdTile(16, 64, 4, 3), AttnBwdTile(16, 64, 8, 2),
-       AttnBwdTile(16, 64, 8, 3), AttnBwdTile(32, 64, 8, 3)]
+       AttnBwdTile(16, 64, 8, 3), AttnBwdTile(32, 64, 8, 3),
+       # dK and dV in programs of their own at 8 warps: no spills in template_sass.py at head dim 256 (--softcap 50
+       # --mask 2), where the table's (64, 64, 8, 2) reloads 22-41 values a tile
+       AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2, split=True),
+       AttnBwdTile(64, 64, 8, 3, split=True), AttnBwdTile(64, 128, 8, 2, split=True)]
 # --mla: the split head dim's candidates (the eager sweep's in docs/benchmarks.md, plus 8-warp and 3-stage ones)
 MLA_FWD = [None, AttnFwdTile(128, 64, 8, 2), AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 2),
            AttnFwdTile(64, 64, 4, 3), AttnFwdTile(64, 128, 4, 2)]
@@ -62,6 +68,7 @@ def main():
     parser.add_argument("--fwd", default=None, help="default: every forward tile")
     parser.add_argument("--bwd", default=None, help="default: every backward tile but the table's")
     parser.add_argument("--no-causal", action="store_true", help="leave out the is_causal reference")
+    parser.add_argument("--causal-bwd", action="store_true", help="the is_causal call at each --bwd tile as well")
     parser.add_argument("--mla", action="store_true", help="q/k head dim 192, v 128, is_causal (see above)")
     parser.add_argument("--groups", default="default",
                         help="config.attention_causal_group values for the mask rows (default: the lowering's)")
@@ -88,6 +95,8 @@ def main():
           f" softcap {args.softcap} window {args.window}")
     for p in map(float, args.p.split(",")):
         cases = [] if args.no_causal or args.window else [(None, None, True, "default", "default")]
+        if args.causal_bwd and not args.window:
+            cases += [(None, b, True, "default", "default") for b in bwd_tiles]
         for group in args.groups.split(","):
             for conf in args.configs.split(";"):
                 cases += [(f, None, False, group, conf) for f in fwd_tiles]

@@ -130,6 +130,15 @@ CUDA_BWD_MASKED_DROPOUT = {
     # (H100 2026-12-07, --p 0.1 --fwd 0 --bwd= --configs "default;attention_row_offsets=0")
     128: AttnBwdTile(64, 64, 4, 2),
 }
+# Backward templates with a summarised mask tensor (not causal), with or without dropout, where
+# CUDA_BWD_MASKED_DROPOUT has no entry.
+CUDA_BWD_MASKED = {
+    # dK and dV in programs of their own (Note [split dK/dV]).  H100 2026-12-07, mask_template_tiles.py --shape
+    # 4,8,4,2048,256 --softcap 50 --p 0,0.1 --fwd "" --bwd 8,4,18 (Gemma 2's form), p=0/0.1: 0.990/1.082 ms; the
+    # one-program (64, 64, 8, 2) 1.027/1.150, split (64, 64, 8, 2) 1.232/1.300 (spill-free in template_sass.py, yet
+    # slower: Gemma 2 in models.py 36.5 against 35.3 GPU ms a step with it).  An earlier run, p=0: 0.985 against 1.038.
+    256: AttnBwdTile(64, 64, 4, 2, split=True),
+}
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
 EAGER_BWD_STAGES = {
     # H200 2026-11-30, eager: (64, 128, 8, 2) 361 TFLOP/s, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158
@@ -138,7 +147,8 @@ EAGER_BWD_STAGES = {
     (192, 128): 2,
 }
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
-CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
+CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(64, 64, 4, 2, split=True),
+                         AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
 # ... and at a split head dim with tiles of its own (Note [split head dim]; the runners-up of its eager sweep:
 # CUDA_FWD's / CUDA_BWD's (192, 128) provenance lines)
 CUDA_FWD_AUTOTUNE_SPLIT = {(192, 128): [AttnFwdTile(128, 128, 8, 2), AttnFwdTile(128, 64, 8, 3),
@@ -219,8 +229,8 @@ def _table_key(dtype: torch.dtype, head_dim: int, split_v: int | None = None):
 def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool,
                masked: bool = False, split_v: int | None = None):
     """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal,
-    masked-dropout (a template with a summarised mask tensor: `masked`) or dropout table's for such a form; None when
-    the plain table decides."""
+    masked-dropout (a template with a summarised mask tensor: `masked`), masked backward (with or without dropout) or
+    dropout table's for such a form; None when the plain table decides."""
     fwd = kind == "fwd"
     if device != "cuda":
         return INTERPRETER_FWD if fwd else INTERPRETER_BWD
@@ -233,6 +243,8 @@ def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal
     masked_table = CUDA_FWD_MASKED_DROPOUT if fwd else CUDA_BWD_MASKED_DROPOUT
     if masked and dropout and not causal and key in masked_table:
         return masked_table[key]
+    if masked and not causal and not fwd and key in CUDA_BWD_MASKED:
+        return CUDA_BWD_MASKED[key]
     if dropout and key in dropout_table:
         return dropout_table[key]
     return None

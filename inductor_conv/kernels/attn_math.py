@@ -79,7 +79,10 @@ backward needs query steps of 16 (wgmma products 16 wide) to stay spill-free.  W
 programs: one accumulates dK (PART 2: Kᵀ Q, V dOᵀ, dSᵀ Q), the other dV (PART 1: Kᵀ Q, Pᵀ dO); each holds one
 accumulator and can step over 32 queries spill-free (benchmarks/diagnostics/template_sass.py --split).  The price is one more
 Kᵀ Q product (and soft-capping's tanh) per score tile: 8 products a tile instead of 7.  Each gradient sums the same
-terms in the same order as the one-program backward, so the results are bit-identical (tests).
+terms in the same order as the one-program backward, so the results are bit-identical (tests).  Spill-free is not
+the same as fast: at head dim 256 over a summarised mask (Gemma 2's form) the split programs on 8 warps compile
+without spills and run 1.2x slower than the one-program tile, while on 4 warps, still reloading some values, they run
+4-6% faster, the template's tile there (heuristics/attention.py's CUDA_BWD_MASKED and its provenance).
 
 Note [even lengths]: EVEN (a constexpr the launchers and lowerings compute) says the lengths a program steps over
 are multiples of its tiles: the forward's and dQ programs' SEQ_K of their key tiles, the dK/dV programs' SEQ_Q of

@@ -40,7 +40,8 @@ BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile
        AttnBwdTile(32, 64, 4, 3), AttnBwdTile(16, 64, 4, 2), AttnBwdTile(16, 64, 4, 3), AttnBwdTile(16, 64, 8, 2),
        AttnBwdTile(16, 64, 8, 3), AttnBwdTile(32, 64, 8, 3),
        # dK and dV in programs of their own at 8 warps: no spills in template_sass.py at head dim 256 (--softcap 50
-       # --mask 2), where the table's (64, 64, 8, 2) reloads 22-41 values a tile
+       # --mask 2), where the one-program (64, 64, 8, 2) reloads 22-41 values a tile; yet (64, 64, 8, 2, split) ran
+       # 1.2x slower than it (CUDA_BWD_MASKED's provenance)
        AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2, split=True),
        AttnBwdTile(64, 64, 8, 3, split=True), AttnBwdTile(64, 128, 8, 2, split=True),
        # 4 warps, split, 32-query steps: at head dim 256 (--softcap 50 --mask 2) 0-22 reloads a tile in template_sass.py,

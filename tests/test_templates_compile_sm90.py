@@ -6,7 +6,8 @@ interpreter never compiles anything, so a template the GPU compiler rejects unde
 device.  tests/tools/compile_sm90.py renders a representative set (ATTENTION_TEMPLATES: forward and backward, head dims
 64 and 128, causal with and without pairs, dropout, bool and additive masks, the mask's gradient, GQA,
 soft-capping, fp16 / bf16 / fp32, Swin's 49-token windows (the short tiles, no mask summary: Note [short
-sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]); WIDE_TEMPLATES: a forward and a
+sequences]), a mask over 197 keys (its rows padded: Note [mask row alignment]), Gemma 2's head dim 256 over a
+summarised mask (dK and dV in programs of their own: Note [split dK/dV]); WIDE_TEMPLATES: a forward and a
 backward with int64 offsets (Note [int64 offsets]); ROW_OFFSETS_TEMPLATES: the summarised-mask backward with and
 without Note [row offsets]; CONV_TEMPLATES: forward and
 backward, contiguous and channel-last) with each lowering's default tile and compiles it in a subprocess (the
@@ -35,7 +36,7 @@ def test_every_template_variant_compiles_for_sm90(compiled):
     expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES + WIDE_TEMPLATES
                                    + ROW_OFFSETS_TEMPLATES * 2)
     expected.update(f"inductor_conv_causal_conv1d_{v[0]}" for v in CONV_TEMPLATES)
-    assert names == expected and len(compiled) == 22 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
+    assert names == expected and len(compiled) == 23 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
@@ -49,11 +50,14 @@ def test_no_local_memory_in_the_loops(compiled):
     the soft-capped fp16 head-dim-128 backward with a bool mask at the (64, 128, 8, 3) tile (11 LDL/STL in its
     loops with 3.6.0, 57 with 3.7.1) and MLA's backward (q/k 192 split, v 128) at its (32, 64, 4, 3) tile, the fastest
     measured (heuristics/attention.py's CUDA_BWD[(192, 128)]: the 8-warp tiles are 12-80% slower), and the WIDE
-    backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked), and
-    the backwards of test_row_offsets_keep_the_masked_backward_in_registers."""
+    backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked), the
+    backwards of test_row_offsets_keep_the_masked_backward_in_registers, and Gemma 2's masked backward at head dim 256
+    (split dK/dV on 4 warps, the fastest measured: 16-53 reloads a tile in its loops with triton 3.6.0; the 8-warp
+    split tile, spill-free, ran 1.2x slower; test_head_dim_256_masked_backward_keeps_its_wgmma_pipelined)."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
                or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"]
-                   and "WIDE" not in r["kernel"] and "ROW_OFFSETS" not in r["kernel"])]
+                   and "WIDE" not in r["kernel"] and "ROW_OFFSETS" not in r["kernel"]
+                   and "SPLIT_KV" not in r["kernel"])]
     # loops were found (a conv forward program runs one tile at these sizes, and so does every program of Swin's
     # 49-token window: their loops are unrolled away; test_short_windows_do_not_spill checks those)
     looping = [r for r in checked if not r["kernel"].startswith("inductor_conv_causal_conv1d_fwd")
@@ -93,3 +97,12 @@ def test_row_offsets_keep_the_masked_backward_in_registers(compiled):
     on, off = dkdv_inner(by_flag["1"]), dkdv_inner(by_flag["0"])
     assert len(on) == len(off) == 2, (on, off)  # the partial tiles' loop and the full tiles'
     assert min(on) == 0 and min(off) > 0, (on, off)
+
+
+def test_head_dim_256_masked_backward_keeps_its_wgmma_pipelined(compiled):
+    """Gemma 2's attention over HF's mask (head dim 256, soft-capped, a summarised additive mask) takes
+    CUDA_BWD_MASKED's tile, dK and dV in programs of their own (Note [split dK/dV]), and ptxas keeps its warpgroup
+    MMAs pipelined (no advisory C7510-C7515: Note [masked tiles first]) under triton 3.6.0 and 3.7.1."""
+    (r,) = [r for r in compiled if "shape=(1, 4, 512, 256)" in r["kernel"]]
+    assert "SPLIT_KV" in r["kernel"] and "tile=(64, 64, 4, 2)" in r["kernel"], r["kernel"]
+    assert not r["wgmma_serialized"], r

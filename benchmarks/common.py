@@ -48,11 +48,14 @@ def config_patch(overrides: dict):
 
 def impl_settings(name: str) -> tuple[str, dict, dict]:
     """A diagnostic's implementation name, ``base:key=value,...``: (base, the settings that are inductor_conv.config
-    switches, as that switch's type from an int, for config_patch; the other settings, as strings)."""
+    switches, as that switch's type from an int (an int where the switch is None: its automatic choice), for
+    config_patch; the other settings, as strings)."""
     base, _, settings = name.partition(":")
     others = dict(s.split("=") for s in settings.split(",") if s)
-    switches = {key: type(getattr(inductor_conv.config, key))(int(others.pop(key)))
-                for key in [key for key in others if hasattr(inductor_conv.config, key)]}
+    switches = {}
+    for key in [key for key in others if hasattr(inductor_conv.config, key)]:
+        current = getattr(inductor_conv.config, key)
+        switches[key] = int(others.pop(key)) if current is None else type(current)(int(others.pop(key)))
     return base, switches, others
 
 

@@ -26,7 +26,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import inductor_conv  # noqa: E402
-from common import bench, top_kernels  # noqa: E402
+from common import bench, config_patch, impl_settings, top_kernels  # noqa: E402
 from inductor_conv.heuristics.attention import AttnBwdTile, AttnFwdTile  # noqa: E402
 
 FWD = [None, AttnFwdTile(128, 64, 8, 3), AttnFwdTile(64, 64, 4, 3)]  # None: the table's
@@ -97,6 +97,8 @@ def main():
     table_fwd, table_bwd = lowering.attn_fwd_tile, lowering.attn_bwd_tile
     print(f"# compiled attention, causal mask tensor, {torch.cuda.get_device_name()}, B{B} {Hq}/{Hkv} S{S} D{D}"
           f" softcap {args.softcap} window {args.window}")
+    for conf in args.configs.split(";"):
+        _overrides(conf, "default")  # unknown switches stop here, before any compile
     for p in map(float, args.p.split(",")):
         cases = [] if args.no_causal or args.window else [(None, None, True, "default", "default")]
         if args.causal_bwd and not args.window:
@@ -107,10 +109,8 @@ def main():
                 cases += [(None, b, False, group, conf) for b in bwd_tiles]
         ref = None
         for fwd_tile, bwd_tile, causal, group, conf in cases:
-            _configure(conf)
             lowering.attn_fwd_tile = (lambda *a, t=fwd_tile, **kw: t) if fwd_tile else table_fwd
             lowering.attn_bwd_tile = (lambda *a, t=bwd_tile, **kw: t) if bwd_tile else table_bwd
-            inductor_conv.config.attention_causal_group = None if group == "default" else int(group)
             torch._dynamo.reset()
 
             @torch.compile(fullgraph=True)
@@ -126,15 +126,16 @@ def main():
                 torch.autograd.grad(attn(q, k, v, mask), (q, k, v), do)
 
             try:
-                torch.manual_seed(0)  # dropout replays from the seed and the logical index: every tile, same keep
-                grads = torch.autograd.grad(attn(q, k, v, mask), (q, k, v), do)
-                if ref is None:
-                    ref = grads
-                # against the first case of this p (every case computes the same function; tiles change only the
-                # order of the sums)
-                err = max(((g - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, ref))
-                wall = bench(step)
-                gpu, top = top_kernels(step)
+                with config_patch(_overrides(conf, group)):  # read as the graphs compile, at the first calls
+                    torch.manual_seed(0)  # dropout replays from the seed and the logical index: every tile, same keep
+                    grads = torch.autograd.grad(attn(q, k, v, mask), (q, k, v), do)
+                    if ref is None:
+                        ref = grads
+                    # against the first case of this p (every case computes the same function; tiles change only the
+                    # order of the sums)
+                    err = max(((g - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, ref))
+                    wall = bench(step)
+                    gpu, top = top_kernels(step)
                 form = "is_causal" if causal else "mask" if group == "default" else f"mask g{group}"
                 form += "" if conf == "default" else f" [{conf}]"
                 print(f"p={p} {form:9s} fwd {fwd_tile or 'table'} bwd {bwd_tile or 'table'}: wall {wall:.3f} ms, "
@@ -142,24 +143,15 @@ def main():
             except Exception as e:  # a tile that does not compile or fit
                 print(f"p={p} fwd {fwd_tile} bwd {bwd_tile}: {type(e).__name__}: {str(e)[:200]}", flush=True)
     lowering.attn_fwd_tile, lowering.attn_bwd_tile = table_fwd, table_bwd
-    inductor_conv.config.attention_causal_group = None
-    _configure("default")
 
 
-_DEFAULTS = {}
-
-
-def _configure(assignments: str):
-    """Set inductor_conv.config from "K=V,..." (ints, None, or as written), the earlier ones restored first."""
-    for key, value in _DEFAULTS.items():
-        setattr(inductor_conv.config, key, value)
-    if assignments == "default":
-        return
-    for item in assignments.split(","):
-        key, value = item.split("=")
-        _DEFAULTS.setdefault(key, getattr(inductor_conv.config, key))
-        setattr(inductor_conv.config, key, None if value == "None" else int(value) if value.lstrip("-").isdigit()
-                else value)
+def _overrides(conf: str, group: str) -> dict:
+    """The inductor_conv.config values of one row: --configs' assignments ("default": none) and --groups' causal
+    group ("default": the lowering's)."""
+    _, switches, unknown = impl_settings(":" + ("" if conf == "default" else conf))
+    if unknown:
+        raise SystemExit(f"--configs: not inductor_conv.config switches: {sorted(unknown)}")
+    return switches | {"attention_causal_group": None if group == "default" else int(group)}
 
 
 def mla(args, lowering):

@@ -136,7 +136,7 @@ CUDA_BWD_MASKED = {
     # dK and dV in programs of their own (Note [split dK/dV]).  H100 2026-12-07, mask_template_tiles.py --shape
     # 4,8,4,2048,256 --softcap 50 --p 0,0.1 --fwd "" --bwd 8,4,18 (Gemma 2's form), p=0/0.1: 0.990/1.082 ms; the
     # one-program (64, 64, 8, 2) 1.027/1.150, split (64, 64, 8, 2) 1.232/1.300 (spill-free in template_sass.py, yet
-    # slower: Gemma 2 in models.py 36.5 against 35.3 GPU ms a step with it).  An earlier run, p=0: 0.985 against 1.038.
+    # slower: Gemma 2 in models.py 36.5 against 35.3 GPU ms a step with it).  A second run, p=0: 0.985 against 1.038.
     256: AttnBwdTile(64, 64, 4, 2, split=True),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).

@@ -609,6 +609,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             CAUSAL_PAIR=tile.pair if config.attention_causal_pair is None else config.attention_causal_pair,
+            MASK_STAGES=tile.mask_stages if config.attention_mask_stages is None else config.attention_mask_stages,
             EVEN=_even(tile.block_n, k.get_size()[2]), WIDE=_wide(q, k, v, mask), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(

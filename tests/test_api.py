@@ -193,7 +193,7 @@ def test_uuid_changes_with_the_torch_switches_the_lowering_reads(clean_state):
 @pytest.mark.parametrize("knob,value", [("attention_causal_group", 3), ("attention_causal_bwd_group", 3),
                                         ("attention_masked_first", False), ("attention_bwd_kv_first", False),
                                         ("attention_causal_pair", True), ("attention_tma", True),
-                                        ("conv_bwd_dy_t", False)])
+                                        ("attention_mask_stages", 2), ("conv_bwd_dy_t", False)])
 def test_uuid_changes_with_the_lowering_experiment_switches(clean_state, knob, value, monkeypatch):
     """The lowerings' experiment switches in config (set by benchmarks) change the generated code."""
     inductor_conv.enable(("cpu",))

@@ -115,6 +115,7 @@ def _constexprs(D, mask_kind, causal, p, scale, block_m, block_n, masked_first=F
                 MASKED_FIRST=masked_first,  # Note [masked tiles first]
                 KV_FIRST=kv_first,  # the backward's order of program kinds
                 CAUSAL_PAIR=pair,  # the forward's two row blocks a program (lowerings/attention.py)
+                MASK_STAGES=2 if mask_kind else 0,  # the mask loops' stages (Note [mask loop stages]; no-op here)
                 USE_TMA=tma,  # streamed tiles through tensor descriptors (Note [TMA loads])
                 SPLIT_KV=split,  # dK and dV in programs of their own (Note [split dK/dV])
                 EVEN=False,  # ragged lengths here (Note [even lengths])

@@ -2,7 +2,8 @@
 
     python benchmarks/diagnostics/template_sass.py [--shape B,H,S,D] [--hkv HKV] [--causal] [--p P]
                                                    [--tile BM,BN,WARPS,STAGES] [--masked-first] [--group N]
-                                                   [--kv-first 0|1] [--pair] [--tma] [--row-offsets 0|1]
+                                                   [--kv-first 0|1] [--pair] [--tma] [--mask-stages N]
+                                                   [--row-offsets 0|1]
                                                    [--softcap CAP] [--mask 0|1|2] [--fwd]
                                                    [--wide] [--sass FILE] [--ttgir FILE]
 
@@ -44,6 +45,9 @@ def main():
                         help="the backward's KV_FIRST (default as the lowering: 1, every dK/dV program first)")
     parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
     parser.add_argument("--tma", action="store_true", help="USE_TMA: streamed tiles through TMA descriptors")
+    parser.add_argument("--mask-stages", type=int, default=None,
+                        help="MASK_STAGES: the forward's mask-reading loops' stages (Note [mask loop stages]; 0: the "
+                             "tile's num_stages; default: the table tile's)")
     parser.add_argument("--row-offsets", type=int, default=None,
                         help="ROW_OFFSETS 0 / 1 (Note [row offsets]; default: as the lowering picks it)")
     parser.add_argument("--softcap", type=float, default=0.0, help="SOFTCAP: scores capped at this value (0: off)")
@@ -65,7 +69,7 @@ def main():
         tile=tuple(map(int, args.tile.split(","))) if args.tile else None, masked_first=args.masked_first,
         group=args.group, kv_first=bool(args.kv_first), pair=args.pair, tma=args.tma,
         split=args.split if args.tile else None, wide=args.wide,
-        row_offsets=args.row_offsets)
+        row_offsets=args.row_offsets, mask_stages=args.mask_stages)
     bm, bn = constexprs["BLOCK_M"], constexprs["BLOCK_N"]
     name = "inductor_conv_attention_fwd" if args.fwd else "inductor_conv_attention_bwd"
     compiled = compile_attention_template(args.fwd, shape, constexprs, warps, stages, args.hkv)

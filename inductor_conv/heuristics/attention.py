@@ -28,7 +28,9 @@ class AttnFwdTile:
 
     Constraints: BLOCK_M % BLOCK_N == 0 (the causal band starts on a key-tile boundary), both powers of two >= 16
     (tl.dot needs K >= 16).  pair (causal only): each program runs two row blocks, n - 1 - u then u, so that every
-    program visits n + 1 key tiles (config.attention_causal_pair overrides it).
+    program visits n + 1 key tiles (config.attention_causal_pair overrides it).  mask_stages (templates with a mask
+    tensor): the pipeline stages of the loops that read mask tiles, 0 for num_stages (Note [mask loop stages] in
+    kernels/attn_math.py; config.attention_mask_stages overrides it).
     """
 
     block_m: int
@@ -36,6 +38,7 @@ class AttnFwdTile:
     num_warps: int
     num_stages: int
     pair: bool = False
+    mask_stages: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -171,6 +171,18 @@ lo and hi are multiples of BLOCK_M there (the summary's entries are rounded to t
 whole-tile bounds they are clipped to).  The other loops keep the range form: counted, the causal band's loop
 changes its pipelining and at head dim 256 asks for more shared memory than an SM has.
 
+Note [mask loop stages]: Triton pipelines a loop's loads through shared memory, one buffer a stage, and a loop that
+reads mask tiles has a third tile to buffer beside K and V.  A kernel's shared memory is that of its largest loop, so
+the forward's mask-reading loop (the partial tiles of Note [mask ranges], or a whole unsummarised mask) can set it
+alone, and shared memory decides how many programs share an SM.  At the (64, 64, 4, 3) tile with an additive mask
+(head dim 128) the mask loop took the kernel from the causal template's 114688 bytes to 131072: one program an SM
+where two fit (an H100 / H200 SM has 232448 bytes for its programs).  MASK_STAGES > 0 runs the loops that read a mask
+on that many stages (`tl.range(num_stages=...)`), the others on the kernel's: on two, that kernel is back at 114688
+bytes with its wgmmas still pipelined and no spills (benchmarks/diagnostics/template_sass.py --fwd --shape
+4,16,2048,128 --hkv 8 --p 0.1 --mask 2 --tile 64,64,4,3 --mask-stages 2).  A causal mask tensor has one or two
+partial tiles a row block, so their shallower pipeline costs little.  The templates take it from the forward tile
+(AttnFwdTile.mask_stages; config.attention_mask_stages overrides it); the eager kernels keep the kernel's stages.
+
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
 the kernel; Inductor's launcher gives Triton the allocator for their scratch) instead of pointer tiles.  TMA fills
@@ -628,17 +640,19 @@ def attn_fwd_tiles(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
                    IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                    SOFTCAP: tl.constexpr, ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0,
-                   GAP: tl.constexpr = False):
+                   GAP: tl.constexpr = False, MASK_STAGES: tl.constexpr = 0):
     """Stream key tiles [lo, hi) into (acc [BM, BDV], m_i, l_i).  p_k / p_v: tile_source's of K and V; m_d / m_dv
     the head-dim bounds of q, k and of v (Note [value head dim]).  ALL_FULL: the mask allows every entry of these
     tiles and is not read (Note [mask ranges]); GAP: leaving out the tiles of [gap_lo, gap_hi), lo <= gap_lo <=
-    gap_hi <= hi.  Dropout zeroes p after l is summed: the LSE is that of the undropped P.
+    gap_hi <= hi.  MASK_STAGES > 0: the pipeline stages of a loop that reads mask tiles (Note [mask loop stages]).
+    Dropout zeroes p after l is summed: the LSE is that of the undropped P.
     """
     c = score_scale(qk_scale2, MASK_KIND, ALL_FULL)
     o_jb = tl.arange(0, BLOCK_N)
+    STAGES: tl.constexpr = MASK_STAGES if MASK_STAGES and MASK_KIND != 0 and not ALL_FULL else None
     if GAP:
         hi = hi - (gap_hi - gap_lo)
-    for start_n in range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, num_stages=STAGES):
         if GAP:
             start_n = tl.where(start_n >= gap_lo, start_n + (gap_hi - gap_lo), start_n)
         start_n = tl.multiple_of(start_n, BLOCK_N)
@@ -671,10 +685,11 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
                    BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                    IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr,
                    DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                   SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+                   SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False,
+                   MASK_STAGES: tl.constexpr = 0):
     """attn_fwd_tiles over [lo, hi); SKIP_FULL: in two loops, first the tiles of [f_lo, f_hi) without the mask,
     then those of [lo, f_lo) and [f_hi, hi) with it (lo <= f_lo <= f_hi <= hi: clip_range).  A third loop makes
-    ptxas serialise the eager kernels' wgmmas (Note [mask ranges]).
+    ptxas serialise the eager kernels' wgmmas (Note [mask ranges]).  MASK_STAGES: attn_fwd_tiles'.
 
     Called twice per program: MASKED=False over whole tiles left of the causal band, MASKED=True over the band and
     the ragged end (Triton tutorial 06).
@@ -689,7 +704,7 @@ def attn_fwd_inner(acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o
         acc, m_i, l_i, q, p_k, p_v, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi, stride_kn, stride_vn,
         stride_mm, stride_mn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold, BLOCK_N, PAD_D, PAD_DV, MASK_KIND,
         IS_CAUSAL, HAS_DROPOUT, MASKED, DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, gap_lo=f_lo,
-        gap_hi=f_hi, GAP=SKIP_FULL)
+        gap_hi=f_hi, GAP=SKIP_FULL, MASK_STAGES=MASK_STAGES)
 
 
 # ---------------------------------------------------------------- backward
@@ -893,13 +908,15 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
                   DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, ACC_DTYPE: tl.constexpr, SOFTCAP: tl.constexpr,
                   USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                   BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
-                  stride_rh=0, BLOCK_D2: tl.constexpr = 0, SEED_ARG: tl.constexpr = False, SEED_VALUE=0):
+                  stride_rh=0, BLOCK_D2: tl.constexpr = 0, SEED_ARG: tl.constexpr = False, SEED_VALUE=0,
+                  MASK_STAGES: tl.constexpr = 0):
     """Forward of query rows [start_m, start_m + BLOCK_M) of (b, h) (kv head i_hk): returns O [BM, BDV] (already
     divided by l and scaled for dropout) and the packed LSE [BM].  Key tiles left of the causal band run unmasked,
     the band and the ragged end masked; tiles right of the band are never visited.  EVEN: SEQ_K % BLOCK_N == 0
     (Note [even lengths]).  MASK_RANGES: ROWS is the mask's row summary (Note [mask ranges]), [.., .., n, 4] int32
     with strides (stride_rb, stride_rh, 4, 1).  BLOCK_D2: Note [split head dim].  SEED_ARG: the dropout seed is
-    SEED_VALUE, not read from SEED (Note [host dropout seed] in kernels/attention.py)."""
+    SEED_VALUE, not read from SEED (Note [host dropout seed] in kernels/attention.py).  MASK_STAGES: Note [mask loop
+    stages]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -951,7 +968,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
         stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA, softcap_scale=softcap_scale,
-        SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES)
+        SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES, MASK_STAGES=MASK_STAGES)
     if IS_CAUSAL or not EVEN:  # the causal band, the ragged end
         acc, b_m, b_l = attn_fwd_inner(
             acc, b_m, b_l, b_q, p_k, p_v, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b, i_h=i_h, o_i=o_i, m_d=m_d,
@@ -959,7 +976,7 @@ def attn_fwd_rows(Q, K, V, MASK, SEED, i_b, i_h, i_hk, start_m,
             stride_mn=stride_mn, SEQ_Q=SEQ_Q, SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold,
             BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP)
+            softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, MASK_STAGES=MASK_STAGES)
     # a row with no allowed key has l = 0 and acc = 0: output 0, lse = -inf
     b_o = acc * (dropout_scale / tl.where(b_l == 0.0, 1.0, b_l))[:, None]
     return b_o, lse_pack(b_m, b_l)

@@ -345,12 +345,13 @@ def compile_source(source: str, names, types: dict, num_warps: int, num_stages: 
 def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0, mask_kind=0, softcap=0.0,
                          store_ds=False, gqa=False, tile=None, masked_first=True, group=None, kv_first=None,
                          pair=None, tma=False, split=None, head_dim_v=None, wide=False,
-                         lengths=None, row_offsets=None) -> tuple[dict, int, int]:
+                         lengths=None, row_offsets=None, mask_stages=None) -> tuple[dict, int, int]:
     """(constexprs, num_warps, num_stages) of an attention template, as lowerings/attention.py's `_options` and
     its launch pass them, with the lowering's defaults: the CUDA tile table's tile (`tile`: (BM, BN, warps,
     stages) instead), the masked tiles first, the backward ungrouped (grouped by 2 when not masked first), the
     forward's CAUSAL_GROUP 8 (the lowering's choice while Sk * D <= 2^18), KV_FIRST under GQA, the table tile's
-    causal pair, no TMA, the backward's ROW_OFFSETS as the lowering picks it (`row_offsets` forces it).  lengths:
+    causal pair and mask stages (`mask_stages` forces them), no TMA, the backward's ROW_OFFSETS as the lowering picks
+    it (`row_offsets` forces it).  lengths:
     the static (Sq, Sk), which fit the table's tile and decide the mask's summary as the lowering does (Note [short
     sequences])."""
     from inductor_conv import config
@@ -373,6 +374,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
             table = (fit_fwd_tile if fwd else fit_bwd_tile)(table, *lengths)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
+        mask_stages = getattr(table, "mask_stages", 0) if mask_stages is None else mask_stages
         split = getattr(table, "split", False) if split is None else split
     if group is None:
         group = 8 if fwd else 0 if masked_first else 2
@@ -387,7 +389,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         DROPOUT_THRESHOLD=dropout_threshold(p),
         DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
         BLOCK_M=tile[0], BLOCK_N=tile[1],
-        **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
+        **(dict(CAUSAL_PAIR=bool(pair), MASK_STAGES=mask_stages or 0) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
         WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py

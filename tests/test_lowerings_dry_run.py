@@ -237,27 +237,33 @@ def test_causal_forward_pairs_come_with_the_tile(dry_run, monkeypatch, forced, d
     assert (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["CAUSAL_PAIR"]) == want
 
 
+@pytest.mark.parametrize("p", [0.0, 0.1])
 @pytest.mark.parametrize("ranges", [True, False])
-def test_summarised_mask_with_dropout_takes_its_tiles(dry_run, monkeypatch, ranges):
-    """bf16 head dim 128, dropout, a mask tensor: with mask ranges the templates take the masked-dropout tiles
-    (heuristics/attention.py: forward (128, 64) on 8 warps; the backward's (64, 64) on 4 warps is the dropout
-    table's too), without them the dropout tables' (160 rows: no shorter than the tiles, Note [short sequences])."""
+def test_summarised_mask_takes_its_tiles(dry_run, monkeypatch, ranges, p):
+    """bf16 head dim 128, a mask tensor: with mask ranges the forward template takes the masked tables' tile
+    ((64, 64) on 4 warps, its mask loop on two stages: Note [mask loop stages]) with or without dropout, and with
+    dropout the backward the masked-dropout table's ((64, 64) on 4 warps, the dropout table's too); without ranges
+    the plain and dropout tables' tiles, the mask loop on the kernel's stages (160 rows: no shorter than the tiles,
+    Note [short sequences])."""
     monkeypatch.setattr(inductor_conv.config, "attention_mask_ranges", ranges)
     S = 160
     q, k, v = (_randn(1, 2, S, 128, seed=i).bfloat16().requires_grad_() for i in range(3))
     mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(1, 1, S, S)
-    fn = torch.compile(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, dropout_p=0.1), fullgraph=True)
+    fn = torch.compile(lambda q, k, v, m: inductor_conv.attention(q, k, v, attn_mask=m, dropout_p=p), fullgraph=True)
     torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
     (fwd,), (bwd,) = dry_run["inductor_conv_attention_fwd"], dry_run["inductor_conv_attention_bwd"]
-    got = (fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["num_warps"]), (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"])
-    assert got == (((128, 64, 8), (64, 64, 4)) if ranges else ((64, 64, 4), (64, 64, 4))), got
+    got = ((fwd["BLOCK_M"], fwd["BLOCK_N"], fwd["num_warps"], fwd["MASK_STAGES"]),
+           (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"]))
+    plain_fwd = (64, 64, 4, 0) if p else (128, 64, 8, 0)
+    plain_bwd = (64, 64, 4) if p else (64, 128, 8)
+    assert got == (((64, 64, 4, 2), plain_bwd) if ranges else (plain_fwd, plain_bwd)), got
 
 
 @pytest.mark.parametrize("p", [0.0, 0.1])
 def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
-    """Gemma 2's form (bf16 head dim 256, soft-capped, a causal mask tensor): the backward template takes
-    CUDA_BWD_MASKED's tile, dK and dV in programs of their own on 4 warps (Note [split dK/dV]), with or without
-    dropout; the causal call keeps the plain table's one program per key block on 8 warps."""
+    """Gemma 2's form (bf16 head dim 256, soft-capped, a causal mask tensor) and the same call with is_causal: the
+    backward template takes CUDA_BWD_MASKED's or CUDA_BWD_CAUSAL's tile, dK and dV in programs of their own on 4
+    warps stepping over 32 queries (Note [split dK/dV]), with or without dropout."""
     S = 160
     q, k, v = (_randn(1, 2, S, 256, seed=i).bfloat16().requires_grad_() for i in range(3))
     mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(1, 1, S, S)
@@ -269,7 +275,7 @@ def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
         torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
         (bwd,) = dry_run["inductor_conv_attention_bwd"]
         got = bwd["MASK_RANGES"], (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"]), bwd["SPLIT_KV"]
-        want = (False, (64, 64, 8), False) if causal else (True, (64, 64, 4), True)
+        want = (not causal, (32, 64, 4), True)
         assert got == want, (causal, got)
 
 

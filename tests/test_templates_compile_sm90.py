@@ -36,7 +36,7 @@ def test_every_template_variant_compiles_for_sm90(compiled):
     expected = collections.Counter(f"inductor_conv_attention_{v[0]}" for v in ATTENTION_TEMPLATES + WIDE_TEMPLATES
                                    + ROW_OFFSETS_TEMPLATES * 2)
     expected.update(f"inductor_conv_causal_conv1d_{v[0]}" for v in CONV_TEMPLATES)
-    assert names == expected and len(compiled) == 23 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
+    assert names == expected and len(compiled) == 24 and sum("WIDE" in r["kernel"] for r in compiled) == 2, names
 
 
 def test_shared_memory_fits_an_sm90_block(compiled):
@@ -53,7 +53,7 @@ def test_no_local_memory_in_the_loops(compiled):
     backward (int64 products, for slices of 2^31 elements only: Note [int64 offsets]; its forward is checked), the
     backwards of test_row_offsets_keep_the_masked_backward_in_registers, and Gemma 2's masked backward at head dim 256
     (split dK/dV on 4 warps, the fastest measured: 16-53 reloads a tile in its loops with triton 3.6.0; the 8-warp
-    split tile, spill-free, ran 1.2x slower; test_head_dim_256_masked_backward_keeps_its_wgmma_pipelined)."""
+    split tile, spill-free, ran 1.2x slower; test_head_dim_256_backward_keeps_its_wgmma_pipelined)."""
     checked = [r for r in compiled if "_fwd(" in r["kernel"] or "causal_conv1d" in r["kernel"]
                or (r["kernel"].startswith("inductor_conv_attention_bwd(bfloat16") and "192)" not in r["kernel"]
                    and "WIDE" not in r["kernel"] and "ROW_OFFSETS" not in r["kernel"]
@@ -99,10 +99,23 @@ def test_row_offsets_keep_the_masked_backward_in_registers(compiled):
     assert min(on) == 0 and min(off) > 0, (on, off)
 
 
-def test_head_dim_256_masked_backward_keeps_its_wgmma_pipelined(compiled):
-    """Gemma 2's attention over HF's mask (head dim 256, soft-capped, a summarised additive mask) takes
-    CUDA_BWD_MASKED's tile, dK and dV in programs of their own (Note [split dK/dV]), and ptxas keeps its warpgroup
-    MMAs pipelined (no advisory C7510-C7515: Note [masked tiles first]) under triton 3.6.0 and 3.7.1."""
-    (r,) = [r for r in compiled if "shape=(1, 4, 512, 256)" in r["kernel"]]
-    assert "SPLIT_KV" in r["kernel"] and "tile=(64, 64, 4, 2)" in r["kernel"], r["kernel"]
-    assert not r["wgmma_serialized"], r
+def test_head_dim_256_backward_keeps_its_wgmma_pipelined(compiled):
+    """Gemma 2's attention over HF's mask (head dim 256, soft-capped, a summarised additive mask) and with is_causal
+    takes CUDA_BWD_MASKED's / CUDA_BWD_CAUSAL's tile, dK and dV in programs of their own (Note [split dK/dV]), and
+    ptxas keeps its warpgroup MMAs pipelined (no advisory C7510-C7515: Note [masked tiles first]) under triton 3.6.0
+    and 3.7.1."""
+    rows = [r for r in compiled if "shape=(1, 4, 512, 256)" in r["kernel"]]
+    assert len(rows) == 2, rows
+    for r in rows:
+        assert "SPLIT_KV" in r["kernel"] and "tile=(32, 64, 4, 3)" in r["kernel"], r["kernel"]
+        assert not r["wgmma_serialized"], r
+
+
+def test_masked_forward_fits_two_programs_an_sm(compiled):
+    """The forward over a summarised mask at head dim 128 runs its mask loop on two stages (Note [mask loop
+    stages]), so its (64, 64, 4, 3) tile keeps the causal template's shared memory: two programs an SM, each with
+    the 1 KiB the driver reserves per block (233472 bytes an SM)."""
+    (r,) = [r for r in compiled if r["kernel"].startswith("inductor_conv_attention_fwd(float16, shape=(1, 2, 256, 128)")
+            and "MASK_KIND=2" in r["kernel"]]
+    assert "tile=(64, 64, 4, 3), MASK_STAGES=2" in r["kernel"], r["kernel"]
+    assert 2 * (r["shared"] + 1024) <= 233472, r["shared"]

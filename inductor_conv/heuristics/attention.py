@@ -109,6 +109,10 @@ CUDA_BWD_CAUSAL = {
     64: AttnBwdTile(64, 64, 4, 3),
     # H200 2026-11-30, autotune: 0.443 ms; (32, 64, 4, 3) 0.492, (64, 128, 8, 3) 0.516, (128, 128, 8, 2) 0.568
     128: AttnBwdTile(64, 64, 4, 2),
+    # dK and dV in programs of their own (Note [split dK/dV]), 32-query steps.  H200 2026-12-07, mask_template_tiles.py
+    # --shape 4,8,4,2048,256 --softcap 50 --p 0 --fwd "" --bwd 0,6,22 --causal-bwd (Gemma 2's attention): 0.763 ms;
+    # the plain table's (64, 64, 8, 2) 0.971, split (32, 64, 4, 2) 0.898
+    256: AttnBwdTile(32, 64, 4, 3, split=True),
 }
 CUDA_BWD_DROPOUT = {
     # H200 2026-11-30, autotune p=0.1: 0.936 ms; (32, 64, 4, 3) 1.001, (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074
@@ -120,8 +124,16 @@ CUDA_BWD_DROPOUT = {
 # reverse]); the entry keeps this form's own measurement.  The eager kernels keep the plain tables (not measured
 # there).
 CUDA_FWD_MASKED_DROPOUT = {
-    # H200 2026-12-04, mask_template_tiles.py --p 0.1 (compiled, causal bf16 mask): 0.225 ms; (64, 64, 4, 3) 0.269
-    128: AttnFwdTile(128, 64, 8, 3),
+    # The mask loop on two stages (Note [mask loop stages]).  H200 2026-12-07, mask_template_tiles.py --p 0.1,0 --fwd
+    # 0,2,3,1,4 --bwd "": 0.200 ms; (64, 64, 4, 3) on three stages 0.271, (128, 64, 8, 3) 0.209 (two stages in the
+    # mask loop 0.207); is_causal 0.194.  H200 2026-12-04: (128, 64, 8, 3) 0.225, (64, 64, 4, 3) 0.269
+    128: AttnFwdTile(64, 64, 4, 3, mask_stages=2),
+}
+# Forward templates with a summarised mask tensor (not causal) and no dropout.
+CUDA_FWD_MASKED = {
+    # H200 2026-12-07, mask_template_tiles.py --p 0.1,0 --fwd 0,2,3,1,4 --bwd "", p=0: 0.179 ms; (64, 64, 4, 3) on
+    # three stages 0.237, (128, 64, 8, 3) (CUDA_FWD's) 0.188 / 0.189 (two stages in its mask loop 0.189)
+    128: AttnFwdTile(64, 64, 4, 3, mask_stages=2),
 }
 CUDA_BWD_MASKED_DROPOUT = {
     # H100 2026-12-06, mask_template_tiles.py --p 0.1 --fwd "" --bwd 0,3, twice: 0.581 / 0.578 ms with the full tiles
@@ -140,7 +152,9 @@ CUDA_BWD_MASKED = {
     # 4,8,4,2048,256 --softcap 50 --p 0,0.1 --fwd "" --bwd 8,4,18 (Gemma 2's form), p=0/0.1: 0.990/1.082 ms; the
     # one-program (64, 64, 8, 2) 1.027/1.150, split (64, 64, 8, 2) 1.232/1.300 (spill-free in template_sass.py, yet
     # slower: Gemma 2 in models.py 36.5 against 35.3 GPU ms a step with it).  A second run, p=0: 0.985 against 1.038.
-    256: AttnBwdTile(64, 64, 4, 2, split=True),
+    # 32-query steps on three stages: H200 2026-12-07 (--p 0 --fwd "" --bwd 0,6,22): 0.890 ms; split (64, 64, 4, 2)
+    # 0.985, split (32, 64, 4, 2) 0.988
+    256: AttnBwdTile(32, 64, 4, 3, split=True),
 }
 # The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
 EAGER_BWD_STAGES = {
@@ -150,8 +164,8 @@ EAGER_BWD_STAGES = {
     (192, 128): 2,
 }
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
-CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(64, 64, 4, 2, split=True),
-                         AttnBwdTile(64, 64, 8, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
+CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(32, 64, 4, 3, split=True),
+                         AttnBwdTile(64, 64, 4, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
 # ... and at a split head dim with tiles of its own (Note [split head dim]; the runners-up of its eager sweep:
 # CUDA_FWD's / CUDA_BWD's (192, 128) provenance lines)
 CUDA_FWD_AUTOTUNE_SPLIT = {(192, 128): [AttnFwdTile(128, 128, 8, 2), AttnFwdTile(128, 64, 8, 3),
@@ -232,8 +246,8 @@ def _table_key(dtype: torch.dtype, head_dim: int, split_v: int | None = None):
 def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal: bool, dropout: bool,
                masked: bool = False, split_v: int | None = None):
     """The tile that comes before the plain table of `kind` ("fwd" / "bwd"): the interpreter's, fp32's, or the causal,
-    masked-dropout (a template with a summarised mask tensor: `masked`), masked backward (with or without dropout) or
-    dropout table's for such a form; None when the plain table decides."""
+    masked-dropout (a template with a summarised mask tensor: `masked`), masked (the backward with or without
+    dropout, the forward without) or dropout table's for such a form; None when the plain table decides."""
     fwd = kind == "fwd"
     if device != "cuda":
         return INTERPRETER_FWD if fwd else INTERPRETER_BWD
@@ -246,8 +260,9 @@ def _form_tile(kind: str, dtype: torch.dtype, head_dim: int, device: str, causal
     masked_table = CUDA_FWD_MASKED_DROPOUT if fwd else CUDA_BWD_MASKED_DROPOUT
     if masked and dropout and not causal and key in masked_table:
         return masked_table[key]
-    if masked and not causal and not fwd and key in CUDA_BWD_MASKED:
-        return CUDA_BWD_MASKED[key]
+    masked_table = CUDA_FWD_MASKED if fwd else CUDA_BWD_MASKED
+    if masked and not causal and key in masked_table and (not fwd or not dropout):
+        return masked_table[key]
     if dropout and key in dropout_table:
         return dropout_table[key]
     return None

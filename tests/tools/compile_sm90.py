@@ -495,9 +495,10 @@ ATTENTION_TEMPLATES = (
     ("fwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, False),  # Swin's window: the short tile, no
     ("bwd", torch.bfloat16, (64, 3, 49, 32), 3, 2, False, 0.0, 0.0, True),   # summary, its bias's gradient
     ("fwd", torch.bfloat16, (8, 4, 197, 32), 4, 2, False, 0.0, 0.0, False),  # an odd row (Note [mask row alignment])
-    # Gemma 2's attention over HF's mask (head dim 256, soft-capped, summarised): dK and dV in programs of their own
-    # (heuristics/attention.py's CUDA_BWD_MASKED)
+    # Gemma 2's attention over HF's mask (head dim 256, soft-capped, summarised) and with is_causal: dK and dV in
+    # programs of their own (heuristics/attention.py's CUDA_BWD_MASKED and CUDA_BWD_CAUSAL)
     ("bwd", torch.bfloat16, (1, 4, 512, 256), 2, 2, False, 0.0, 50.0, False),
+    ("bwd", torch.bfloat16, (1, 4, 512, 256), 2, 0, True, 0.0, 50.0, False),
 )
 MLA_HEAD_DIM_V = 128  # the value head dim of ATTENTION_TEMPLATES' head-dim-192 rows
 # Their WIDE variants (strides cast to int64 first: Note [int64 offsets] in kernels/attn_common.py), as
@@ -538,7 +539,8 @@ def compile_templates(report=print) -> list[dict]:
         tile = (constexprs["BLOCK_M"], constexprs["BLOCK_N"], warps, stages)
         tags = (", WIDE" if extra.get("wide") else "") + (
             f", ROW_OFFSETS={int(extra['row_offsets'])}" if "row_offsets" in extra else "") + (
-            ", SPLIT_KV" if constexprs.get("SPLIT_KV") else "")
+            ", SPLIT_KV" if constexprs.get("SPLIT_KV") else "") + (
+            f", MASK_STAGES={constexprs['MASK_STAGES']}" if constexprs.get("MASK_STAGES") else "")
         name = (f"inductor_conv_attention_{pass_}({str(dtype)[6:]}, shape={shape}, hkv={hkv}, "
                 f"MASK_KIND={mask_kind}, causal={causal}, p={p}, softcap={softcap}, STORE_DS={store_ds}, "
                 f"tile={tile}{tags})")

@@ -754,8 +754,8 @@ def test_unaligned_masks_are_read_padded_and_match_fp64(p, mask_kind, D):
 def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):
     """Soft-capped scores (Note [soft-capping]; cap 2 against scaled scores of std ~1.4, so it bends them) through
     both templates, never cuDNN (which has no soft-capping), in bf16 against float64; a learned bias gets its gradient
-    before the cap's derivative.  Head dim 256 with a summarised mask: Gemma 2's form, its dK and dV in programs of
-    their own (heuristics/attention.py's CUDA_BWD_MASKED, Note [split dK/dV])."""
+    before the cap's derivative.  Head dim 256, causal or over a summarised mask (Gemma 2's forms): dK and dV in
+    programs of their own (heuristics/attention.py's CUDA_BWD_CAUSAL / CUDA_BWD_MASKED, Note [split dK/dV])."""
     B, Sq, Sk, cap = 2, 333, 517 if not causal else 333, 2.0
     q, k, v = (_randn(B, h, s, D, seed=i, dtype=torch.bfloat16).requires_grad_()
                for i, (h, s) in enumerate(((Hq, Sq), (Hkv, Sk), (Hkv, Sk))))
@@ -773,7 +773,7 @@ def test_softcap_templates_match_fp64(causal, p, mask_kind, Hq, Hkv, D):
     assert _calls(forward, "attn_fwd_rows") and _calls(backward, "attn_bwd_dkdv_cols")
     assert re.search(r"SOFTCAP\s*:\s*tl.constexpr\s*=\s*(True|1|2)\b", forward + backward)
     split = re.search(r"SPLIT_KV\s*:\s*tl.constexpr\s*=\s*(\w+)", backward).group(1)
-    assert split == str(D == 256 and mask_kind == "bool"), split
+    assert split == str(D == 256 and (causal or mask_kind == "bool")), split
     keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p) if p > 0 else None
     ref, ref_grads = _ref_and_grads(q, k, v, do, mask, causal, keep, p, 0.125, mask_grad=mask_kind == "bias",
                                     softcap=cap)

@@ -277,6 +277,10 @@ def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
         got = bwd["MASK_RANGES"], (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"]), bwd["SPLIT_KV"]
         want = (not causal, (32, 64, 4), True)
         assert got == want, (causal, got)
+    # the eager launcher (runtime lengths) keeps the one-program tile its own sweep chose, causal or not
+    from inductor_conv.heuristics.attention import AttnBwdTile, attn_bwd_tile
+    assert {attn_bwd_tile(torch.bfloat16, 256, "cuda", eager=True, causal=c, dropout=p > 0) for c in (False, True)} == {
+        AttnBwdTile(64, 64, 8, 2)}
 
 
 @pytest.mark.parametrize("dynamic", [False, True])

@@ -156,7 +156,11 @@ CUDA_BWD_MASKED = {
     # 0.985, split (32, 64, 4, 2) 0.988
     256: AttnBwdTile(32, 64, 4, 3, split=True),
 }
-# The eager backward's stages where they differ from the template's (its lengths and strides are runtime values).
+# The eager backward's tile where a form's table was measured on the templates only (its lengths and strides are
+# runtime values, which change the code ptxas gets): head dim 256 keeps the one-program tile its eager sweep chose
+# (CUDA_BWD's provenance) when causal too, where the templates take CUDA_BWD_CAUSAL's split tile.
+EAGER_BWD = {256: AttnBwdTile(64, 64, 8, 2)}
+# The eager backward's stages where they differ from the template's.
 EAGER_BWD_STAGES = {
     # H200 2026-11-30, eager: (64, 128, 8, 2) 361 TFLOP/s, (64, 128, 8, 3) 319, (32, 128, 4, 3) 158
     128: 2,
@@ -282,10 +286,12 @@ def attn_bwd_tile(dtype: torch.dtype, head_dim: int, device: str, eager: bool = 
     """Default backward tile (see AttnBwdTile for how the two kinds of program use it); `eager` for the launcher,
     whose kernel sees runtime lengths and strides (the templates see Inductor's static ones); `masked` as
     attn_fwd_tile's."""
+    key = _table_key(dtype, head_dim, split_v)
+    if eager and device == "cuda" and key in EAGER_BWD:
+        return EAGER_BWD[key]
     tile = _form_tile("bwd", dtype, head_dim, device, causal, dropout, masked, split_v)
     if tile is not None:
         return tile
-    key = _table_key(dtype, head_dim, split_v)
     tile = CUDA_BWD.get(key, AttnBwdTile(32, 64, 4, 1))
     if eager and key in EAGER_BWD_STAGES:
         tile = dataclasses.replace(tile, num_stages=EAGER_BWD_STAGES[key])

@@ -167,7 +167,8 @@ EAGER_BWD_STAGES = {
     # CUDA_BWD's (192, 128) provenance: eager (32, 64, 4, 2) 0.755 / 0.816 ms (p 0 / 0.1), (32, 64, 4, 3) 0.891 / 0.964
     (192, 128): 2,
 }
-# max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there).
+# max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there); the
+# split (32, 64, 4, 3) is the causal and masked templates' default, the one-program (64, 64, 8, 2) the plain one's.
 CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(32, 64, 4, 3, split=True),
                          AttnBwdTile(64, 64, 4, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
 # ... and at a split head dim with tiles of its own (Note [split head dim]; the runners-up of its eager sweep:

@@ -6,7 +6,8 @@
 # Steps (STEPS, in this order; default all): tests overhead models encoders cudnn_host conv attention masks softcap
 # sinks alibi bias host speed decode conv_update distributed demo, and bwd_tiles, native, gap and mask_tiles when
 # named. Every step's output goes to $OUT/steps.log (the device tool returns at most 8 files); the benchmarks that
-# write a table write it to $OUT/<step>.md. Knobs: TESTS (test files), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
+# write a table write it to $OUT/<step>.md. Knobs: TESTS (test files or node ids), TESTS_K (a pytest -k expression,
+# spaces allowed), MODELS, MODEL_STEPS, MODEL_BUDGET (seconds for one model's variants),
 # <STEP>_LIMIT (seconds), <STEP>_ARGS (a benchmark's arguments).
 set -u
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
@@ -39,7 +40,7 @@ GPU_TESTS="tests/test_ops_eager_path.py tests/test_kernels_causal_conv1d.py test
   tests/test_patterns_attention.py tests/test_gpu_distributed.py tests/test_gpu_models.py tests/test_hf_models.py
   tests/test_attention_sinks.py tests/test_table_grad.py tests/test_ops_attention.py tests/test_native_backward.py"
 want tests && TAIL=30 step tests "${TESTS_LIMIT:-330}" python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 \
-  --maxfail=30 -rf ${TESTS:-$GPU_TESTS}
+  --maxfail=30 -rf ${TESTS_K:+-k "$TESTS_K"} ${TESTS:-$GPU_TESTS}
 want overhead && TAIL=60 step overhead "${OVERHEAD_LIMIT:-120}" python3 benchmarks/overhead.py --out "$OUT/overhead.md" \
   ${OVERHEAD_ARGS:-}
 want models && TAIL=40 step models "${MODELS_LIMIT:-570}" python3 benchmarks/models.py \

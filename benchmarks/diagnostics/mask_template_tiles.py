@@ -50,7 +50,12 @@ BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile
        AttnBwdTile(64, 64, 8, 3, split=True), AttnBwdTile(64, 128, 8, 2, split=True),
        # 4 warps, split, 32-query steps: at head dim 256 (--softcap 50 --mask 2) 0-22 reloads a tile in template_sass.py,
        # the dQ loops included (about 50 at the split (64, 64, 4, 2)); (32, 64, 4, 2, split) is index 6
-       AttnBwdTile(32, 64, 4, 3, split=True)]
+       AttnBwdTile(32, 64, 4, 3, split=True),
+       # split, head dim 256 (--softcap 50, causal --masked-first or --mask 2), template_sass.py: 32-query steps on
+       # four stages (0-24 reloads a tile, one program an SM); 16-query steps, no reloads in any loop, on three stages
+       # (114944 bytes causal: two programs an SM; 119040 masked: one) and on two (98432 / 100480 bytes: two)
+       AttnBwdTile(32, 64, 4, 4, split=True), AttnBwdTile(16, 64, 4, 3, split=True),
+       AttnBwdTile(16, 64, 4, 2, split=True)]
 # --mla: the split head dim's candidates (the eager sweep's in docs/benchmarks.md, plus 8-warp and 3-stage ones)
 MLA_FWD = [None, AttnFwdTile(128, 64, 8, 2), AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 2),
            AttnFwdTile(64, 64, 4, 3), AttnFwdTile(64, 128, 4, 2)]

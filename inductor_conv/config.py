@@ -110,8 +110,8 @@ attention_masked_first: bool = True
 attention_bwd_kv_first: bool = True
 # Causal pairs in the forward template (two row blocks a program, AttnFwdTile.pair); None: as the tile says.
 attention_causal_pair: bool | None = None
-# Note [mask loop stages] in kernels/attn_math.py: the pipeline stages of the forward template's loops that read mask
-# tiles (0: the tile's num_stages); None: as the tile says (AttnFwdTile.mask_stages).
+# Note [mask loop stages] in kernels/attn_math.py: the pipeline stages of the templates' loops that read mask tiles
+# (0: the tile's num_stages); None: as the tile says (AttnFwdTile / AttnBwdTile.mask_stages).
 attention_mask_stages: int | None = None
 # Note [split head dim] in kernels/attn_math.py: the q/k head dims that are not a power of two and were measured
 # faster so (heuristics/attention.py's SPLIT_HEAD_DIMS: MLA's 192 with v 128, 80, 96, 160 with v 128) run as two

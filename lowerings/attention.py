@@ -683,6 +683,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             SPLIT_KV=tile.split, STORE_DS=bool(mask_grad),
+            MASK_STAGES=tile.mask_stages if config.attention_mask_stages is None else config.attention_mask_stages,
             EVEN=_even(tile.block_m, Sq, Sk) and _even(tile.block_n, Sk), WIDE=_wide(q, k, v, mask, dout, dq, dkv),
             **options)
     if autotune or not choices:

@@ -55,7 +55,9 @@ BWD = [None, AttnBwdTile(64, 128, 8, 3), AttnBwdTile(64, 128, 8, 2), AttnBwdTile
        # four stages (0-24 reloads a tile, one program an SM); 16-query steps, no reloads in any loop, on three stages
        # (114944 bytes causal: two programs an SM; 119040 masked: one) and on two (98432 / 100480 bytes: two)
        AttnBwdTile(32, 64, 4, 4, split=True), AttnBwdTile(16, 64, 4, 3, split=True),
-       AttnBwdTile(16, 64, 4, 2, split=True)]
+       AttnBwdTile(16, 64, 4, 2, split=True),
+       # (16, 64, 4, 3, split) with its mask loops on two stages: 114944 bytes over a mask too (Note [mask loop stages])
+       AttnBwdTile(16, 64, 4, 3, split=True, mask_stages=2)]
 # --mla: the split head dim's candidates (the eager sweep's in docs/benchmarks.md, plus 8-warp and 3-stage ones)
 MLA_FWD = [None, AttnFwdTile(128, 64, 8, 2), AttnFwdTile(128, 64, 8, 3), AttnFwdTile(128, 128, 8, 2),
            AttnFwdTile(64, 64, 4, 3), AttnFwdTile(64, 128, 4, 2)]

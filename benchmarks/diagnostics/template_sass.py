@@ -46,8 +46,8 @@ def main():
     parser.add_argument("--pair", action="store_true", help="CAUSAL_PAIR: two row blocks a causal forward program")
     parser.add_argument("--tma", action="store_true", help="USE_TMA: streamed tiles through TMA descriptors")
     parser.add_argument("--mask-stages", type=int, default=None,
-                        help="MASK_STAGES: the forward's mask-reading loops' stages (Note [mask loop stages]; 0: the "
-                             "tile's num_stages; default: the table tile's)")
+                        help="MASK_STAGES: the mask-reading loops' stages (Note [mask loop stages]; 0: the tile's "
+                             "num_stages; default: the table tile's)")
     parser.add_argument("--row-offsets", type=int, default=None,
                         help="ROW_OFFSETS 0 / 1 (Note [row offsets]; default: as the lowering picks it)")
     parser.add_argument("--softcap", type=float, default=0.0, help="SOFTCAP: scores capped at this value (0: off)")

@@ -46,7 +46,7 @@ class AttnBwdTile:
     """Backward: dK/dV programs own BLOCK_N keys and step over BLOCK_M queries; dQ programs own BLOCK_N queries and
     step over BLOCK_M keys (FlexAttention's symmetric pairing).  Constraints: BLOCK_N % BLOCK_M == 0, both powers of
     two >= 16 (tl.dot needs K >= 16).  split: dK and dV of a key block in two programs, one accumulator each
-    (Note [split dK/dV] in kernels/attn_math.py).
+    (Note [split dK/dV] in kernels/attn_math.py).  mask_stages: as AttnFwdTile's.
     """
 
     block_m: int
@@ -54,6 +54,7 @@ class AttnBwdTile:
     num_warps: int
     num_stages: int
     split: bool = False
+    mask_stages: int = 0
 
 
 # Forward, fp16 / bf16, by head_dim_bucket; one provenance line each (see the module docstring).

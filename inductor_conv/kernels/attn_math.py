@@ -182,8 +182,11 @@ where two fit (an H100 / H200 SM has 232448 bytes for its programs).  MASK_STAGE
 on that many stages (`tl.range(num_stages=...)`), the others on the kernel's: on two, that kernel is back at 114688
 bytes with its wgmmas still pipelined and no spills (benchmarks/diagnostics/template_sass.py --fwd --shape
 4,16,2048,128 --hkv 8 --p 0.1 --mask 2 --tile 64,64,4,3 --mask-stages 2).  A causal mask tensor has one or two
-partial tiles a row block, so their shallower pipeline costs little.  The templates take it from the forward tile
-(AttnFwdTile.mask_stages; config.attention_mask_stages overrides it); the eager kernels keep the kernel's stages.
+partial tiles a row block, so their shallower pipeline costs little.  The backward's loops that read mask tiles (the
+dK/dV programs' partial tiles and the dQ programs') take the same setting: at head dim 256 the split (16, 64, 4, 3)
+tile takes 119040 bytes over a mask on three stages, one program an SM, and 114944 with them on two, the causal
+template's and two programs an SM.  The templates take it from the tile (AttnFwdTile / AttnBwdTile.mask_stages;
+config.attention_mask_stages overrides it); the eager kernels keep the kernel's stages.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
@@ -779,7 +782,7 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                         DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                         SOFTCAP: tl.constexpr, PART: tl.constexpr = 0, WHOLE_KEYS: tl.constexpr = False,
                         ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0, GAP: tl.constexpr = False,
-                        ROW_OFFSETS: tl.constexpr = False):
+                        ROW_OFFSETS: tl.constexpr = False, MASK_STAGES: tl.constexpr = 0):
     """Accumulate dK, dV [BN, BD] of the key tile o_j over query tiles [lo, hi) of one query head (ALL_FULL: the
     mask allows every entry of these tiles and is not read, Note [mask ranges]; GAP: leaving out the tiles of
     [gap_lo, gap_hi), lo <= gap_lo <= gap_hi <= hi).
@@ -791,7 +794,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
     PART (Note [split dK/dV]): 0 both, 1 dV only (no dPᵀ, Δ or dK), 2 dK only (no dV product); the other
     accumulator is returned as it came.  WHOLE_KEYS: every key of the tile is below SEQ_K (EVEN), so the mask tile
     loads without a per-key check (load_mask_tile's CHECK_KEYS).  ROW_OFFSETS: p_q / p_do are tile_source's
-    (base, offsets) pairs (Note [row offsets]).
+    (base, offsets) pairs (Note [row offsets]).  MASK_STAGES > 0: the pipeline stages of a loop that reads mask tiles
+    (Note [mask loop stages]).
     """
     c = score_scale(qk_scale2, MASK_KIND, ALL_FULL)
     o_ib = tl.arange(0, BLOCK_M)
@@ -807,7 +811,8 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, p_q, p_do, LSE, DELTA, MASK, mask_off, see
                 dropout_scale, BLOCK_M, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED,
                 DOT_DTYPE, PRECISION, USE_TMA, softcap_scale, SOFTCAP, PART, WHOLE_KEYS, ALL_FULL, ROW_OFFSETS)
     else:
-        for start_m in range(lo, hi, BLOCK_M):
+        STAGES: tl.constexpr = MASK_STAGES if MASK_STAGES and MASK_KIND != 0 else None
+        for start_m in tl.range(lo, hi, BLOCK_M, num_stages=STAGES):
             if GAP:
                 start_m = tl.where(start_m >= gap_lo, start_m + (gap_hi - gap_lo), start_m)
             dk, dv = _dkdv_tile(
@@ -826,7 +831,7 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
                       IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
                       SOFTCAP: tl.constexpr, ALL_FULL: tl.constexpr = False, gap_lo=0, gap_hi=0,
-                      GAP: tl.constexpr = False):
+                      GAP: tl.constexpr = False, MASK_STAGES: tl.constexpr = 0):
     """Accumulate dQ [BM, BD] (without the factor scale) over key tiles [lo, hi) (ALL_FULL: the mask allows every
     entry of these tiles and is not read, Note [mask ranges]; GAP: leaving out the tiles of [gap_lo, gap_hi),
     lo <= gap_lo <= gap_hi <= hi):
@@ -834,13 +839,14 @@ def attn_bwd_dq_tiles(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
     With dropout Z is applied as keep and `delta` arrives divided by 1 / (1-p): dQ misses that factor (and scale),
     applied by the caller.  STORE_DS writes dS (the factor included; the store rounds it to p_ds's dtype) through
     p_ds for the attn_mask gradient.
-    Ragged keys are masked in MASKED tiles.
+    Ragged keys are masked in MASKED tiles.  MASK_STAGES: as attn_bwd_dkdv_inner's.
     """
     c = score_scale(qk_scale2, MASK_KIND, ALL_FULL)
     o_jb = tl.arange(0, BLOCK_N)
+    STAGES: tl.constexpr = MASK_STAGES if MASK_STAGES and MASK_KIND != 0 and not ALL_FULL else None
     if GAP:
         hi = hi - (gap_hi - gap_lo)
-    for start_n in range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, num_stages=STAGES):
         if GAP:
             start_n = tl.where(start_n >= gap_lo, start_n + (gap_hi - gap_lo), start_n)
         start_n = tl.multiple_of(start_n, BLOCK_N)
@@ -880,23 +886,25 @@ def attn_bwd_dq_inner(dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, ma
                       BLOCK_N: tl.constexpr, PAD_D: tl.constexpr, PAD_DV: tl.constexpr, MASK_KIND: tl.constexpr,
                       IS_CAUSAL: tl.constexpr, HAS_DROPOUT: tl.constexpr, MASKED: tl.constexpr, STORE_DS: tl.constexpr,
                       DOT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, USE_TMA: tl.constexpr, softcap_scale,
-                      SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False):
+                      SOFTCAP: tl.constexpr, f_lo=0, f_hi=0, SKIP_FULL: tl.constexpr = False,
+                      MASK_STAGES: tl.constexpr = 0):
     """attn_bwd_dq_tiles over key tiles [lo, hi); SKIP_FULL: in two loops, first the tiles of [lo, f_lo) and
     [f_hi, hi) with the mask (one loop stepping across the gap), then those of [f_lo, f_hi) without it (lo <= f_lo <=
-    f_hi <= hi: clip_range); partial tiles first, as in Note [masked tiles first] (Note [mask ranges])."""
+    f_hi <= hi: clip_range); partial tiles first, as in Note [masked tiles first] (Note [mask ranges]).  MASK_STAGES:
+    attn_bwd_dq_tiles'."""
     if SKIP_FULL:
         dq = attn_bwd_dq_tiles(
             dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
             stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
             dropout_scale, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED, STORE_DS, DOT_DTYPE,
-            PRECISION, USE_TMA, softcap_scale, SOFTCAP, gap_lo=f_lo, gap_hi=f_hi, GAP=True)
+            PRECISION, USE_TMA, softcap_scale, SOFTCAP, gap_lo=f_lo, gap_hi=f_hi, GAP=True, MASK_STAGES=MASK_STAGES)
         lo = f_lo
         hi = f_hi
     return attn_bwd_dq_tiles(
         dq, q, do, anchor, offset, delta, p_k, p_v, p_ds, MASK, mask_off, seed, i_b, i_h, o_i, m_d, m_dv, lo, hi,
         stride_kn, stride_vn, stride_mm, stride_mn, stride_dsn, SEQ_Q, SEQ_K, qk_scale2, dropout_threshold,
         dropout_scale, BLOCK_N, PAD_D, PAD_DV, MASK_KIND, IS_CAUSAL, HAS_DROPOUT, MASKED, STORE_DS, DOT_DTYPE,
-        PRECISION, USE_TMA, softcap_scale, SOFTCAP, ALL_FULL=SKIP_FULL)
+        PRECISION, USE_TMA, softcap_scale, SOFTCAP, ALL_FULL=SKIP_FULL, MASK_STAGES=MASK_STAGES)
 
 
 # ---------------------------------------------------------------- whole programs (eager kernels and templates)
@@ -1033,14 +1041,15 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                        MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr, USE_TMA: tl.constexpr = False,
                        PART: tl.constexpr = 0, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                        BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, COLS=None, stride_cb=0,
-                       stride_ch=0, BLOCK_D2: tl.constexpr = 0, ROW_OFFSETS: tl.constexpr = False):
+                       stride_ch=0, BLOCK_D2: tl.constexpr = 0, ROW_OFFSETS: tl.constexpr = False,
+                       MASK_STAGES: tl.constexpr = 0):
     """dK [BN, BD], dV [BN, BDV] of keys [start_n, start_n + BLOCK_N) of (b, kv head), summed over the GROUP query heads that
     share it and over query tiles of BLOCK_M: one owner per dK/dV row, so no atomics and a fixed order.
     LSE / DELTA are contiguous [B, Hq, Sq] fp32.  MASKED_FIRST: Note [masked tiles first].  PART: 0 both, 1 dV
     only, 2 dK only (Note [split dK/dV]; the other is returned as zeros).  EVEN: SEQ_Q % BLOCK_M == 0, no ragged
     tail (Note [even lengths]).  MASK_RANGES: COLS is the mask's column summary (Note [mask ranges]), as
     attn_fwd_rows' ROWS.  BLOCK_D2: Note [split head dim] (dK is then a pair).  ROW_OFFSETS: Q and dO tiles
-    addressed from integer offsets (Note [row offsets])."""
+    addressed from integer offsets (Note [row offsets]).  MASK_STAGES: Note [mask loop stages]."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0, "the causal band must end on a query-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -1097,7 +1106,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS,
+                MASK_STAGES=MASK_STAGES)
         if TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1106,7 +1116,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS,
+                MASK_STAGES=MASK_STAGES)
         if RANGES or not TAIL_FIRST:  # whole tiles (RANGES: those that read the mask, without [f_lo, f_hi))
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1116,7 +1127,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, gap_lo=f_lo, gap_hi=f_hi,
-                GAP=RANGES, ROW_OFFSETS=ROW_OFFSETS)
+                GAP=RANGES, ROW_OFFSETS=ROW_OFFSETS, MASK_STAGES=MASK_STAGES)
         if not TAIL_FIRST and not EVEN:  # the ragged tail
             dk, dv = attn_bwd_dkdv_inner(
                 dk, dv, b_k, b_v, p_q, p_do, LSE=p_lse, DELTA=p_delta, MASK=MASK, mask_off=mask_off, seed=seed, i_b=i_b,
@@ -1125,7 +1136,8 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale, BLOCK_M=BLOCK_M,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=True, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS)
+                softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ROW_OFFSETS=ROW_OFFSETS,
+                MASK_STAGES=MASK_STAGES)
     if TWO_LOOPS:
         for g in range(GROUP):
             p_q, p_do, p_lse, p_delta, mask_off, i_h = dkdv_head_ptrs(
@@ -1148,7 +1160,7 @@ def attn_bwd_dkdv_cols(Q, K, V, MASK, SEED, DO, LSE, DELTA, i_b, i_hk, start_n,
                 BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
                 HAS_DROPOUT=HAS_DROPOUT, MASKED=False, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
                 softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, PART=PART, WHOLE_KEYS=EVEN, ALL_FULL=RANGES,
-                ROW_OFFSETS=ROW_OFFSETS)
+                ROW_OFFSETS=ROW_OFFSETS, MASK_STAGES=MASK_STAGES)
     return head_scale(dk, scale * dropout_scale, PAD_D), dv * dropout_scale
 
 
@@ -1164,12 +1176,13 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
                      ACC_DTYPE: tl.constexpr, MASKED_FIRST: tl.constexpr, SOFTCAP: tl.constexpr,
                      USE_TMA: tl.constexpr = False, EVEN: tl.constexpr = False, HEAD_DIM_V: tl.constexpr = 0,
                      BLOCK_DV: tl.constexpr = 0, MASK_RANGES: tl.constexpr = False, ROWS=None, stride_rb=0,
-                     stride_rh=0, BLOCK_D2: tl.constexpr = 0):
+                     stride_rh=0, BLOCK_D2: tl.constexpr = 0, MASK_STAGES: tl.constexpr = 0):
     """dQ [BM, BD] of query rows [start_m, start_m + BLOCK_M) of (b, h), looping over key tiles like the forward.
     EVEN: SEQ_K % BLOCK_N == 0 (Note [even lengths]).  ROWS: as attn_fwd_rows'.
     STORE_DS also writes dS into DS, a contiguous [B, Hq, Sq, Sk] buffer (for the attn_mask gradient; fp32 in
     the eager op, the mask's dtype in the template).
-    MASKED_FIRST: Note [masked tiles first].  BLOCK_D2: Note [split head dim] (dQ is then a pair)."""
+    MASKED_FIRST: Note [masked tiles first].  BLOCK_D2: Note [split head dim] (dQ is then a pair).  MASK_STAGES: Note
+    [mask loop stages]."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0, "the causal band must start on a key-tile boundary")
     DV: tl.constexpr = HEAD_DIM_V if HEAD_DIM_V else HEAD_DIM  # Note [value head dim]
     BDV: tl.constexpr = BLOCK_DV if BLOCK_DV else BLOCK_D
@@ -1228,7 +1241,8 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
         SEQ_K=SEQ_K, qk_scale2=qk_scale2, dropout_threshold=dropout_threshold, dropout_scale=dropout_scale,
         BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL, HAS_DROPOUT=HAS_DROPOUT,
         MASKED=BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION, USE_TMA=USE_TMA,
-        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES and not BAND_FIRST)
+        softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi, SKIP_FULL=RANGES and not BAND_FIRST,
+        MASK_STAGES=MASK_STAGES)
     if IS_CAUSAL or not EVEN:  # (without BAND_FIRST) the causal band or the ragged end
         dq = attn_bwd_dq_inner(
             dq, b_q, b_do, anchor=anchor, offset=offset, delta=delta, p_k=p_k, p_v=p_v, p_ds=p_ds, MASK=MASK,
@@ -1239,5 +1253,5 @@ def attn_bwd_dq_rows(Q, K, V, MASK, SEED, DO, LSE, DELTA, DS, i_b, i_h, i_hk, st
             BLOCK_N=BLOCK_N, PAD_D=PAD_D, PAD_DV=PAD_DV, MASK_KIND=MASK_KIND, IS_CAUSAL=IS_CAUSAL,
             HAS_DROPOUT=HAS_DROPOUT, MASKED=not BAND_FIRST, STORE_DS=STORE_DS, DOT_DTYPE=DOT_DTYPE, PRECISION=PRECISION,
             USE_TMA=USE_TMA, softcap_scale=softcap_scale, SOFTCAP=SOFTCAP, f_lo=f_lo, f_hi=f_hi,
-            SKIP_FULL=RANGES and BAND_FIRST)
+            SKIP_FULL=RANGES and BAND_FIRST, MASK_STAGES=MASK_STAGES)
     return head_scale(dq, scale * dropout_scale, PAD_D)

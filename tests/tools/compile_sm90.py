@@ -389,7 +389,8 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
         DROPOUT_THRESHOLD=dropout_threshold(p),
         DROPOUT_SCALE=1.0 / (1.0 - p), CAUSAL_GROUP=group, MASKED_FIRST=masked_first, USE_TMA=tma,
         BLOCK_M=tile[0], BLOCK_N=tile[1],
-        **(dict(CAUSAL_PAIR=bool(pair), MASK_STAGES=mask_stages or 0) if fwd else
+        MASK_STAGES=mask_stages or 0,
+        **(dict(CAUSAL_PAIR=bool(pair)) if fwd else
            dict(STORE_DS=store_ds, KV_FIRST=gqa if kv_first is None else kv_first, SPLIT_KV=bool(split))),
         EVEN=False,  # static lengths fold it anyway (Note [even lengths])
         WIDE=wide,  # Note [int64 offsets] in kernels/attn_common.py

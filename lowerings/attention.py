@@ -195,6 +195,11 @@ def _use_tma(*nodes) -> bool:
     return all(_aligned(n) and tma_compatible(n) for n in nodes)
 
 
+def _mask_stages(tile) -> int:
+    """The template's MASK_STAGES (Note [mask loop stages]): config.attention_mask_stages when set, else the tile's."""
+    return tile.mask_stages if config.attention_mask_stages is None else config.attention_mask_stages
+
+
 def _launch_group(k, head_dim: int, backward: bool) -> int:
     """The template's CAUSAL_GROUP: config.attention_causal_group / attention_causal_bwd_group when set, 0 for a
     backward with the masked tiles first, else by size."""
@@ -609,7 +614,7 @@ def attention_fwd_lowering(q, k, v, attn_mask, dropout_p, is_causal, scale, seed
             choices, input_nodes=inputs, layout=layout, mutated_inputs=[lse], call_sizes=[B, Hq, Sq, D],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             CAUSAL_PAIR=tile.pair if config.attention_causal_pair is None else config.attention_causal_pair,
-            MASK_STAGES=tile.mask_stages if config.attention_mask_stages is None else config.attention_mask_stages,
+            MASK_STAGES=_mask_stages(tile),
             EVEN=_even(tile.block_n, k.get_size()[2]), WIDE=_wide(q, k, v, mask), **options)
     if autotune or not choices:
         FWD_FALLBACK.maybe_append_choice(
@@ -683,7 +688,7 @@ def attention_bwd_lowering(dout, q, k, v, attn_mask, out, lse, dropout_p, is_cau
             choices, input_nodes=inputs, layout=layout, mutated_inputs=mutated, call_sizes=[B, Hq, Sq, D, Hkv, Sk],
             BLOCK_M=tile.block_m, BLOCK_N=tile.block_n, num_warps=tile.num_warps, num_stages=tile.num_stages,
             SPLIT_KV=tile.split, STORE_DS=bool(mask_grad),
-            MASK_STAGES=tile.mask_stages if config.attention_mask_stages is None else config.attention_mask_stages,
+            MASK_STAGES=_mask_stages(tile),
             EVEN=_even(tile.block_m, Sq, Sk) and _even(tile.block_n, Sk), WIDE=_wide(q, k, v, mask, dout, dq, dkv),
             **options)
     if autotune or not choices:

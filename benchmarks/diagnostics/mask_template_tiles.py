@@ -112,8 +112,8 @@ def main():
         _overrides(conf, "default")  # unknown switches stop here, before any compile
     for p in map(float, args.p.split(",")):
         cases = [] if args.no_causal or args.window else [(None, None, True, "default", "default")]
-        if args.causal_bwd and not args.window:
-            cases += [(None, b, True, "default", "default") for b in bwd_tiles]
+        if args.causal_bwd and not args.window:  # the table's tile (None) only where no reference row has it
+            cases += [(None, b, True, "default", "default") for b in bwd_tiles if b is not None or args.no_causal]
         for group in args.groups.split(","):
             for conf in args.configs.split(";"):
                 cases += [(f, None, False, group, conf) for f in fwd_tiles]

@@ -52,6 +52,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SM90 = GPUTarget("cuda", 90, 32)
 NVIDIA_BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")  # ptxas, cuobjdump
 SM90_SHARED_BYTES = 232448  # the most dynamic shared memory one block may use on sm_90 (227 KiB)
+SM90_SM_SHARED_BYTES = 233472  # an sm_90 SM's shared memory for its resident blocks (228 KiB) ...
+SM90_BLOCK_RESERVED_BYTES = 1024  # ... of which the driver reserves this much per block
 
 _PTR = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.float64: "*fp64",
         torch.int64: "*i64", torch.int32: "*i32", torch.int8: "*i8", torch.uint8: "*u8", torch.bool: "*i1"}
@@ -374,7 +376,7 @@ def attention_constexprs(dtype, head_dim: int, *, fwd: bool, causal=False, p=0.0
             table = (fit_fwd_tile if fwd else fit_bwd_tile)(table, *lengths)
         tile = (table.block_m, table.block_n, table.num_warps, table.num_stages)
         pair = getattr(table, "pair", False) if pair is None else pair
-        mask_stages = getattr(table, "mask_stages", 0) if mask_stages is None else mask_stages
+        mask_stages = table.mask_stages if mask_stages is None else mask_stages
         split = getattr(table, "split", False) if split is None else split
     if group is None:
         group = 8 if fwd else 0 if masked_first else 2

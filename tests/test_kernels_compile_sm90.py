@@ -13,7 +13,8 @@ import os
 import re
 
 import pytest
-from tools.compile_sm90 import NVIDIA_BIN, SM90_SHARED_BYTES, run_script
+from tools.compile_sm90 import (NVIDIA_BIN, SM90_BLOCK_RESERVED_BYTES, SM90_SHARED_BYTES, SM90_SM_SHARED_BYTES,
+                                run_script)
 
 EXPECTED = {"_attn_fwd_kernel", "_attn_bwd_delta_kernel", "_attn_bwd_kernel", "causal_conv1d_fwd_kernel",
             "causal_conv1d_bwd_kernel", "causal_conv1d_param_grad_kernel",
@@ -118,11 +119,13 @@ def test_causal_backward_template_masked_first_keeps_wgmma_pipelined():
 def test_head_dim_256_backward_template_fits_and_pipelines():
     """The causal head-dim-256 backward template's tile (CUDA_BWD_CAUSAL in inductor_conv/heuristics/attention.py),
     with the masked tiles first (the lowering's default): dK and dV in programs of their own (Note [split dK/dV]),
-    each holding one fp32 [64, 256] accumulator on 4 warps, fits an SM's shared memory, keeps ptxas' wgmma pipeline
-    and, without soft-capping or dropout, no local memory in any loop.  The one-program (64, 64, 8, 2), holding both
-    accumulators, reloads 11 spilled values an iteration in its dK/dV loop here."""
+    each holding one fp32 [64, 256] accumulator on 4 warps and stepping over 16 queries, fits two programs an SM,
+    keeps ptxas' wgmma pipeline and, without soft-capping or dropout, no local memory in any loop.  The one-program
+    (64, 64, 8, 2), holding both accumulators, reloads 11 spilled values an iteration in its dK/dV loop here."""
     report = run_script(TEMPLATE_SASS, "--causal", "--masked-first", "--shape", "1,2,256,256").splitlines()
-    assert "tile (32, 64, 4, 3)" in report[0] and "pipelined" in report[0], report[0]
+    assert "tile (16, 64, 4, 3)" in report[0] and "pipelined" in report[0], report[0]
+    shared = int(re.search(r"shared (\d+) B", report[0]).group(1))
+    assert 2 * (shared + SM90_BLOCK_RESERVED_BYTES) <= SM90_SM_SHARED_BYTES, report[0]
     loops = [line for line in report if "loop at" in line]
     assert len(loops) == 6 and all("LDL 0, STL 0" in line for line in loops), loops
 

@@ -263,7 +263,8 @@ def test_summarised_mask_takes_its_tiles(dry_run, monkeypatch, ranges, p):
 def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
     """Gemma 2's form (bf16 head dim 256, soft-capped, a causal mask tensor) and the same call with is_causal: the
     backward template takes CUDA_BWD_MASKED's or CUDA_BWD_CAUSAL's tile, dK and dV in programs of their own on 4
-    warps stepping over 32 queries (Note [split dK/dV]), with or without dropout."""
+    warps stepping over 16 queries (Note [split dK/dV]), with or without dropout; over the mask, its loops that read
+    mask tiles run on two stages (Note [mask loop stages])."""
     S = 160
     q, k, v = (_randn(1, 2, S, 256, seed=i).bfloat16().requires_grad_() for i in range(3))
     mask = (torch.arange(S)[None, :] <= torch.arange(S)[:, None]).expand(1, 1, S, S)
@@ -274,8 +275,9 @@ def test_head_dim_256_over_a_summarised_mask_splits_dk_dv(dry_run, p):
             q, k, v, 50.0, attn_mask=None if causal else m, dropout_p=p, is_causal=causal), fullgraph=True)
         torch.autograd.grad(fn(q, k, v, mask).float().sum(), (q, k, v))
         (bwd,) = dry_run["inductor_conv_attention_bwd"]
-        got = bwd["MASK_RANGES"], (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"]), bwd["SPLIT_KV"]
-        want = (not causal, (32, 64, 4), True)
+        got = (bwd["MASK_RANGES"], (bwd["BLOCK_M"], bwd["BLOCK_N"], bwd["num_warps"], bwd["num_stages"]),
+               bwd["SPLIT_KV"], bwd["MASK_STAGES"])
+        want = (not causal, (16, 64, 4, 3), True, 0 if causal else 2)
         assert got == want, (causal, got)
     # the eager launcher (runtime lengths) keeps the one-program tile its own sweep chose, causal or not
     from inductor_conv.heuristics.attention import AttnBwdTile, attn_bwd_tile

@@ -110,10 +110,12 @@ CUDA_BWD_CAUSAL = {
     64: AttnBwdTile(64, 64, 4, 3),
     # H200 2026-11-30, autotune: 0.443 ms; (32, 64, 4, 3) 0.492, (64, 128, 8, 3) 0.516, (128, 128, 8, 2) 0.568
     128: AttnBwdTile(64, 64, 4, 2),
-    # dK and dV in programs of their own (Note [split dK/dV]), 32-query steps.  H200 2026-12-07, mask_template_tiles.py
-    # --shape 4,8,4,2048,256 --softcap 50 --p 0 --fwd "" --bwd 0,6,22 --causal-bwd (Gemma 2's attention): 0.763 ms;
-    # the plain table's (64, 64, 8, 2) 0.971, split (32, 64, 4, 2) 0.898
-    256: AttnBwdTile(32, 64, 4, 3, split=True),
+    # dK and dV in programs of their own (Note [split dK/dV]), 16-query steps.  H100 2026-12-07, mask_template_tiles.py
+    # --shape 4,8,4,2048,256 --softcap 50 --p 0.1,0 --fwd "" --bwd 0,22,23,24,25,26 --causal-bwd (Gemma 2's
+    # attention), p=0.1/0: 0.778/0.756 ms; split (32, 64, 4, 3) 0.828/0.758, split (32, 64, 4, 4) 0.840/0.757, split
+    # (16, 64, 4, 2) 0.889/0.872.  H200 2026-12-07 (--p 0 --bwd 0,6,22): split (32, 64, 4, 3) 0.763, the plain
+    # table's (64, 64, 8, 2) 0.971, split (32, 64, 4, 2) 0.898
+    256: AttnBwdTile(16, 64, 4, 3, split=True),
 }
 CUDA_BWD_DROPOUT = {
     # H200 2026-11-30, autotune p=0.1: 0.936 ms; (32, 64, 4, 3) 1.001, (64, 128, 8, 3) 1.012, (64, 128, 8, 2) 1.074
@@ -154,8 +156,12 @@ CUDA_BWD_MASKED = {
     # one-program (64, 64, 8, 2) 1.027/1.150, split (64, 64, 8, 2) 1.232/1.300 (spill-free in template_sass.py, yet
     # slower: Gemma 2 in models.py 36.5 against 35.3 GPU ms a step with it).  A second run, p=0: 0.985 against 1.038.
     # 32-query steps on three stages: H200 2026-12-07 (--p 0 --fwd "" --bwd 0,6,22): 0.890 ms; split (64, 64, 4, 2)
-    # 0.985, split (32, 64, 4, 2) 0.988
-    256: AttnBwdTile(32, 64, 4, 3, split=True),
+    # 0.985, split (32, 64, 4, 2) 0.988.  16-query steps, the mask loops on two stages (Note [mask loop stages]: 114944
+    # bytes of shared memory, two programs an SM, against 119040 on three): H100 2026-12-07 (--p 0.1,0 --fwd ""
+    # --bwd 0,22,23,24,25,26 --causal-bwd), p=0.1/0: 0.809/0.795 ms (is_causal at CUDA_BWD_CAUSAL's tile 0.778/0.756);
+    # split (32, 64, 4, 3) 0.990/0.885, (32, 64, 4, 4) 1.045/0.898, (16, 64, 4, 3) with the mask on three stages
+    # 1.078/1.030, (16, 64, 4, 2) 0.927/0.892
+    256: AttnBwdTile(16, 64, 4, 3, split=True, mask_stages=2),
 }
 # The eager backward's tile where a form's table was measured on the templates only (its lengths and strides are
 # runtime values, which change the code ptxas gets): head dim 256 keeps the one-program tile its eager sweep chose
@@ -169,9 +175,9 @@ EAGER_BWD_STAGES = {
     (192, 128): 2,
 }
 # max-autotune candidates at head dim 256, after the default (the head-dim-128 ones exceed shared memory there); the
-# split (32, 64, 4, 3) is the causal and masked templates' default, the one-program (64, 64, 8, 2) the plain one's.
-CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(32, 64, 4, 3, split=True),
-                         AttnBwdTile(64, 64, 4, 2, split=True), AttnBwdTile(32, 64, 8, 2)]
+# split 16-query tiles are the causal and masked templates' defaults, the one-program (64, 64, 8, 2) the plain one's.
+CUDA_BWD_AUTOTUNE_256 = [AttnBwdTile(64, 64, 8, 2), AttnBwdTile(16, 64, 4, 3, split=True, mask_stages=2),
+                         AttnBwdTile(32, 64, 4, 3, split=True), AttnBwdTile(64, 64, 4, 2, split=True)]
 # ... and at a split head dim with tiles of its own (Note [split head dim]; the runners-up of its eager sweep:
 # CUDA_FWD's / CUDA_BWD's (192, 128) provenance lines)
 CUDA_FWD_AUTOTUNE_SPLIT = {(192, 128): [AttnFwdTile(128, 128, 8, 2), AttnFwdTile(128, 64, 8, 3),

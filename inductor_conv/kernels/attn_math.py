@@ -83,8 +83,10 @@ terms in the same order as the one-program backward, so the results are bit-iden
 the same as fast: at head dim 256 over a summarised mask (Gemma 2's form) the split programs on 8 warps compile
 without spills and run 1.2x slower than the one-program tile, while on 4 warps, still reloading some values, they run
 faster: 4-6% with (64, 64) on two stages, 10% over the mask and 21% with is_causal stepping over 32 queries on three
-stages (one 4-warp program an SM, its loads in flight two tiles ahead), the templates' tile there
-(heuristics/attention.py's CUDA_BWD_MASKED / CUDA_BWD_CAUSAL and their provenance).
+stages (one 4-warp program an SM, its loads in flight two tiles ahead).  Stepping over 16 queries on three stages,
+the kernel fits two programs an SM (Note [mask loop stages]) and has no spills in any loop at all: a further 6% with
+is_causal at p 0.1 (equal at p 0) and 10-19% over the mask, the templates' tile there (heuristics/attention.py's
+CUDA_BWD_MASKED / CUDA_BWD_CAUSAL and their provenance).
 
 Note [even lengths]: EVEN (a constexpr the launchers and lowerings compute) says the lengths a program steps over
 are multiples of its tiles: the forward's and dQ programs' SEQ_K of their key tiles, the dK/dV programs' SEQ_Q of
@@ -185,7 +187,7 @@ bytes with its wgmmas still pipelined and no spills (benchmarks/diagnostics/temp
 partial tiles a row block, so their shallower pipeline costs little.  The backward's loops that read mask tiles (the
 dK/dV programs' partial tiles and the dQ programs') take the same setting: at head dim 256 the split (16, 64, 4, 3)
 tile takes 119040 bytes over a mask on three stages, one program an SM, and 114944 with them on two, the causal
-template's and two programs an SM.  The templates take it from the tile (AttnFwdTile / AttnBwdTile.mask_stages;
+template's and two programs an SM (CUDA_BWD_MASKED's tile there).  The templates take it from the tile (AttnFwdTile / AttnBwdTile.mask_stages;
 config.attention_mask_stages overrides it); the eager kernels keep the kernel's stages.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in

@@ -187,8 +187,9 @@ bytes with its wgmmas still pipelined and no spills (benchmarks/diagnostics/temp
 partial tiles a row block, so their shallower pipeline costs little.  The backward's loops that read mask tiles (the
 dK/dV programs' partial tiles and the dQ programs') take the same setting: at head dim 256 the split (16, 64, 4, 3)
 tile takes 119040 bytes over a mask on three stages, one program an SM, and 114944 with them on two, the causal
-template's and two programs an SM (CUDA_BWD_MASKED's tile there).  The templates take it from the tile (AttnFwdTile / AttnBwdTile.mask_stages;
-config.attention_mask_stages overrides it); the eager kernels keep the kernel's stages.
+template's and two programs an SM (CUDA_BWD_MASKED's tile there).  The templates take it from the tile
+(AttnFwdTile / AttnBwdTile.mask_stages; config.attention_mask_stages overrides it); the eager kernels keep the
+kernel's stages.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in

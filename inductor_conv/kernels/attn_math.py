@@ -180,10 +180,11 @@ reads mask tiles has a third tile to buffer beside K and V.  A kernel's shared m
 the forward's mask-reading loop (the partial tiles of Note [mask ranges], or a whole unsummarised mask) can set it
 alone, and shared memory decides how many programs share an SM.  At the (64, 64, 4, 3) tile with an additive mask
 (head dim 128) the mask loop took the kernel from the causal template's 114688 bytes to 131072: one program an SM
-where two fit (an H100 / H200 SM has 233472 bytes for its programs, less 1024 reserved for each).  MASK_STAGES > 0 runs the loops that read a mask
-on that many stages (`tl.range(num_stages=...)`), the others on the kernel's: on two, that kernel is back at 114688
-bytes with its wgmmas still pipelined and no spills (benchmarks/diagnostics/template_sass.py --fwd --shape
-4,16,2048,128 --hkv 8 --p 0.1 --mask 2 --tile 64,64,4,3 --mask-stages 2).  A causal mask tensor has one or two
+where two fit (an H100 / H200 SM has 233472 bytes for its programs, less 1024 reserved for each).  MASK_STAGES > 0
+runs the loops that read a mask on that many stages (`tl.range(num_stages=...)`), the others on the kernel's: on
+two, that kernel is back at 114688 bytes with its wgmmas still pipelined and no spills
+(benchmarks/diagnostics/template_sass.py --fwd --shape 4,16,2048,128 --hkv 8 --p 0.1 --mask 2 --tile 64,64,4,3
+--mask-stages 2).  A causal mask tensor has one or two
 partial tiles a row block, so their shallower pipeline costs little.  The backward's loops that read mask tiles (the
 dK/dV programs' partial tiles and the dQ programs') take the same setting: at head dim 256 the split (16, 64, 4, 3)
 tile takes 119040 bytes over a mask on three stages, one program an SM, and 114944 with them on two, the causal

@@ -102,8 +102,8 @@ attention_causal_group: int | None = None
 # The causal backward's group; None: 0 (ungrouped) with the masked tiles first, else by size.  Grouped, the dK/dV
 # loop spills with the mapping's scalars: B2 H16 S8192 D128 p=0.1 backward 4074 us grouped, 3569 ungrouped.
 attention_causal_bwd_group: int | None = None
-# Note [masked tiles first] in kernels/attn_math.py: the causal backward template visits its masked tiles first.
-# D128 S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us.
+# Note [masked tiles first] in kernels/attn_math.py: the causal backward (template and eager kernel) visits its masked
+# tiles first.  D128 S8192 p=0.1 backward 4740 -> 3569 us, S2048 p=0 564 -> 448 us.
 attention_masked_first: bool = True
 # Under GQA the backward template launches every (b, kv head) slice's dK/dV programs before any dQ program (without
 # GQA it changes nothing and stays off).  32/8 heads S2048 D128 backward: causal 953 -> 875 us, p=0.1 1085 -> 970.

@@ -406,6 +406,29 @@ def test_split_dkdv_programs_compute_the_same_gradients(causal, p, softcap, mask
             _assert_close(g, r, name=name, **FP32_TOL)
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_masked_first_switch_reaches_the_eager_backward(monkeypatch, split):
+    """Note [masked tiles first]: config.attention_masked_first sets the eager causal backward's visiting order as it
+    does the templates' (a non-causal backward has no masked band first); the gradients of either order match fp64
+    under GQA, ragged lengths and dropout, one-program and split dK/dV."""
+    from inductor_conv.kernels.attention import _plan_for
+
+    B, Hq, Hkv, Sq, Sk, D = 2, 4, 2, 45, 37, 24
+    q, k, v = _inputs(B, Hq, Hkv, Sq, Sk, D, seed=5)
+    p, seed = 0.3, _seed(13)
+    cfg = dict(BLOCK_M=16, BLOCK_N=32, num_warps=4, num_stages=1, split=split)
+    keep = dropout_keep_mask(seed, B, Hq, Sq, Sk, p)
+    for first in (True, False):
+        monkeypatch.setattr(inductor_conv.config, "attention_masked_first", first)
+        for causal in (True, False):
+            plan = _plan_for("bwd", q, v, None, causal, p, 0.0, False, None)
+            assert plan.constexprs["MASKED_FIRST"] == (first and causal), (first, causal)
+        out, lse, do, grads = _ours(q, k, v, None, True, p, seed, bwd_cfg=cfg)
+        _, ref_grads = _reference(q, k, v, do, None, True, keep=keep, p=p)
+        for name, g, r in zip(("dq", "dk", "dv"), grads, ref_grads):
+            _assert_close(g, r, name=f"{name} masked_first={first}", **FP32_TOL)
+
+
 def test_dropout_same_seed_bit_identical():
     q, k, v = _inputs(1, 2, 1, 17, 23, 16)
     do = torch.ones_like(q)

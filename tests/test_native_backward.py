@@ -267,7 +267,7 @@ def test_registered_forms_key_every_switch_the_planning_reads(monkeypatch):
         for softcap in (0.0, 30.0):
             plan = ka._plan_for(kind, q, q, None, causal, p, softcap, False, None)
             plan.variant(1, True, True, p > 0)
-    keyed = {"attention_fast_tanh", "attention_mask_ranges", "attention_split_head_dim"}
+    keyed = {"attention_fast_tanh", "attention_mask_ranges", "attention_split_head_dim", "attention_masked_first"}
     assert read == keyed, read ^ keyed  # a switch read and not keyed, or a recorder that saw nothing
     monkeypatch.undo()
     before = ops_attention._switches()

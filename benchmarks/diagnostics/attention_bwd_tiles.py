@@ -4,7 +4,7 @@ backends on the same shape without soft-capping.
 
     python benchmarks/diagnostics/attention_bwd_tiles.py [--shape B,HQ,HKV,S,D] [--softcap CAP] [--p 0,0.1]
         [--tiles BM,BN,WARPS,STAGES[,split];...] [--no-causal] [--fast-tanh 0,1] [--sdpa] [--mask bool|additive]
-        [--dv DV] [--split-head-dim 0,1]
+        [--dv DV] [--split-head-dim 0,1] [--masked-first 0,1]
 
 Backward TFLOP/s count 2.5x the forward's 4·B·Hq·S²·D (half of it causal); "fwd+bwd" adds the forward's measured
 time and counts 3.5x, as benchmarks/attention.py.  The kernels are the eager ones compiled for the shape (Note
@@ -12,7 +12,8 @@ time and counts 3.5x, as benchmarks/attention.py.  The kernels are the eager one
 --mask passes the attention's mask as a (B, 1, S, S) tensor instead (causal, or all-true with --no-causal; bool, or
 HF's additive 0 / finfo.min in the inputs' dtype), with is_causal off: the masked configurations' tiles.
 --dv: a value head dim other than D (MLA: --shape 4,16,8,2048,192 --dv 128; FLOPs then count 2·B·Hq·S²·(D + Dv)
-for 4·B·Hq·S²·D); --split-head-dim: config.attention_split_head_dim values to compare (Note [split head dim]).
+for 4·B·Hq·S²·D); --split-head-dim: config.attention_split_head_dim values to compare (Note [split head dim]);
+--masked-first: config.attention_masked_first values (Note [masked tiles first]; causal only).
 """
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def main():
     parser.add_argument("--mask", choices=("bool", "additive"), default=None, help="the mask as a tensor")
     parser.add_argument("--dv", type=int, default=None, help="the value head dim (default D)")
     parser.add_argument("--split-head-dim", default="1", help="comma-separated 0 / 1: config.attention_split_head_dim")
+    parser.add_argument("--masked-first", default="1", help="comma-separated 0 / 1: config.attention_masked_first")
     parser.add_argument("--any-split", action="store_true",
                         help="split this (D, Dv) too, though heuristics' SPLIT_HEAD_DIMS does not list it")
     args = parser.parse_args()
@@ -109,14 +111,18 @@ def main():
     print(f"# backward tiles, {torch.cuda.get_device_name()}, torch {torch.__version__}, B{B} H{Hq}/{Hkv} S{S} D{D} "
           f"Dv{args.dv or D} "
           f"causal={causal} softcap={cap}; default table tile {attn_bwd_tile(torch.bfloat16, D, 'cuda', causal=causal)}")
-    print("| split | p | fast tanh | tile | rel err (fp64, small) | bwd ms | bwd TFLOP/s | fwd ms | fwd+bwd TFLOP/s |")
-    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("| split | p | fast tanh | masked first | tile | rel err (fp64, small) | bwd ms | bwd TFLOP/s | fwd ms | "
+          "fwd+bwd TFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
     q, k, v, do = inputs(B, Hq, Hkv, S, D, Dv=args.dv)
     mask, is_causal = make_mask(args.mask, B, S, causal)
     seed = torch.tensor([3], dtype=torch.int64, device="cuda")
-    for split, fast in [(s, t) for s in map(int, args.split_head_dim.split(",")) for t in map(int, args.fast_tanh.split(","))]:
+    switches = [(s, t, m) for s in map(int, args.split_head_dim.split(",")) for t in map(int, args.fast_tanh.split(","))
+                for m in map(int, args.masked_first.split(","))]
+    for split, fast, first in switches:
         inductor_conv.config.attention_split_head_dim = bool(split)
         inductor_conv.config.attention_fast_tanh = bool(fast)
+        inductor_conv.config.attention_masked_first = bool(first)
         for p in map(float, args.p.split(",")):
             fwd_ms = bench(lambda: ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap))
             out, lse = ka.attention_fwd(q, k, v, mask, p, is_causal, None, seed, softcap=cap)
@@ -127,9 +133,10 @@ def main():
                     ms = bench(lambda: ka.attention_bwd(do, q, k, v, mask, out, lse, p, is_causal, None, seed,
                                                         mask_grad=False, config=tile, softcap=cap))
                 except Exception as e:  # one failing tile must not hide the others
-                    print(f"| {split} | {p} | {fast} | {tile} | {type(e).__name__}: {str(e)[:100]} | | | | |", flush=True)
+                    print(f"| {split} | {p} | {fast} | {first} | {tile} | {type(e).__name__}: {str(e)[:100]} | | | | |",
+                          flush=True)
                     continue
-                print(f"| {split} | {p} | {fast} | {tuple(dataclass_values(tile))} | {err:.1e} | {ms:.3f} | "
+                print(f"| {split} | {p} | {fast} | {first} | {tuple(dataclass_values(tile))} | {err:.1e} | {ms:.3f} | "
                       f"{2.5 * f / ms / 1e9:.0f} | {fwd_ms:.3f} | {3.5 * f / (ms + fwd_ms) / 1e9:.0f} |", flush=True)
     for item in filter(None, args.fwd_tiles.split(";")):
         bm, bn, w, st = map(int, item.split(","))

@@ -407,7 +407,7 @@ class _Plan:
 
     def __init__(self, kind, dtype, mask_dtype, head_dim, is_causal, dropout_p, softcap, mask_grad, interpret,
                  device, fast_tanh=False, head_dim_v=None, mask_ranges=False, split_head_dim=False, short=False,
-                 config=None):
+                 masked_first=True, config=None):
         opts, threshold, self.dropout_scale = _kernel_options(dtype, dropout_p, interpret)
         head_dim_v = head_dim if head_dim_v is None else head_dim_v  # Note [value head dim] in attn_math.py
         # Note [split head dim] in attn_math.py: a split head dim has tiles of its own
@@ -429,8 +429,9 @@ class _Plan:
             self.constexprs["PAIR"] = pair
         else:
             # Note [masked tiles first]: causal backward programs visit their masked tiles first, as the templates do
-            # (H200, B4 H16 S2048 D128 p = 0.1: 844 -> 738 us; B8 H16 S1024 D64: 258 -> 247).
-            self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal, SPLIT_KV=tile[4])
+            # (H200, B4 H16 S2048 D128 p = 0.1: 844 -> 738 us; B8 H16 S1024 D64: 258 -> 247), unless
+            # config.attention_masked_first is off.
+            self.constexprs.update(STORE_DS=mask_grad, MASKED_FIRST=is_causal and masked_first, SPLIT_KV=tile[4])
             self.kv_programs = 2 if tile[4] else 1  # key programs per key block (Note [split dK/dV])
             self.delta_constexprs = dict(HEAD_DIM=head_dim_v, BLOCK_D=block_dv, BLOCK_M=_DELTA_BLOCK_M,
                                          ACC_DTYPE=opts["ACC_DTYPE"], WIDE=False)
@@ -455,17 +456,19 @@ class _Plan:
 _plan = functools.lru_cache(maxsize=None)(_Plan)
 
 
-def planning_switches() -> tuple[bool, bool, bool]:
+def planning_switches() -> tuple[bool, bool, bool, bool]:
     """The config switches _plan_for reads (the plans' constexprs follow them): a key of every launch planned ahead
     (the native Programs' caches, the registered forms of Note [eager attention from C++]) holds them."""
-    return _config.attention_fast_tanh, _config.attention_mask_ranges, _config.attention_split_head_dim
+    return (_config.attention_fast_tanh, _config.attention_mask_ranges, _config.attention_split_head_dim,
+            _config.attention_masked_first)
 
 
 def _plan_for(kind, q, v, mask4d, is_causal, dropout_p, softcap, mask_grad, config):
     args = (kind, q.dtype, None if mask4d is None else mask4d.dtype, q.shape[-1], bool(is_causal), float(dropout_p),
             softcap > 0, mask_grad, interpreting(), q.device.type, _config.attention_fast_tanh, v.shape[-1],
             _config.attention_mask_ranges, _config.attention_split_head_dim,
-            short_sequences(q.shape[2], v.shape[2]))  # Note [short sequences]: v has the keys' length
+            short_sequences(q.shape[2], v.shape[2]),  # Note [short sequences]: v has the keys' length
+            bool(_config.attention_masked_first))
     # a tile override of the tables' frozen dataclasses is hashable: its plan is cached like the default's
     return _plan(*args, config=config) if config is None or not isinstance(config, dict) else _Plan(*args, config=config)
 

@@ -58,8 +58,14 @@ spilled in the dK/dV main loop (14 local loads an iteration at p = 0.1, 33 at p 
 order, whose extra scalars live across the loop; ungrouped it compiles spill-free.  On the H200 (D128) the causal
 backward takes 3569 instead of 4740 us at S8192 p = 0.1, 448 instead of 564 us at S2048 p = 0.  The templates take
 it from config.attention_masked_first (default True; config.attention_causal_bwd_group then defaults to ungrouped);
-the eager kernel too when causal (no advisory there either way, yet 738 against 844 us on the H200 at B4 H16 S2048
-D128 p = 0.1).
+the eager kernel too when causal (no advisory there either way at head dim 128, yet 738 against 844 us on the H200 at
+B4 H16 S2048 D128 p = 0.1).  At head dim 256 the order works the other way in the eager kernel's split dK/dV tiles:
+compiled for sm_90 (B1 4/2 S512, cap 50), split (16, 64, 4, 3) and (32, 64, 4, 3) get the advisory with the masked
+tiles first and not without them (then 57 and 187 local loads and stores in their loops, p 0.1 / 0), and split
+(16, 64, 4, 2) not with them (32), while the templates at the same tiles keep their wgmmas pipelined with the masked
+tiles first and spill nothing.  Untimed on the GPU, so the eager table keeps its one-program tile (EAGER_BWD, 577
+local loads and stores in its loops there); benchmarks/diagnostics/attention_bwd_tiles.py --masked-first 0,1 times
+both orders.
 Under GQA the dK/dV programs then run two head loops (every head's masked ranges, then every head's whole tiles): one
 head loop around all three ranges spilled (376 bytes of stack) and cost 16% (32/8 heads, S2048: 1129 -> 953 us).
 Non-causal programs keep the ragged end last (first, it costs a third more shared memory).

@@ -411,8 +411,8 @@ def _native_route(q, k, v, dropout_p, is_causal, scale, enable_gqa) -> Optional[
 def _switches() -> int:
     """The config switches the attention's planning reads (kernels/attention.py's planning_switches), as one int: a
     key of the registered forms."""
-    fast_tanh, mask_ranges, split_head_dim = planning_switches()
-    return fast_tanh | mask_ranges << 1 | split_head_dim << 2
+    fast_tanh, mask_ranges, split_head_dim, masked_first = planning_switches()
+    return fast_tanh | mask_ranges << 1 | split_head_dim << 2 | masked_first << 3
 
 
 def _register_native(q, k, v, dropout_p, is_causal, scale, seed_value, backward) -> None:

@@ -18,6 +18,7 @@ for 4·B·Hq·S²·D); --split-head-dim: config.attention_split_head_dim values 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 
@@ -117,9 +118,8 @@ def main():
     q, k, v, do = inputs(B, Hq, Hkv, S, D, Dv=args.dv)
     mask, is_causal = make_mask(args.mask, B, S, causal)
     seed = torch.tensor([3], dtype=torch.int64, device="cuda")
-    switches = [(s, t, m) for s in map(int, args.split_head_dim.split(",")) for t in map(int, args.fast_tanh.split(","))
-                for m in map(int, args.masked_first.split(","))]
-    for split, fast, first in switches:
+    values = (list(map(int, a.split(","))) for a in (args.split_head_dim, args.fast_tanh, args.masked_first))
+    for split, fast, first in itertools.product(*values):
         inductor_conv.config.attention_split_head_dim = bool(split)
         inductor_conv.config.attention_fast_tanh = bool(fast)
         inductor_conv.config.attention_masked_first = bool(first)

@@ -190,13 +190,12 @@ where two fit (an H100 / H200 SM has 233472 bytes for its programs, less 1024 re
 runs the loops that read a mask on that many stages (`tl.range(num_stages=...)`), the others on the kernel's: on
 two, that kernel is back at 114688 bytes with its wgmmas still pipelined and no spills
 (benchmarks/diagnostics/template_sass.py --fwd --shape 4,16,2048,128 --hkv 8 --p 0.1 --mask 2 --tile 64,64,4,3
---mask-stages 2).  A causal mask tensor has one or two
-partial tiles a row block, so their shallower pipeline costs little.  The backward's loops that read mask tiles (the
-dK/dV programs' partial tiles and the dQ programs') take the same setting: at head dim 256 the split (16, 64, 4, 3)
-tile takes 119040 bytes over a mask on three stages, one program an SM, and 114944 with them on two, the causal
-template's and two programs an SM (CUDA_BWD_MASKED's tile there).  The templates take it from the tile
-(AttnFwdTile / AttnBwdTile.mask_stages; config.attention_mask_stages overrides it); the eager kernels keep the
-kernel's stages.
+--mask-stages 2).  A causal mask tensor has one or two partial tiles a row block, so their shallower pipeline costs
+little.  The backward's loops that read mask tiles (the dK/dV programs' partial tiles and the dQ programs') take the
+same setting: at head dim 256 the split (16, 64, 4, 3) tile takes 119040 bytes over a mask on three stages, one
+program an SM, and 114944 with them on two, the causal template's and two programs an SM (CUDA_BWD_MASKED's tile
+there).  The templates take it from the tile (AttnFwdTile / AttnBwdTile.mask_stages; config.attention_mask_stages
+overrides it); the eager kernels keep the kernel's stages.
 
 Note [TMA loads]: with USE_TMA the tiles an inner loop streams (K / V in the forward and the dQ programs, Q / dO in
 the dK/dV programs) come through TMA tensor descriptors (`tl.make_tensor_descriptor` of the (b, h) slice, built in
